@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyInstance } from 'fastify'
+import type { DestinationStream } from 'pino'
+import { authenticate } from './auth/authenticate.js'
+import { MemoryRateLimiter, type RateLimiter } from './auth/rate-limiter.js'
+import type { Config } from './config.js'
+import type { Db } from './db/database.js'
+import { databasePlugin } from './plugins/database.js'
+import { errorsPlugin } from './plugins/errors.js'
+import { openapiPlugin } from './plugins/openapi.js'
+import { customerRoutes } from './routes/customers/index.js'
+import { healthRoutes, publicHealthRoutes } from './routes/health/index.js'
+import { liquidationAddressRoutes } from './routes/liquidation-addresses/index.js'
+import { taxGuardRoutes, taxRoutes } from './routes/taxes/index.js'
+import { webhookRoutes } from './routes/webhooks/index.js'
+import { createRules } from './validation/rules.js'
+import { createValidatorCompiler } from './validation/validator.js'
+
+export interface AppOptions {
+  config: Config
+  /** an open, migrated database; the app closes it when it closes */
+  db: Db
+  rateLimiter?: RateLimiter
+  /** where log lines go (tests capture them); stdout by default */
+  logStream?: DestinationStream
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
+export const BODY_LIMIT = 1024 * 1024
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { config } = options
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      // Secrets never reach a log line, even if a serializer starts logging headers.
+      redact: { paths: ['req.headers["x-client-secret"]', 'req.headers["x-client-key"]', 'req.headers.authorization'], censor: '[redacted]' },
+      ...(options.logStream === undefined ? {} : { stream: options.logStream }),
+    },
+    bodyLimit: BODY_LIMIT,
+    // A caller's x-request-id is kept when it is a sane token, so traces can be joined up.
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id']
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  app.setValidatorCompiler(createValidatorCompiler(createRules({ allowHttpLoopback: config.nodeEnv !== 'production' })))
+  app.decorate('config', config)
+  app.decorateRequest('auth', null)
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id)
+  })
+
+  await app.register(errorsPlugin)
+  await app.register(databasePlugin, { db: options.db })
+  await app.register(openapiPlugin)
+
+  const rateLimiter = options.rateLimiter ?? new MemoryRateLimiter()
+  await app.register(
+    async (api) => {
+      // Public: no credentials needed.
+      await api.register(publicHealthRoutes)
+      await api.register(taxGuardRoutes)
+      api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+
+      // Everything else authenticates first, in one hook.
+      await api.register(async (authenticated) => {
+        authenticated.addHook('onRequest', authenticate(app.repos.apps, rateLimiter))
+        await authenticated.register(healthRoutes)
+        await authenticated.register(webhookRoutes)
+        await authenticated.register(customerRoutes)
+        await authenticated.register(liquidationAddressRoutes)
+        await authenticated.register(taxRoutes)
+      })
+    },
+    { prefix: '/api/v0' },
+  )
+  return app
+}

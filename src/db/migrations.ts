@@ -1,0 +1,121 @@
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely'
+
+// Migrations live in code (not files on disk) so the built package and the tests run the same list.
+// Only portable DDL: text, integer, double precision; no SQLite-only or PostgreSQL-only syntax.
+const migrations: Record<string, Migration> = {
+  '0001_initial': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('apps')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .execute()
+
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('app_id', 'text', (c) => c.notNull().references('apps.id'))
+        .addColumn('client_key', 'text', (c) => c.notNull().unique())
+        .addColumn('secret_digest', 'text', (c) => c.notNull())
+        .addColumn('environment', 'text', (c) => c.notNull())
+        .addColumn('scopes', 'text', (c) => c.notNull())
+        .addColumn('rate_limit_per_hour', 'integer')
+        .addColumn('active', 'integer', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('deactivated_at', 'text')
+        .execute()
+      await db.schema.createIndex('api_keys_app_id').on('api_keys').column('app_id').execute()
+
+      await db.schema
+        .createTable('webhooks')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('app_id', 'text', (c) => c.notNull().references('apps.id'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('is_active', 'integer', (c) => c.notNull())
+        .addColumn('encrypted', 'integer', (c) => c.notNull())
+        .addColumn('signing_secret', 'text', (c) => c.notNull())
+        .addColumn('total_events', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('successful_deliveries', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('failed_deliveries', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('last_delivery', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .addColumn('deleted_at', 'text')
+        .execute()
+      await db.schema.createIndex('webhooks_app_id_created_at').on('webhooks').columns(['app_id', 'created_at']).execute()
+
+      await db.schema
+        .createTable('customers')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('app_id', 'text', (c) => c.notNull().references('apps.id'))
+        .addColumn('first_name', 'text', (c) => c.notNull())
+        .addColumn('last_name', 'text', (c) => c.notNull())
+        .addColumn('phone_number', 'text', (c) => c.notNull())
+        .addColumn('email', 'text')
+        .addColumn('email_key', 'text')
+        .addColumn('customer_type', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute()
+      // NULL emails are distinct in both SQLite and PostgreSQL, so customers without email never collide.
+      await db.schema.createIndex('customers_app_id_email_key').on('customers').columns(['app_id', 'email_key']).unique().execute()
+      await db.schema.createIndex('customers_app_id_created_at').on('customers').columns(['app_id', 'created_at']).execute()
+
+      await db.schema
+        .createTable('liquidation_addresses')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('app_id', 'text', (c) => c.notNull().references('apps.id'))
+        .addColumn('customer_id', 'text', (c) => c.notNull().references('customers.id'))
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('chain', 'text', (c) => c.notNull())
+        .addColumn('currency', 'text', (c) => c.notNull())
+        .addColumn('address', 'text', (c) => c.notNull())
+        .addColumn('address_key', 'text', (c) => c.notNull())
+        .addColumn('external_account_id', 'text')
+        .addColumn('prefunded_account_id', 'text')
+        .addColumn('bridge_wallet_id', 'text')
+        .addColumn('destination_payment_rail', 'text', (c) => c.notNull())
+        .addColumn('destination_currency', 'text', (c) => c.notNull())
+        .addColumn('destination_wire_message', 'text')
+        .addColumn('destination_sepa_reference', 'text')
+        .addColumn('destination_ach_reference', 'text')
+        .addColumn('destination_address', 'text')
+        .addColumn('destination_blockchain_memo', 'text')
+        .addColumn('return_address', 'text')
+        .addColumn('custom_developer_fee_percent', 'text')
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema.createIndex('liquidation_addresses_chain_address').on('liquidation_addresses').columns(['chain', 'address_key']).unique().execute()
+      await db.schema.createIndex('liquidation_addresses_customer').on('liquidation_addresses').columns(['app_id', 'customer_id', 'created_at']).execute()
+
+      await db.schema
+        .createTable('taxes')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('app_id', 'text', (c) => c.notNull().references('apps.id'))
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('description', 'text')
+        .addColumn('percentage', 'double precision', (c) => c.notNull())
+        .addColumn('active', 'integer', (c) => c.notNull())
+        .addColumn('app_ids', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'text', (c) => c.notNull())
+        .addColumn('updated_at', 'text', (c) => c.notNull())
+        .execute()
+      await db.schema.createIndex('taxes_app_id_created_at').on('taxes').columns(['app_id', 'created_at']).execute()
+    },
+  },
+}
+
+const provider: MigrationProvider = { getMigrations: async () => migrations }
+
+/** Brings the schema to the newest version; throws with the failing migration's error. */
+export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
+  const { error, results } = await new Migrator({ db, provider }).migrateToLatest()
+  if (error !== undefined) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'
+    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}

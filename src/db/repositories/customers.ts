@@ -1,0 +1,100 @@
+import { type Selectable, type Updateable, sql } from 'kysely'
+import type { Customer, CreateCustomerBody, ListCustomersQuery, UpdateCustomerBody } from '../../schemas/customers.js'
+import { ApiError } from '../../errors.js'
+import { type Db, isUniqueViolation } from '../database.js'
+import { containsIgnoringCase } from '../like.js'
+import type { CustomersTable } from '../schema.js'
+import { newId, nowIso } from '../time.js'
+
+export type CustomerRow = Selectable<CustomersTable>
+
+export function toCustomer(row: CustomerRow): Customer {
+  return {
+    id: row.id,
+    first_name: row.first_name,
+    last_name: row.last_name,
+    phone_number: row.phone_number,
+    email: row.email,
+    customer_type: row.customer_type as Customer['customer_type'],
+    status: row.status as Customer['status'],
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+const DUPLICATE_EMAIL = 'Customer with this email already exists'
+
+/** Customers of one application; every query starts from `owned`. */
+export class CustomersRepository {
+  constructor(private readonly db: Db) {}
+
+  private owned(appId: string) {
+    return this.db.selectFrom('customers').where('app_id', '=', appId)
+  }
+
+  async create(appId: string, input: CreateCustomerBody): Promise<CustomerRow> {
+    const now = nowIso()
+    const row: CustomerRow = {
+      id: newId(),
+      app_id: appId,
+      first_name: input.first_name,
+      last_name: input.last_name,
+      phone_number: input.phone_number,
+      email: input.email ?? null,
+      email_key: input.email?.toLowerCase() ?? null,
+      customer_type: input.customer_type ?? null,
+      status: input.status ?? 'ACTIVE',
+      created_at: now,
+      updated_at: now,
+    }
+    try {
+      await this.db.insertInto('customers').values(row).execute()
+    } catch (error) {
+      if (isUniqueViolation(error)) throw ApiError.conflict(DUPLICATE_EMAIL)
+      throw error
+    }
+    return row
+  }
+
+  async list(appId: string, query: ListCustomersQuery): Promise<{ rows: CustomerRow[]; total: number }> {
+    let filtered = this.owned(appId)
+    if (query.status !== undefined) filtered = filtered.where('status', '=', query.status)
+    if (query.email !== undefined) filtered = filtered.where('email_key', '=', query.email.toLowerCase())
+    if (query.name !== undefined) {
+      const name = query.name
+      filtered = filtered.where(() => containsIgnoringCase(sql<string>`first_name || ' ' || last_name`, name))
+    }
+    const [rows, count] = await Promise.all([
+      filtered
+        .selectAll()
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(query.take ?? 10)
+        .offset(query.skip ?? 0)
+        .execute(),
+      filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    ])
+    return { rows, total: Number(count.total) }
+  }
+
+  async find(appId: string, id: string): Promise<CustomerRow | undefined> {
+    return this.owned(appId).selectAll().where('id', '=', id.toLowerCase()).executeTakeFirst()
+  }
+
+  async update(appId: string, id: string, patch: UpdateCustomerBody): Promise<CustomerRow | undefined> {
+    const set: Updateable<CustomersTable> = { ...patch, updated_at: nowIso() }
+    if (patch.email !== undefined) set.email_key = patch.email.toLowerCase()
+    try {
+      return await this.db
+        .updateTable('customers')
+        .set(set)
+        .where('app_id', '=', appId)
+        .where('id', '=', id.toLowerCase())
+        .returningAll()
+        .executeTakeFirst()
+    } catch (error) {
+      if (isUniqueViolation(error)) throw ApiError.conflict(DUPLICATE_EMAIL)
+      throw error
+    }
+  }
+}

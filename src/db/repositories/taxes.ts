@@ -1,0 +1,86 @@
+import type { Selectable, Updateable } from 'kysely'
+import type { CreateTaxBody, ListTaxesQuery, Tax, UpdateTaxBody } from '../../schemas/taxes.js'
+import type { Db } from '../database.js'
+import { containsIgnoringCase } from '../like.js'
+import type { TaxesTable } from '../schema.js'
+import { newId, nowIso } from '../time.js'
+
+export type TaxRow = Selectable<TaxesTable>
+
+export function toTax(row: TaxRow): Tax {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    percentage: row.percentage,
+    active: row.active === 1,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+/** Taxes of one application; every query starts from `owned` / `ownedOne`. */
+export class TaxesRepository {
+  constructor(private readonly db: Db) {}
+
+  private owned(appId: string) {
+    return this.db.selectFrom('taxes').selectAll().where('app_id', '=', appId)
+  }
+
+  async create(appId: string, input: CreateTaxBody): Promise<TaxRow> {
+    const now = nowIso()
+    const row: TaxRow = {
+      id: newId(),
+      app_id: appId,
+      name: input.name,
+      description: input.description ?? null,
+      percentage: input.percentage,
+      active: input.active === false ? 0 : 1,
+      app_ids: JSON.stringify(input.appIds ?? []),
+      created_at: now,
+      updated_at: now,
+    }
+    await this.db.insertInto('taxes').values(row).execute()
+    return row
+  }
+
+  async list(appId: string, query: ListTaxesQuery): Promise<TaxRow[]> {
+    let filtered = this.owned(appId)
+    if (query.active !== undefined) filtered = filtered.where('active', '=', query.active ? 1 : 0)
+    if (query.name !== undefined) {
+      const name = query.name
+      filtered = filtered.where((eb) => containsIgnoringCase(eb.ref('name'), name))
+    }
+    return filtered
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(query.take ?? 10)
+      .offset(query.skip ?? 0)
+      .execute()
+  }
+
+  async find(appId: string, id: string): Promise<TaxRow | undefined> {
+    return this.owned(appId).where('id', '=', id.toLowerCase()).executeTakeFirst()
+  }
+
+  async update(appId: string, id: string, patch: UpdateTaxBody): Promise<TaxRow | undefined> {
+    const set: Updateable<TaxesTable> = { updated_at: nowIso() }
+    if (patch.name !== undefined) set.name = patch.name
+    if (patch.description !== undefined) set.description = patch.description
+    if (patch.percentage !== undefined) set.percentage = patch.percentage
+    if (patch.active !== undefined) set.active = patch.active ? 1 : 0
+    if (patch.appIds !== undefined) set.app_ids = JSON.stringify(patch.appIds)
+    return this.db
+      .updateTable('taxes')
+      .set(set)
+      .where('app_id', '=', appId)
+      .where('id', '=', id.toLowerCase())
+      .returningAll()
+      .executeTakeFirst()
+  }
+
+  /** Permanent: the row is removed; returns it as it was. */
+  async delete(appId: string, id: string): Promise<TaxRow | undefined> {
+    return this.db.deleteFrom('taxes').where('app_id', '=', appId).where('id', '=', id.toLowerCase()).returningAll().executeTakeFirst()
+  }
+}

@@ -1,0 +1,118 @@
+import type { Selectable, Updateable } from 'kysely'
+import type { Webhook } from '../../schemas/webhooks.js'
+import type { Db } from '../database.js'
+import type { WebhooksTable } from '../schema.js'
+import { newId, nowIso } from '../time.js'
+
+export type WebhookRow = Selectable<WebhooksTable>
+
+export function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    name: row.name,
+    url: row.url,
+    isActive: row.is_active === 1,
+    encrypted: row.encrypted === 1,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    delivery_stats: {
+      total_events: row.total_events,
+      successful_deliveries: row.successful_deliveries,
+      failed_deliveries: row.failed_deliveries,
+      last_delivery: row.last_delivery,
+    },
+  }
+}
+
+export interface WebhookInput {
+  name: string
+  url: string
+  isActive: boolean
+  encrypted: boolean
+  signingSecret: string
+}
+
+export interface WebhookPatch {
+  name?: string | undefined
+  url?: string | undefined
+  isActive?: boolean | undefined
+  encrypted?: boolean | undefined
+  signingSecret?: string | undefined
+}
+
+/**
+ * Webhooks of one application. Every query starts from `owned`, so none can forget the owner
+ * or see a deleted webhook (deleted rows stay, with their statistics, for audit).
+ */
+export class WebhooksRepository {
+  constructor(private readonly db: Db) {}
+
+  /** The starting point of every read: this application's webhooks that are not deleted. */
+  private owned(appId: string) {
+    return this.db.selectFrom('webhooks').selectAll().where('app_id', '=', appId).where('deleted_at', 'is', null)
+  }
+
+  /** The starting point of every write: one webhook of this application, not deleted. */
+  private updateOwned(appId: string, id: string) {
+    return this.db
+      .updateTable('webhooks')
+      .where('app_id', '=', appId)
+      .where('id', '=', id.toLowerCase())
+      .where('deleted_at', 'is', null)
+  }
+
+  async create(appId: string, input: WebhookInput): Promise<WebhookRow> {
+    const now = nowIso()
+    const row: WebhookRow = {
+      id: newId(),
+      app_id: appId,
+      name: input.name,
+      url: input.url,
+      is_active: input.isActive ? 1 : 0,
+      encrypted: input.encrypted ? 1 : 0,
+      signing_secret: input.signingSecret,
+      total_events: 0,
+      successful_deliveries: 0,
+      failed_deliveries: 0,
+      last_delivery: null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    }
+    await this.db.insertInto('webhooks').values(row).execute()
+    return row
+  }
+
+  async list(appId: string, page: { skip: number; take: number }): Promise<WebhookRow[]> {
+    return this.owned(appId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.take)
+      .offset(page.skip)
+      .execute()
+  }
+
+  async find(appId: string, id: string): Promise<WebhookRow | undefined> {
+    return this.owned(appId).where('id', '=', id.toLowerCase()).executeTakeFirst()
+  }
+
+  async update(appId: string, id: string, patch: WebhookPatch): Promise<WebhookRow | undefined> {
+    const set: Updateable<WebhooksTable> = { updated_at: nowIso() }
+    if (patch.name !== undefined) set.name = patch.name
+    if (patch.url !== undefined) set.url = patch.url
+    if (patch.isActive !== undefined) set.is_active = patch.isActive ? 1 : 0
+    if (patch.encrypted !== undefined) set.encrypted = patch.encrypted ? 1 : 0
+    if (patch.signingSecret !== undefined) set.signing_secret = patch.signingSecret
+    return this.updateOwned(appId, id).set(set).returningAll()
+      .executeTakeFirst()
+  }
+
+  /**
+   * Marks the webhook deleted and returns it as it was. One statement with the
+   * `deleted_at is null` guard, so of concurrent deletes exactly one gets the row.
+   */
+  async delete(appId: string, id: string): Promise<WebhookRow | undefined> {
+    return this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll()
+      .executeTakeFirst()
+  }
+}

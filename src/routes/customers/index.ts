@@ -1,0 +1,92 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { callerOf } from '../../auth/authenticate.js'
+import { toCustomer } from '../../db/repositories/customers.js'
+import { ApiError } from '../../errors.js'
+import { errorResponses } from '../../schemas/common.js'
+import {
+  CreateCustomerBody,
+  CustomerListSchema,
+  CustomerParams,
+  CustomerSchema,
+  ListCustomersQuery,
+  UpdateCustomerBody,
+} from '../../schemas/customers.js'
+
+const NOT_FOUND = 'Customer not found'
+
+export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const customers = app.repos.customers
+
+  app.post(
+    '/customers',
+    {
+      config: { scope: 'customer:create' },
+      schema: {
+        tags: ['customers'],
+        summary: 'Create a customer',
+        body: CreateCustomerBody,
+        response: { 201: CustomerSchema, ...errorResponses(400, 401, 403, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      const row = await customers.create(callerOf(request).appId, request.body)
+      return reply.code(201).send(toCustomer(row))
+    },
+  )
+
+  app.get(
+    '/customers',
+    {
+      config: { scope: 'customer:read' },
+      schema: {
+        tags: ['customers'],
+        summary: "List the application's customers",
+        querystring: ListCustomersQuery,
+        response: { 200: CustomerListSchema, ...errorResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => {
+      const skip = request.query.skip ?? 0
+      const take = request.query.take ?? 10
+      const { rows, total } = await customers.list(callerOf(request).appId, { ...request.query, skip, take })
+      return { data: rows.map(toCustomer), total, skip, take }
+    },
+  )
+
+  app.get(
+    '/customers/:id',
+    {
+      config: { scope: 'customer:read' },
+      schema: {
+        tags: ['customers'],
+        summary: 'Get a customer',
+        params: CustomerParams,
+        response: { 200: CustomerSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const row = await customers.find(callerOf(request).appId, request.params.id)
+      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      return toCustomer(row)
+    },
+  )
+
+  app.patch(
+    '/customers/:id',
+    {
+      config: { scope: 'customer:update' },
+      schema: {
+        tags: ['customers'],
+        summary: 'Update a customer',
+        params: CustomerParams,
+        body: UpdateCustomerBody,
+        response: { 200: CustomerSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+      },
+    },
+    async (request) => {
+      const row = await customers.update(callerOf(request).appId, request.params.id, request.body)
+      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      return toCustomer(row)
+    },
+  )
+}

@@ -1,0 +1,80 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { callerOf } from '../../auth/authenticate.js'
+import { toLiquidationAddress } from '../../db/repositories/liquidation-addresses.js'
+import { ApiError } from '../../errors.js'
+import { errorResponses } from '../../schemas/common.js'
+import {
+  CreateLiquidationAddressBody,
+  CustomerLiquidationAddressesParams,
+  LiquidationAddressParams,
+  LiquidationAddressSchema,
+} from '../../schemas/liquidation-addresses.js'
+
+export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const { customers, liquidationAddresses } = app.repos
+
+  /** 404 unless the customer belongs to the caller's application. */
+  async function requireCustomer(appId: string, customerId: string): Promise<void> {
+    if ((await customers.find(appId, customerId)) === undefined) throw ApiError.notFound('Customer not found')
+  }
+
+  app.post(
+    '/customers/:customerId/liquidation_addresses',
+    {
+      config: { scope: 'liquidation_address:create' },
+      schema: {
+        tags: ['liquidation addresses'],
+        summary: 'Create a liquidation address',
+        params: CustomerLiquidationAddressesParams,
+        body: CreateLiquidationAddressBody,
+        response: { 201: LiquidationAddressSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { appId } = callerOf(request)
+      await requireCustomer(appId, request.params.customerId)
+      const row = await liquidationAddresses.create(appId, request.params.customerId, request.body)
+      return reply.code(201).send(toLiquidationAddress(row))
+    },
+  )
+
+  app.get(
+    '/customers/:customerId/liquidation_addresses',
+    {
+      config: { scope: 'liquidation_address:read' },
+      schema: {
+        tags: ['liquidation addresses'],
+        summary: "List a customer's liquidation addresses",
+        params: CustomerLiquidationAddressesParams,
+        response: { 200: Type.Array(LiquidationAddressSchema), ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { appId } = callerOf(request)
+      await requireCustomer(appId, request.params.customerId)
+      const rows = await liquidationAddresses.list(appId, request.params.customerId)
+      return rows.map(toLiquidationAddress)
+    },
+  )
+
+  app.get(
+    '/customers/:customerId/liquidation_addresses/:liquidationAddressId',
+    {
+      config: { scope: 'liquidation_address:read' },
+      schema: {
+        tags: ['liquidation addresses'],
+        summary: 'Get a liquidation address',
+        params: LiquidationAddressParams,
+        response: { 200: LiquidationAddressSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { appId } = callerOf(request)
+      await requireCustomer(appId, request.params.customerId)
+      const row = await liquidationAddresses.find(appId, request.params.customerId, request.params.liquidationAddressId)
+      if (row === undefined) throw ApiError.notFound('Liquidation address not found')
+      return toLiquidationAddress(row)
+    },
+  )
+}

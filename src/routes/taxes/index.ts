@@ -1,0 +1,123 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { callerOf } from '../../auth/authenticate.js'
+import { toTax } from '../../db/repositories/taxes.js'
+import { ApiError } from '../../errors.js'
+import { errorResponses } from '../../schemas/common.js'
+import { CreateTaxBody, ListTaxesQuery, TaxParams, TaxSchema, UpdateTaxBody } from '../../schemas/taxes.js'
+
+const NOT_FOUND = 'Tax not found'
+
+export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const taxes = app.repos.taxes
+
+  app.post(
+    '/taxes',
+    {
+      config: { scope: 'tax:create' },
+      schema: {
+        tags: ['taxes'],
+        summary: 'Create a tax',
+        body: CreateTaxBody,
+        response: { 201: TaxSchema, ...errorResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(toTax(await taxes.create(callerOf(request).appId, request.body))),
+  )
+
+  app.get(
+    '/taxes',
+    {
+      config: { scope: 'tax:read' },
+      schema: {
+        tags: ['taxes'],
+        summary: "List the application's taxes",
+        querystring: ListTaxesQuery,
+        response: { 200: Type.Array(TaxSchema), ...errorResponses(400, 401, 403, 429) },
+      },
+    },
+    async (request) => (await taxes.list(callerOf(request).appId, request.query)).map(toTax),
+  )
+
+  app.get(
+    '/taxes/:id',
+    {
+      config: { scope: 'tax:read' },
+      schema: {
+        tags: ['taxes'],
+        summary: 'Get a tax',
+        params: TaxParams,
+        response: { 200: TaxSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const row = await taxes.find(callerOf(request).appId, request.params.id)
+      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      return toTax(row)
+    },
+  )
+
+  app.put(
+    '/taxes/:id',
+    {
+      config: { scope: 'tax:update' },
+      schema: {
+        tags: ['taxes'],
+        summary: 'Update a tax',
+        params: TaxParams,
+        body: UpdateTaxBody,
+        response: { 200: TaxSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const row = await taxes.update(callerOf(request).appId, request.params.id, request.body)
+      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      return toTax(row)
+    },
+  )
+
+  app.delete(
+    '/taxes/:id',
+    {
+      config: { scope: 'tax:delete' },
+      schema: {
+        tags: ['taxes'],
+        summary: 'Delete a tax (permanent)',
+        params: TaxParams,
+        response: { 200: TaxSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const row = await taxes.delete(callerOf(request).appId, request.params.id)
+      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      return toTax(row)
+    },
+  )
+}
+
+/**
+ * PUT and DELETE /taxes without an id: always 400, before authentication and before the body
+ * is read, whatever the headers or body (the check runs in onRequest).
+ */
+export const taxGuardRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  for (const method of ['PUT', 'DELETE'] as const) {
+    const verb = method === 'PUT' ? 'update' : 'delete'
+    const message = `Tax ID is required in the URL path. Use ${method} /api/v0/taxes/{id} to ${verb} a specific tax.`
+    app.route({
+      method,
+      url: '/taxes',
+      schema: {
+        tags: ['taxes'],
+        summary: `${method} without a tax id (always 400)`,
+        security: [],
+        response: errorResponses(400),
+      },
+      onRequest: async () => {
+        throw ApiError.badRequest(message)
+      },
+      handler: async () => {
+        throw ApiError.badRequest(message)
+      },
+    })
+  }
+}

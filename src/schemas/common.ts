@@ -1,0 +1,32 @@
+import { Type } from 'typebox'
+
+export const ErrorSchema = Type.Object(
+  {
+    statusCode: Type.Integer(),
+    error: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.String()),
+  },
+  { $id: 'Error', description: 'The error body of every failed request' },
+)
+
+/** ISO 8601 UTC timestamp with milliseconds, e.g. 2026-11-21T19:05:13.000Z */
+export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-21T19:05:13.000Z'] })
+
+/**
+ * A UUID path parameter. `x-message` is the whole 400 message when it fails, so each
+ * resource answers in its own words ("Invalid webhook ID format").
+ */
+export function UuidParam(resource: string) {
+  return Type.String({ format: 'uuid', 'x-message': `Invalid ${resource} ID format`, description: `${resource} id (UUID)` })
+}
+
+export const Pagination = {
+  skip: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'records to skip' })),
+  take: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'records to return (1-100)' })),
+}
+
+/** Error responses a route can answer, for the OpenAPI document. */
+export function errorResponses(...codes: number[]) {
+  return Object.fromEntries(codes.map((code) => [code, { $ref: 'Error#' }]))
+}

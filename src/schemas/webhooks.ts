@@ -1,0 +1,69 @@
+import { Type, type Static } from 'typebox'
+import { Pagination, Timestamp, UuidParam } from './common.js'
+
+export const DeliveryStatsSchema = Type.Object({
+  total_events: Type.Integer({ description: 'events queued for this webhook' }),
+  successful_deliveries: Type.Integer({ description: 'events delivered with a 2xx answer' }),
+  failed_deliveries: Type.Integer({ description: 'failed delivery attempts' }),
+  last_delivery: Type.Union([Timestamp, Type.Null()], { description: 'time of the latest attempt; null before the first' }),
+})
+
+export const WebhookSchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    url: Type.String(),
+    isActive: Type.Boolean(),
+    encrypted: Type.Boolean(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    delivery_stats: DeliveryStatsSchema,
+  },
+  { $id: 'Webhook' },
+)
+export type Webhook = Static<typeof WebhookSchema>
+
+export const CreatedWebhookSchema = Type.Object(
+  {
+    ...WebhookSchema.properties,
+    signing_secret: Type.Optional(
+      Type.String({ description: 'the generated signing secret; returned only here, once, when the request did not supply one' }),
+    ),
+  },
+  { $id: 'CreatedWebhook' },
+)
+
+const name = Type.String({ minLength: 1, maxLength: 100 })
+const url = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL (http to a loopback host outside production)' })
+const signingSecret = Type.String({
+  minLength: 1,
+  maxLength: 128,
+  description: 'whsec_ followed by base64 of 24 to 64 random bytes; generated when absent',
+})
+
+export const CreateWebhookBody = Type.Object(
+  {
+    name,
+    url,
+    isActive: Type.Optional(Type.Boolean({ default: true })),
+    signing_secret: Type.Optional(signingSecret),
+    encrypted: Type.Optional(Type.Boolean({ default: false })),
+  },
+  { additionalProperties: false, 'x-rules': 'webhook' },
+)
+export type CreateWebhookBody = Static<typeof CreateWebhookBody>
+
+export const UpdateWebhookBody = Type.Object(
+  {
+    name: Type.Optional(name),
+    url: Type.Optional(url),
+    isActive: Type.Optional(Type.Boolean()),
+    signing_secret: Type.Optional(signingSecret),
+    encrypted: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false, 'x-rules': 'webhook' },
+)
+export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>
+
+export const WebhookParams = Type.Object({ id: UuidParam('webhook') })
+export const ListWebhooksQuery = Type.Object(Pagination)

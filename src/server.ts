@@ -1,0 +1,63 @@
+#!/usr/bin/env node
+import { buildApp } from './app.js'
+import { ensureDevelopmentKey } from './bootstrap.js'
+import { ConfigError, loadConfig } from './config.js'
+import { openDatabase } from './db/database.js'
+import { AppsRepository } from './db/repositories/apps.js'
+
+async function main(): Promise<void> {
+  let config
+  try {
+    config = loadConfig()
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`devplatform: invalid configuration: ${error.message}\n`)
+      process.exit(1)
+    }
+    throw error
+  }
+
+  const db = await openDatabase(config.database)
+  const devKey = await ensureDevelopmentKey(new AppsRepository(db), config.nodeEnv)
+  const app = await buildApp({ config, db })
+
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests')
+    // close() stops accepting, waits for in-flight requests, then runs onClose (the database).
+    app.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.log.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+
+  const address = await app.listen({ port: config.port, host: config.host })
+  if (devKey !== undefined) {
+    // Printed once, outside the logger: the secret is shown here and never stored or logged.
+    const base = address.replace('0.0.0.0', '127.0.0.1')
+    process.stdout.write(
+      [
+        '',
+        'Created a development application and API key (shown once; the secret is stored only as a digest):',
+        `  x-client-key:    ${devKey.client_key}`,
+        `  x-client-secret: ${devKey.client_secret}`,
+        'Try it:',
+        `  curl -s -H 'x-client-key: ${devKey.client_key}' -H 'x-client-secret: ${devKey.client_secret}' ${base}/api/v0/health`,
+        `API reference: ${base}/docs`,
+        '',
+      ].join('\n') + '\n',
+    )
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`devplatform: failed to start: ${error instanceof Error ? error.message : String(error)}\n`)
+  process.exit(1)
+})

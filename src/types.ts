@@ -1,0 +1,41 @@
+import type { Environment } from './auth/credentials.js'
+import type { Scope } from './auth/scopes.js'
+import type { Config } from './config.js'
+import type { Db } from './db/database.js'
+import type { AppsRepository } from './db/repositories/apps.js'
+import type { CustomersRepository } from './db/repositories/customers.js'
+import type { LiquidationAddressesRepository } from './db/repositories/liquidation-addresses.js'
+import type { TaxesRepository } from './db/repositories/taxes.js'
+import type { WebhooksRepository } from './db/repositories/webhooks.js'
+
+/** Who is calling: set by the auth hook on every authenticated route. */
+export interface AuthContext {
+  appId: string
+  keyId: string
+  environment: Environment
+  scopes: readonly Scope[]
+}
+
+export interface Repositories {
+  apps: AppsRepository
+  webhooks: WebhooksRepository
+  customers: CustomersRepository
+  liquidationAddresses: LiquidationAddressesRepository
+  taxes: TaxesRepository
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    config: Config
+    db: Db
+    repos: Repositories
+  }
+  interface FastifyRequest {
+    /** null only on public routes; authenticated handlers read it through `callerOf`. */
+    auth: AuthContext | null
+  }
+  interface FastifyContextConfig {
+    /** the scope an API key needs for this route; authenticated routes without one need only a valid key */
+    scope?: Scope
+  }
+}
