@@ -1,0 +1,174 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { SCOPES, type Scope } from '../../src/auth/scopes.js'
+import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
+
+/**
+ * One security kit, run against every authenticated route: no headers, wrong secret, unknown
+ * key, inactive key, missing scope, and another application's resource answering exactly like
+ * a missing one (404).
+ */
+interface Ids {
+  webhook: string
+  customer: string
+  liquidationAddress: string
+  tax: string
+}
+
+interface RouteCase {
+  method: string
+  path: (ids: Ids) => string
+  scope: Scope | null
+  body?: (ids: Ids) => unknown
+  /** the 404 message when the ids belong to another application; absent for collection routes */
+  otherTenant?: string
+  /** where the owner reads the resource back, to prove the other application's call changed nothing */
+  readBack?: (ids: Ids) => string
+}
+
+const readWebhook = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}`
+const readCustomer = (ids: Ids) => `/api/v0/customers/${ids.customer}`
+const readTax = (ids: Ids) => `/api/v0/taxes/${ids.tax}`
+
+const ROUTES: RouteCase[] = [
+  { method: 'GET', path: () => '/api/v0/health', scope: null },
+  { method: 'POST', path: () => '/api/v0/webhooks', scope: 'webhook:create', body: () => ({ name: 'w', url: 'https://example.com/hook' }) },
+  { method: 'GET', path: () => '/api/v0/webhooks', scope: 'webhook:read' },
+  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, scope: 'webhook:read', otherTenant: 'Webhook not found', readBack: readWebhook },
+  { method: 'PATCH', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, scope: 'webhook:update', body: () => ({ name: 'x' }), otherTenant: 'Webhook not found', readBack: readWebhook },
+  { method: 'DELETE', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, scope: 'webhook:delete', otherTenant: 'Webhook not found', readBack: readWebhook },
+  { method: 'POST', path: () => '/api/v0/customers', scope: 'customer:create', body: () => ({ first_name: 'A', last_name: 'B', phone_number: '1' }) },
+  { method: 'GET', path: () => '/api/v0/customers', scope: 'customer:read' },
+  { method: 'GET', path: (ids) => `/api/v0/customers/${ids.customer}`, scope: 'customer:read', otherTenant: 'Customer not found', readBack: readCustomer },
+  { method: 'PATCH', path: (ids) => `/api/v0/customers/${ids.customer}`, scope: 'customer:update', body: () => ({ first_name: 'Z' }), otherTenant: 'Customer not found', readBack: readCustomer },
+  {
+    method: 'POST',
+    path: (ids) => `/api/v0/customers/${ids.customer}/liquidation_addresses`,
+    scope: 'liquidation_address:create',
+    body: () => ({ chain: 'ethereum', currency: 'usdc', address: randomEvmAddress(), external_account_id: 'ext_1' }),
+    otherTenant: 'Customer not found',
+    readBack: readCustomer,
+  },
+  {
+    method: 'GET',
+    path: (ids) => `/api/v0/customers/${ids.customer}/liquidation_addresses`,
+    scope: 'liquidation_address:read',
+    otherTenant: 'Customer not found',
+    readBack: readCustomer,
+  },
+  {
+    method: 'GET',
+    path: (ids) => `/api/v0/customers/${ids.customer}/liquidation_addresses/${ids.liquidationAddress}`,
+    scope: 'liquidation_address:read',
+    otherTenant: 'Customer not found',
+    readBack: readCustomer,
+  },
+  { method: 'POST', path: () => '/api/v0/taxes', scope: 'tax:create', body: () => ({ name: 't', percentage: 5 }) },
+  { method: 'GET', path: () => '/api/v0/taxes', scope: 'tax:read' },
+  { method: 'GET', path: (ids) => `/api/v0/taxes/${ids.tax}`, scope: 'tax:read', otherTenant: 'Tax not found', readBack: readTax },
+  { method: 'PUT', path: (ids) => `/api/v0/taxes/${ids.tax}`, scope: 'tax:update', body: () => ({ name: 'u' }), otherTenant: 'Tax not found', readBack: readTax },
+  { method: 'DELETE', path: (ids) => `/api/v0/taxes/${ids.tax}`, scope: 'tax:delete', otherTenant: 'Tax not found', readBack: readTax },
+]
+
+let server: TestServer
+let owner: TestKey
+let other: TestKey
+let inactive: TestKey
+let ids: Ids
+
+async function createResources(key: TestKey): Promise<Ids> {
+  const webhook = await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key, body: { name: 'w', url: 'https://example.com/h' } })
+  const customer = await server.request<{ id: string }>('POST', '/api/v0/customers', { key, body: { first_name: 'A', last_name: 'B', phone_number: '1' } })
+  const address = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses`, {
+    key,
+    body: { chain: 'ethereum', currency: 'usdc', address: randomEvmAddress(), external_account_id: 'ext_1' },
+  })
+  const tax = await server.request<{ id: string }>('POST', '/api/v0/taxes', { key, body: { name: 't', percentage: 1 } })
+  expect([webhook.status, customer.status, address.status, tax.status]).toEqual([201, 201, 201, 201])
+  return { webhook: webhook.body.id, customer: customer.body.id, liquidationAddress: address.body.id, tax: tax.body.id }
+}
+
+beforeAll(async () => {
+  server = await startTestServer()
+  owner = await server.createKey()
+  other = await server.createKey()
+  inactive = await server.createKey({ appId: owner.appId })
+  await server.deactivate(inactive)
+  ids = await createResources(owner)
+})
+afterAll(async () => server.close())
+
+const SCOPED_ROUTES = ROUTES.filter((route) => route.scope !== null)
+const TENANT_ROUTES = ROUTES.filter((route) => route.otherTenant !== undefined)
+
+function send(route: RouteCase, resources: Ids, key: TestKey | null, headers?: Record<string, string>) {
+  return server.request(route.method, route.path(resources), {
+    key,
+    ...(route.body ? { body: route.body(resources) } : {}),
+    ...(headers ? { headers } : {}),
+  })
+}
+
+describe.each(ROUTES)('$method $path', (route) => {
+  it('401 without credentials', async () => {
+    for (const headers of [{}, { 'x-client-key': owner.clientKey }, { 'x-client-secret': owner.clientSecret }]) {
+      const res = await send(route, ids, null, headers)
+      expect(res.status).toBe(401)
+      expect(res.body).toEqual({
+        statusCode: 401,
+        error: 'Unauthorized',
+        message: 'Client key or secret missing',
+        details: expect.stringContaining('x-client-key and x-client-secret'),
+      })
+      expect(res.headers.get('ratelimit')).toBeNull()
+    }
+  })
+
+  it('401 with a wrong secret or an unknown key, one body for both', async () => {
+    const wrongSecret = await send(route, ids, null, { 'x-client-key': owner.clientKey, 'x-client-secret': `${owner.clientSecret}x` })
+    const unknownKey = await send(route, ids, null, { 'x-client-key': 'pk_live_unknown', 'x-client-secret': owner.clientSecret })
+    const otherAppsSecret = await send(route, ids, null, { 'x-client-key': owner.clientKey, 'x-client-secret': other.clientSecret })
+    for (const res of [wrongSecret, unknownKey, otherAppsSecret]) {
+      expect(res.status).toBe(401)
+      expect(res.body).toEqual({
+        statusCode: 401,
+        error: 'Unauthorized',
+        message: 'Invalid client app credentials',
+        details: 'The client key or client secret is invalid',
+      })
+    }
+  })
+
+  it('403 for a deactivated key', async () => {
+    const res = await send(route, ids, inactive)
+    expect(res.status).toBe(403)
+    expect(res.body).toEqual({ statusCode: 403, error: 'Forbidden', message: 'API key is inactive', details: 'This API key has been deactivated' })
+  })
+})
+
+describe.each(SCOPED_ROUTES)('$method $path scope', (route) => {
+  it('403 naming the scope when the key lacks it; the scope alone is enough', async () => {
+    const scope = route.scope as Scope
+    const without = await server.createKey({ appId: owner.appId, scopes: SCOPES.filter((s) => s !== scope) })
+    const res = await send(route, ids, without)
+    expect(res.status).toBe(403)
+    expect(res.body).toEqual({ statusCode: 403, error: 'Forbidden', message: 'Missing required scope', details: `This API key lacks the required scope: ${scope}` })
+    // Fresh resources, so a write here never disturbs the other cases.
+    const only = await server.createKey({ appId: owner.appId, scopes: [scope] })
+    const allowed = await send(route, await createResources(owner), only)
+    expect(allowed.status).toBeGreaterThanOrEqual(200)
+    expect(allowed.status).toBeLessThan(300)
+  })
+})
+
+describe.each(TENANT_ROUTES)('$method $path tenancy', (route) => {
+  it("answers another application's resource exactly like a missing one, and changes nothing", async () => {
+    const resources = await createResources(owner)
+    const before = await server.request('GET', (route.readBack as (ids: Ids) => string)(resources), { key: owner })
+    expect(before.status).toBe(200)
+    const res = await send(route, resources, other)
+    expect(res.status).toBe(404)
+    expect(res.body).toEqual({ statusCode: 404, error: 'Not Found', message: route.otherTenant })
+    const after = await server.request('GET', (route.readBack as (ids: Ids) => string)(resources), { key: owner })
+    expect(after.body).toEqual(before.body)
+  })
+})

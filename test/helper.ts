@@ -1,0 +1,132 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../src/app.js'
+import type { Environment } from '../src/auth/credentials.js'
+import type { RateLimiter } from '../src/auth/rate-limiter.js'
+import { SCOPES, type Scope } from '../src/auth/scopes.js'
+import { type Config, loadConfig } from '../src/config.js'
+import { openDatabase } from '../src/db/database.js'
+
+export interface TestKey {
+  id: string
+  appId: string
+  clientKey: string
+  clientSecret: string
+  headers: Record<string, string>
+}
+
+export interface ApiResponse<T = unknown> {
+  status: number
+  headers: Headers
+  body: T
+  text: string
+}
+
+export interface RequestOptions {
+  /** JSON-encoded unless a string is given (sent as is) */
+  body?: unknown
+  key?: TestKey | null
+  headers?: Record<string, string>
+}
+
+export interface TestServer {
+  app: FastifyInstance
+  baseUrl: string
+  dbFile: string
+  /** every log line the server wrote, parsed */
+  logs: () => string
+  /** a new application with one key (all scopes, high limit unless given) */
+  createKey(options?: { appId?: string; scopes?: readonly Scope[]; environment?: Environment; rateLimit?: number | null }): Promise<TestKey>
+  deactivate(key: TestKey): Promise<void>
+  request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>
+  close(): Promise<void>
+}
+
+/**
+ * Builds the real app on a fresh SQLite file and listens on an ephemeral loopback port, so tests
+ * speak real HTTP. Call close() in afterAll.
+ */
+export async function startTestServer(options: { config?: Partial<Config>; rateLimiter?: RateLimiter } = {}): Promise<TestServer> {
+  const dir = mkdtempSync(join(tmpdir(), 'devplatform-test-'))
+  const dbFile = join(dir, 'test.db')
+  const config: Config = { ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'info' }), database: { kind: 'sqlite', filename: dbFile }, ...options.config }
+  const db = await openDatabase(config.database)
+  let logText = ''
+  const logStream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      logText += chunk.toString()
+      done()
+    },
+  })
+  const app = await buildApp({ config, db, logStream, ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }) })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  const address = app.server.address()
+  if (address === null || typeof address === 'string') throw new Error('no port')
+  const baseUrl = `http://127.0.0.1:${address.port}`
+
+  const server: TestServer = {
+    app,
+    baseUrl,
+    dbFile,
+    logs: () => logText,
+    async createKey(keyOptions = {}) {
+      const appId = keyOptions.appId ?? (await app.repos.apps.createApp('test app')).id
+      const key = await app.repos.apps.createKey({
+        appId,
+        environment: keyOptions.environment ?? 'production',
+        scopes: keyOptions.scopes ?? SCOPES,
+        rateLimitOverride: keyOptions.rateLimit === undefined ? 1_000_000 : keyOptions.rateLimit,
+      })
+      return {
+        id: key.id,
+        appId,
+        clientKey: key.client_key,
+        clientSecret: key.client_secret,
+        headers: { 'x-client-key': key.client_key, 'x-client-secret': key.client_secret },
+      }
+    },
+    async deactivate(key) {
+      await app.repos.apps.deactivateKey(key.clientKey)
+    },
+    async request<T>(method: string, path: string, requestOptions: RequestOptions = {}) {
+      const headers: Record<string, string> = { ...(requestOptions.key ? requestOptions.key.headers : {}) }
+      let body: string | undefined
+      if (requestOptions.body !== undefined) {
+        body = typeof requestOptions.body === 'string' ? requestOptions.body : JSON.stringify(requestOptions.body)
+        headers['content-type'] = 'application/json'
+      }
+      Object.assign(headers, requestOptions.headers)
+      const response = await fetch(`${baseUrl}${path}`, { method, headers, ...(body === undefined ? {} : { body }) })
+      const text = await response.text()
+      let parsed: unknown = text
+      try {
+        parsed = JSON.parse(text)
+      } catch {
+        // not JSON (e.g. the /docs page)
+      }
+      return { status: response.status, headers: response.headers, body: parsed as T, text }
+    },
+    async close() {
+      await app.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  return server
+}
+
+export const VALID = {
+  ethereum: '0x4d0280da2f2fDA5103914bCc5aad114743152A9c',
+  solana: 'So11111111111111111111111111111111111111112',
+  stellar: 'GAAZI4TCR3TY5OJHCTJC2A4QSY6CJWJH5IAJTGKIN2ER7LBNVKOCCWN7',
+  tron: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+} as const
+
+export const MISSING_UUID = '00000000-0000-4000-8000-000000000000'
+
+/** A fresh, random, valid EVM address (all lower case), so tests never collide on uniqueness. */
+export function randomEvmAddress(): string {
+  return `0x${Array.from(crypto.getRandomValues(new Uint8Array(20)), (b) => b.toString(16).padStart(2, '0')).join('')}`
+}
