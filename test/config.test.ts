@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../src/config.js'
+
+describe('loadConfig', () => {
+  it('defaults: 127.0.0.1:3000, ./data/devplatform.db, info, development', () => {
+    const config = loadConfig({})
+    expect(config).toEqual({
+      port: 3000,
+      host: '127.0.0.1',
+      database: { kind: 'sqlite', filename: `${process.cwd()}/data/devplatform.db` },
+      logLevel: 'info',
+      nodeEnv: 'development',
+    })
+  })
+
+  it('reads every variable', () => {
+    expect(loadConfig({ PORT: '0', HOST: '0.0.0.0', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'warn', NODE_ENV: 'production' })).toEqual({
+      port: 0,
+      host: '0.0.0.0',
+      database: { kind: 'sqlite', filename: ':memory:' },
+      logLevel: 'warn',
+      nodeEnv: 'production',
+    })
+    expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database.filename).toBe('/tmp/x.db')
+  })
+
+  const bad: [string, Record<string, string>, string][] = [
+    ['PORT', { PORT: 'abc' }, 'PORT must be an integer from 0 to 65535 (got "abc")'],
+    ['PORT', { PORT: '65536' }, 'PORT must be an integer from 0 to 65535 (got "65536")'],
+    ['PORT', { PORT: '-1' }, 'PORT must be an integer'],
+    ['PORT', { PORT: '' }, 'PORT must be an integer'],
+    ['HOST', { HOST: '' }, 'HOST must be'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://x' }, 'DATABASE_URL must be sqlite:PATH or sqlite::memory:'],
+    ['DATABASE_URL', { DATABASE_URL: 'sqlite:' }, 'DATABASE_URL must be'],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
+    ['NODE_ENV', { NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test'],
+  ]
+  it.each(bad)('a bad %s stops start-up with one line naming it', (_name, env, message) => {
+    expect(() => loadConfig(env)).toThrow(ConfigError)
+    expect(() => loadConfig(env)).toThrow(message)
+  })
+})
