@@ -63,7 +63,7 @@ export const CustomerParams = Type.Object({ id: UuidParam('customer') })
 export const ListCustomersQuery = Type.Object({
   ...Pagination,
   status: Type.Optional(status),
-  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'partial, case-insensitive match on first or last name' })),
+  name: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'partial, case-insensitive match on the full name ("first last")' })),
   email: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'exact, case-insensitive match' })),
 })
 export type ListCustomersQuery = Static<typeof ListCustomersQuery>

@@ -55,7 +55,7 @@ export function liquidationAddressRule(body: Record<string, unknown>): string[] 
         const problem = addressProblem('destination_address', railValue, destinationAddress)
         if (problem !== undefined) problems.push(problem)
       }
-    } else if (body.destination_address !== undefined && (BANK_RAILS.has(railValue) || railValue === 'bridge_wallet')) {
+    } else if (destinationAddress !== undefined && (BANK_RAILS.has(railValue) || railValue === 'bridge_wallet')) {
       problems.push(`destination_address is only allowed when destination_payment_rail is a blockchain (${CHAINS.join(', ')})`)
     }
   }

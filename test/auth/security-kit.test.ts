@@ -110,7 +110,8 @@ function send(route: RouteCase, resources: Ids, key: TestKey | null, headers?: R
 
 describe.each(ROUTES)('$method $path', (route) => {
   it('401 without credentials', async () => {
-    for (const headers of [{}, { 'x-client-key': owner.clientKey }, { 'x-client-secret': owner.clientSecret }]) {
+    const partial: Record<string, string>[] = [{}, { 'x-client-key': owner.clientKey }, { 'x-client-secret': owner.clientSecret }]
+    for (const headers of partial) {
       const res = await send(route, ids, null, headers)
       expect(res.status).toBe(401)
       expect(res.body).toEqual({

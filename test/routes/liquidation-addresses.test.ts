@@ -34,24 +34,24 @@ function toEip55(bytes20: Uint8Array): string {
   return '0x' + [...lower].map((c, i) => (parseInt(hash.charAt(i), 16) >= 8 ? c.toUpperCase() : c)).join('')
 }
 
-/** A fresh mixed-case address with a valid EIP-55 checksum (retries the rare all-digit case). */
+const isMixedCase = (address: string): boolean => /[a-f]/.test(address.slice(2)) && /[A-F]/.test(address.slice(2))
+
+/** A fresh address with a valid EIP-55 checksum and at least two letters of each case. */
 function randomChecksummedEvmAddress(): string {
   for (;;) {
     const address = toEip55(randomBytes(20))
     const body = address.slice(2)
-    if (/[a-f]/.test(body) && /[A-F]/.test(body)) return address
+    if ((body.match(/[a-f]/g) ?? []).length >= 2 && (body.match(/[A-F]/g) ?? []).length >= 2) return address
   }
 }
 
-/** Flips the case of the first hex letter of a checksummed address: the checksum no longer holds. */
+/** Flips the case of one hex letter of a checksummed address, keeping it mixed case: the checksum no longer holds. */
 function breakChecksum(address: string): string {
-  const chars = [...address]
-  for (let i = 2; i < chars.length; i++) {
-    const c = chars[i] ?? ''
-    if (/[a-fA-F]/.test(c)) {
-      chars[i] = c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()
-      return chars.join('')
-    }
+  for (let i = 2; i < address.length; i++) {
+    const c = address.charAt(i)
+    if (!/[a-fA-F]/.test(c)) continue
+    const flipped = address.slice(0, i) + (c === c.toUpperCase() ? c.toLowerCase() : c.toUpperCase()) + address.slice(i + 1)
+    if (isMixedCase(flipped)) return flipped
   }
   throw new Error('no hex letter to flip')
 }

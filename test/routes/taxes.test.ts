@@ -519,3 +519,25 @@ describe('DELETE /api/v0/taxes/{id}', () => {
     expect(res.body).toEqual(INVALID_ID)
   })
 })
+
+describe('tax guards with a trailing slash (an empty id)', () => {
+  it.each(['PUT', 'DELETE'] as const)('%s /api/v0/taxes/ answers the guard, whatever the headers', async (method) => {
+    const verb = method === 'PUT' ? 'update' : 'delete'
+    const expected = {
+      statusCode: 400,
+      error: 'Bad Request',
+      message: `Tax ID is required in the URL path. Use ${method} /api/v0/taxes/{id} to ${verb} a specific tax.`,
+    }
+    const guardServer = await startTestServer()
+    try {
+      const guardKey = await guardServer.createKey()
+      for (const key of [null, guardKey]) {
+        const res = await guardServer.request(method, '/api/v0/taxes/', { key, body: { name: 'x' } })
+        expect(res.status).toBe(400)
+        expect(res.body).toEqual(expected)
+      }
+    } finally {
+      await guardServer.close()
+    }
+  })
+})

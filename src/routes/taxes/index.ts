@@ -96,28 +96,30 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
 }
 
 /**
- * PUT and DELETE /taxes without an id: always 400, before authentication and before the body
- * is read, whatever the headers or body (the check runs in onRequest).
+ * PUT and DELETE /taxes without an id (also /taxes/, an empty id): always 400, before
+ * authentication and before the body is read, whatever the headers or body (onRequest).
  */
 export const taxGuardRoutes: FastifyPluginAsyncTypebox = async (app) => {
   for (const method of ['PUT', 'DELETE'] as const) {
     const verb = method === 'PUT' ? 'update' : 'delete'
     const message = `Tax ID is required in the URL path. Use ${method} /api/v0/taxes/{id} to ${verb} a specific tax.`
-    app.route({
-      method,
-      url: '/taxes',
-      schema: {
-        tags: ['taxes'],
-        summary: `${method} without a tax id (always 400)`,
-        security: [],
-        response: errorResponses(400),
-      },
-      onRequest: async () => {
-        throw ApiError.badRequest(message)
-      },
-      handler: async () => {
-        throw ApiError.badRequest(message)
-      },
-    })
+    const refuse = async () => {
+      throw ApiError.badRequest(message)
+    }
+    for (const url of ['/taxes', '/taxes/']) {
+      app.route({
+        method,
+        url,
+        schema: {
+          hide: url.endsWith('/'),
+          tags: ['taxes'],
+          summary: `${method} without a tax id (always 400)`,
+          security: [],
+          response: errorResponses(400),
+        },
+        onRequest: refuse,
+        handler: refuse,
+      })
+    }
   }
 }

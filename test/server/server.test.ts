@@ -1,0 +1,337 @@
+import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+const SERVER = join(ROOT, 'dist', 'server.js')
+const CLI = join(ROOT, 'dist', 'cli', 'index.js')
+const START_TIMEOUT_MS = 8_000
+const EXIT_TIMEOUT_MS = 5_000
+
+const LISTENING = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/
+const CURL_LINE = /^\s*(curl .*)$/m
+const KEY_LINE = /x-client-key:\s+(\S+)/
+const SECRET_LINE = /x-client-secret:\s+(\S+)/
+
+interface Exit {
+  code: number | null
+  signal: NodeJS.Signals | null
+}
+
+interface Running {
+  child: ChildProcessWithoutNullStreams
+  stdout: () => string
+  stderr: () => string
+  exited: Promise<Exit>
+  /** resolves when stdout matches, rejects on exit or timeout */
+  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>
+}
+
+interface Started extends Running {
+  port: number
+  baseUrl: string
+}
+
+const children = new Set<ChildProcessWithoutNullStreams>()
+const dirs: string[] = []
+
+afterAll(() => {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  }
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+function freshDb(): { dir: string; file: string; url: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'devplatform-server-'))
+  dirs.push(dir)
+  const file = join(dir, 'x.db')
+  return { dir, file, url: `sqlite:${file}` }
+}
+
+/** The parent's environment without any of the service's variables, plus the given ones. */
+function serviceEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env }
+  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'LOG_LEVEL', 'NODE_ENV']) delete env[name]
+  return { ...env, ...vars }
+}
+
+function launch(script: string, args: string[], vars: Record<string, string>): Running {
+  const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: serviceEnv(vars) })
+  children.add(child)
+  let out = ''
+  let err = ''
+  const watchers = new Set<() => void>()
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    out += chunk
+    for (const watcher of watchers) watcher()
+  })
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk))
+  const exited = new Promise<Exit>((resolve) => {
+    child.on('close', (code, signal) => {
+      children.delete(child)
+      for (const watcher of watchers) watcher()
+      resolve({ code, signal })
+    })
+  })
+  const waitFor = (pattern: RegExp, timeoutMs = START_TIMEOUT_MS) =>
+    new Promise<RegExpMatchArray>((resolve, reject) => {
+      const check = () => {
+        const match = out.match(pattern)
+        if (match !== null) {
+          done()
+          resolve(match)
+        } else if (child.exitCode !== null || child.signalCode !== null) {
+          done()
+          reject(new Error(`process exited before printing ${String(pattern)}; stdout=${out} stderr=${err}`))
+        }
+      }
+      const timer = setTimeout(() => {
+        done()
+        reject(new Error(`no ${String(pattern)} within ${timeoutMs} ms; stdout=${out} stderr=${err}`))
+      }, timeoutMs)
+      const done = () => {
+        clearTimeout(timer)
+        watchers.delete(check)
+      }
+      watchers.add(check)
+      check()
+    })
+  return { child, stdout: () => out, stderr: () => err, exited, waitFor }
+}
+
+async function startServer(vars: Record<string, string>): Promise<Started> {
+  const running = launch(SERVER, [], { PORT: '0', ...vars })
+  const match = await running.waitFor(LISTENING)
+  const port = Number(match[1])
+  const baseUrl = `http://127.0.0.1:${port}`
+  // The banner (if any) is written right after listening; a served request guarantees it was written.
+  const res = await fetch(`${baseUrl}/api/v0/health/public`)
+  expect(res.status).toBe(200)
+  await res.arrayBuffer()
+  await sleep(150)
+  return { ...running, port, baseUrl }
+}
+
+/** Waits for exit within `ms`; kills and fails otherwise. */
+async function exitWithin(running: Running, ms = EXIT_TIMEOUT_MS): Promise<Exit> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), ms)
+  })
+  const result = await Promise.race([running.exited, timeout])
+  clearTimeout(timer)
+  if (result === 'timeout') {
+    running.child.kill('SIGKILL')
+    throw new Error(`process did not exit within ${ms} ms; stdout=${running.stdout()} stderr=${running.stderr()}`)
+  }
+  return result
+}
+
+async function stop(running: Running): Promise<Exit> {
+  running.child.kill('SIGTERM')
+  return exitWithin(running)
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}
+
+/** Headers (-H 'name: value') and the URL of a printed curl line. */
+function parseCurl(line: string): { url: string; headers: Record<string, string> } {
+  const headers: Record<string, string> = {}
+  for (const match of line.matchAll(/-H '([^':]+):\s*([^']*)'/g)) {
+    const [, name, value] = match
+    if (name !== undefined && value !== undefined) headers[name] = value
+  }
+  const url = line.match(/(https?:\/\/\S+)\s*$/)?.[1]
+  if (url === undefined) throw new Error(`no URL in ${line}`)
+  return { url, headers }
+}
+
+const curlAvailable = spawnSync('curl', ['--version'], { stdio: 'ignore' }).status === 0
+
+describe('start-up on an empty database', () => {
+  it('prints a development key pair and a curl line that works as printed; a second start prints no new key', async () => {
+    const { url: databaseUrl } = freshDb()
+    const first = await startServer({ DATABASE_URL: databaseUrl })
+    try {
+      const out = first.stdout()
+      const clientKey = out.match(KEY_LINE)?.[1]
+      const clientSecret = out.match(SECRET_LINE)?.[1]
+      expect(clientKey).toMatch(/^pk_test_[A-Za-z0-9_-]{22,}$/)
+      expect(clientSecret).toMatch(/^sk_test_[A-Za-z0-9_-]{22,}$/)
+      const curlLine = out.match(CURL_LINE)?.[1]
+      expect(curlLine).toBeDefined()
+      const line = curlLine ?? ''
+      expect(line).toContain(clientKey ?? '-')
+      expect(line).toContain(clientSecret ?? '-')
+
+      const { url, headers } = parseCurl(line)
+      expect(url.startsWith(`${first.baseUrl}/`)).toBe(true)
+      expect(headers['x-client-key']).toBe(clientKey)
+      expect(headers['x-client-secret']).toBe(clientSecret)
+      const res = await fetch(url, { headers })
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+
+      if (curlAvailable) {
+        // Run the line exactly as printed, through a shell, and also have curl report the status.
+        const printed = spawnSync('sh', ['-c', line], { encoding: 'utf8', timeout: 5_000 })
+        expect(printed.status).toBe(0)
+        expect(JSON.parse(printed.stdout)).toEqual({ status: 'ok', database: 'ok' })
+        const status = spawnSync('sh', ['-c', `${line} -o /dev/null -w '%{http_code}'`], { encoding: 'utf8', timeout: 5_000 })
+        expect(status.stdout).toBe('200')
+      }
+
+      // The secret never reaches a log line, only the banner.
+      const logLines = out.split('\n').filter((l) => l.startsWith('{'))
+      expect(logLines.length).toBeGreaterThan(0)
+      for (const logLine of logLines) expect(logLine).not.toContain(clientSecret ?? '-')
+    } finally {
+      expect(await stop(first)).toEqual({ code: 0, signal: null })
+    }
+
+    const second = await startServer({ DATABASE_URL: databaseUrl })
+    try {
+      const out = second.stdout()
+      expect(out).not.toMatch(/pk_test_|sk_test_|pk_live_|sk_live_/)
+      expect(out).not.toMatch(CURL_LINE)
+      // The key printed by the first start still works against the same database.
+      const firstCurl = first.stdout().match(CURL_LINE)?.[1] ?? ''
+      const { headers } = parseCurl(firstCurl)
+      const res = await fetch(`${second.baseUrl}/api/v0/health`, { headers })
+      expect(res.status).toBe(200)
+      await res.arrayBuffer()
+    } finally {
+      expect(await stop(second)).toEqual({ code: 0, signal: null })
+    }
+  })
+
+  it('with NODE_ENV=production prints no key and creates no application', async () => {
+    const { url: databaseUrl } = freshDb()
+    const server = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' })
+    try {
+      expect(server.stdout()).not.toMatch(/pk_test_|sk_test_|pk_live_|sk_live_/)
+      expect(server.stdout()).not.toMatch(CURL_LINE)
+    } finally {
+      expect(await stop(server)).toEqual({ code: 0, signal: null })
+    }
+    const list = launch(CLI, ['apps', 'list', '--json'], { DATABASE_URL: databaseUrl })
+    expect(await exitWithin(list)).toEqual({ code: 0, signal: null })
+    expect(JSON.parse(list.stdout())).toEqual([])
+  })
+})
+
+describe('SIGTERM', () => {
+  it('stops accepting, finishes the in-flight request, closes the database and exits 0', async () => {
+    const { url: databaseUrl } = freshDb()
+    const server = await startServer({ DATABASE_URL: databaseUrl })
+    let exitedBeforeBodyDone = false
+    try {
+      const { headers } = parseCurl(server.stdout().match(CURL_LINE)?.[1] ?? '')
+      const body = JSON.stringify({ first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
+      const half = Math.floor(body.length / 2)
+
+      // A request whose headers have arrived but whose body is still on its way: in flight.
+      const socket = connect(server.port, '127.0.0.1')
+      socket.setEncoding('utf8')
+      let response = ''
+      socket.on('data', (chunk: string) => (response += chunk))
+      const socketClosed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
+      socket.on('error', () => undefined)
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
+      socket.write(
+        [
+          'POST /api/v0/customers HTTP/1.1',
+          `Host: 127.0.0.1:${server.port}`,
+          `x-client-key: ${headers['x-client-key'] ?? ''}`,
+          `x-client-secret: ${headers['x-client-secret'] ?? ''}`,
+          'content-type: application/json',
+          `content-length: ${Buffer.byteLength(body)}`,
+          '',
+          body.slice(0, half),
+        ].join('\r\n'),
+      )
+      await sleep(300)
+
+      server.child.kill('SIGTERM')
+      await sleep(300)
+      exitedBeforeBodyDone = server.child.exitCode !== null || server.child.signalCode !== null
+
+      // New connections are no longer served (refused, or 503 while closing).
+      const late = await fetch(`${server.baseUrl}/api/v0/health/public`).then(
+        async (res) => {
+          await res.arrayBuffer()
+          return res.status
+        },
+        () => 'refused',
+      )
+      expect(['refused', 503]).toContain(late)
+
+      socket.write(body.slice(half))
+      await Promise.race([socketClosed, sleep(EXIT_TIMEOUT_MS)])
+      socket.destroy()
+      expect(exitedBeforeBodyDone).toBe(false)
+      expect(response).toMatch(/^HTTP\/1\.1 201 /)
+      const json = response.slice(response.indexOf('\r\n\r\n') + 4)
+      expect(json).toContain('"first_name":"Ada"')
+
+      expect(await exitWithin(server)).toEqual({ code: 0, signal: null })
+    } finally {
+      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL')
+    }
+
+    // The database is intact: a second start on it serves the customer written during shutdown.
+    const again = await startServer({ DATABASE_URL: databaseUrl })
+    try {
+      expect(again.stdout()).not.toMatch(/sk_test_/)
+      const { headers } = parseCurl(server.stdout().match(CURL_LINE)?.[1] ?? '')
+      const res = await fetch(`${again.baseUrl}/api/v0/customers`, { headers })
+      expect(res.status).toBe(200)
+      const list = (await res.json()) as { data: { first_name: string }[]; total: number }
+      expect(list.total).toBe(1)
+      expect(list.data[0]?.first_name).toBe('Ada')
+    } finally {
+      expect(await stop(again)).toEqual({ code: 0, signal: null })
+    }
+  })
+
+  it('on an idle server exits 0 within 5 s', async () => {
+    const { url: databaseUrl } = freshDb()
+    const server = await startServer({ DATABASE_URL: databaseUrl })
+    const started = Date.now()
+    expect(await stop(server)).toEqual({ code: 0, signal: null })
+    expect(Date.now() - started).toBeLessThan(EXIT_TIMEOUT_MS)
+  })
+})
+
+describe('bad configuration stops start-up with one line naming the variable', () => {
+  const cases: [string, Record<string, string>][] = [
+    ['PORT', { PORT: 'abc' }],
+    ['PORT', { PORT: '70000' }],
+    ['PORT', { PORT: '-1' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['NODE_ENV', { NODE_ENV: 'staging' }],
+    ['HOST', { HOST: 'not a host' }],
+  ]
+
+  it.each(cases)('%s=%o', async (name, vars) => {
+    const { file, url } = freshDb()
+    const running = launch(SERVER, [], { PORT: '0', DATABASE_URL: url, ...vars })
+    const exit = await exitWithin(running)
+    expect(exit.signal).toBeNull()
+    expect(exit.code).toBe(1)
+    const lines = running.stderr().split('\n')
+    expect(lines, `stderr was ${JSON.stringify(running.stderr())}`).toHaveLength(2)
+    expect(lines[1]).toBe('')
+    expect(lines[0]).toContain(name)
+    expect(running.stdout()).toBe('')
+    expect(existsSync(file)).toBe(false)
+  })
+})
