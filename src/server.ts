@@ -27,8 +27,16 @@ async function main(): Promise<void> {
     stopping = true
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
     // close() stops accepting, waits for in-flight requests, then runs onClose (the database).
+    // Keep-alive connections that go idle after close() began would hold it open until the
+    // client hangs up, so close them as they go idle; after 30 s, close whatever is left.
+    const closeIdle = setInterval(() => app.server.closeIdleConnections(), 100)
+    const deadline = setTimeout(() => app.server.closeAllConnections(), 30_000)
+    deadline.unref()
     app.close().then(
-      () => process.exit(0),
+      () => {
+        clearInterval(closeIdle)
+        process.exit(0)
+      },
       (error: unknown) => {
         app.log.error({ err: error }, 'shutdown failed')
         process.exit(1)

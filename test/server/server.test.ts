@@ -227,71 +227,117 @@ describe('start-up on an empty database', () => {
   })
 })
 
-describe('SIGTERM', () => {
-  it('stops accepting, finishes the in-flight request, closes the database and exits 0', async () => {
-    const { url: databaseUrl } = freshDb()
-    const server = await startServer({ DATABASE_URL: databaseUrl })
-    let exitedBeforeBodyDone = false
-    try {
-      const { headers } = parseCurl(server.stdout().match(CURL_LINE)?.[1] ?? '')
-      const body = JSON.stringify({ first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
-      const half = Math.floor(body.length / 2)
+interface InFlightOutcome {
+  /** the raw HTTP response to the request that was in flight at SIGTERM */
+  response: string
+  /** whether the process was still running 300 ms after SIGTERM, with the request unfinished */
+  aliveWhileInFlight: boolean
+  /** status of a new request sent after SIGTERM, or 'refused' */
+  late: number | 'refused'
+  /** how the process ended, or 'timeout' when it was still running 5 s after SIGTERM */
+  exit: Exit | 'timeout'
+  headers: Record<string, string>
+}
 
-      // A request whose headers have arrived but whose body is still on its way: in flight.
-      const socket = connect(server.port, '127.0.0.1')
-      socket.setEncoding('utf8')
-      let response = ''
-      socket.on('data', (chunk: string) => (response += chunk))
-      const socketClosed = new Promise<void>((resolve) => socket.on('close', () => resolve()))
-      socket.on('error', () => undefined)
-      await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
-      socket.write(
-        [
-          'POST /api/v0/customers HTTP/1.1',
-          `Host: 127.0.0.1:${server.port}`,
-          `x-client-key: ${headers['x-client-key'] ?? ''}`,
-          `x-client-secret: ${headers['x-client-secret'] ?? ''}`,
-          'content-type: application/json',
-          `content-length: ${Buffer.byteLength(body)}`,
-          '',
-          body.slice(0, half),
-        ].join('\r\n'),
-      )
-      await sleep(300)
+/**
+ * Starts a server on `databaseUrl`, sends POST /api/v0/customers with only half its body, sends
+ * SIGTERM, then the rest of the body. With `keepAlive` the client keeps its connection open
+ * afterwards (as a proxy or a connection pool does); without it the request says Connection: close.
+ */
+async function shutdownWithRequestInFlight(databaseUrl: string, keepAlive: boolean): Promise<InFlightOutcome> {
+  const server = await startServer({ DATABASE_URL: databaseUrl })
+  const { headers } = parseCurl(server.stdout().match(CURL_LINE)?.[1] ?? '')
+  const socket = connect(server.port, '127.0.0.1')
+  try {
+    const body = JSON.stringify({ first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
+    const half = Math.floor(body.length / 2)
+    socket.setEncoding('utf8')
+    let response = ''
+    const responseWatchers = new Set<() => void>()
+    socket.on('data', (chunk: string) => {
+      response += chunk
+      for (const watcher of responseWatchers) watcher()
+    })
+    socket.on('error', () => undefined)
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()))
 
-      server.child.kill('SIGTERM')
-      await sleep(300)
-      exitedBeforeBodyDone = server.child.exitCode !== null || server.child.signalCode !== null
+    // Headers sent, body still on its way: the request is in flight when SIGTERM arrives.
+    socket.write(
+      [
+        'POST /api/v0/customers HTTP/1.1',
+        `Host: 127.0.0.1:${server.port}`,
+        `x-client-key: ${headers['x-client-key'] ?? ''}`,
+        `x-client-secret: ${headers['x-client-secret'] ?? ''}`,
+        'content-type: application/json',
+        `content-length: ${Buffer.byteLength(body)}`,
+        `connection: ${keepAlive ? 'keep-alive' : 'close'}`,
+        '',
+        body.slice(0, half),
+      ].join('\r\n'),
+    )
+    await sleep(300)
 
-      // New connections are no longer served (refused, or 503 while closing).
-      const late = await fetch(`${server.baseUrl}/api/v0/health/public`).then(
-        async (res) => {
-          await res.arrayBuffer()
-          return res.status
-        },
-        () => 'refused',
-      )
-      expect(['refused', 503]).toContain(late)
+    server.child.kill('SIGTERM')
+    const signalledAt = Date.now()
+    await sleep(300)
+    const aliveWhileInFlight = server.child.exitCode === null && server.child.signalCode === null
 
-      socket.write(body.slice(half))
-      await Promise.race([socketClosed, sleep(EXIT_TIMEOUT_MS)])
-      socket.destroy()
-      expect(exitedBeforeBodyDone).toBe(false)
-      expect(response).toMatch(/^HTTP\/1\.1 201 /)
-      const json = response.slice(response.indexOf('\r\n\r\n') + 4)
-      expect(json).toContain('"first_name":"Ada"')
+    const late = await fetch(`${server.baseUrl}/api/v0/health/public`, { headers: { connection: 'close' } }).then(
+      async (res): Promise<number | 'refused'> => {
+        await res.arrayBuffer()
+        return res.status
+      },
+      (): 'refused' => 'refused',
+    )
 
-      expect(await exitWithin(server)).toEqual({ code: 0, signal: null })
-    } finally {
-      if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL')
+    socket.write(body.slice(half))
+    const complete = () => {
+      const end = response.indexOf('\r\n\r\n')
+      if (end < 0) return false
+      const length = Number(response.slice(0, end).match(/content-length:\s*(\d+)/i)?.[1] ?? NaN)
+      return Buffer.byteLength(response.slice(end + 4)) >= length
     }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, EXIT_TIMEOUT_MS)
+      function done() {
+        clearTimeout(timer)
+        responseWatchers.delete(check)
+        resolve()
+      }
+      function check() {
+        if (complete()) done()
+      }
+      responseWatchers.add(check)
+      check()
+    })
+
+    const exit = await exitWithin(server, Math.max(EXIT_TIMEOUT_MS - (Date.now() - signalledAt), 0)).catch((): 'timeout' => 'timeout')
+    return { response, aliveWhileInFlight, late, exit, headers }
+  } finally {
+    socket.destroy()
+    if (server.child.exitCode === null && server.child.signalCode === null) {
+      server.child.kill('SIGKILL')
+      await server.exited
+    }
+  }
+}
+
+describe('SIGTERM', () => {
+  it('stops accepting, finishes the in-flight request, closes the database intact and exits 0', async () => {
+    const { url: databaseUrl } = freshDb()
+    const outcome = await shutdownWithRequestInFlight(databaseUrl, false)
+    expect(outcome.aliveWhileInFlight).toBe(true)
+    // New connections are no longer served (refused, or 503 while closing).
+    expect(['refused', 503]).toContain(outcome.late)
+    expect(outcome.response).toMatch(/^HTTP\/1\.1 201 /)
+    expect(outcome.response.slice(outcome.response.indexOf('\r\n\r\n') + 4)).toContain('"first_name":"Ada"')
+    expect(outcome.exit).toEqual({ code: 0, signal: null })
 
     // The database is intact: a second start on it serves the customer written during shutdown.
     const again = await startServer({ DATABASE_URL: databaseUrl })
     try {
       expect(again.stdout()).not.toMatch(/sk_test_/)
-      const { headers } = parseCurl(server.stdout().match(CURL_LINE)?.[1] ?? '')
-      const res = await fetch(`${again.baseUrl}/api/v0/customers`, { headers })
+      const res = await fetch(`${again.baseUrl}/api/v0/customers`, { headers: outcome.headers })
       expect(res.status).toBe(200)
       const list = (await res.json()) as { data: { first_name: string }[]; total: number }
       expect(list.total).toBe(1)
@@ -299,6 +345,14 @@ describe('SIGTERM', () => {
     } finally {
       expect(await stop(again)).toEqual({ code: 0, signal: null })
     }
+  })
+
+  it('exits 0 within 5 s even when the client keeps its keep-alive connection open after the in-flight response', async () => {
+    const { url: databaseUrl } = freshDb()
+    const outcome = await shutdownWithRequestInFlight(databaseUrl, true)
+    expect(outcome.aliveWhileInFlight).toBe(true)
+    expect(outcome.response).toMatch(/^HTTP\/1\.1 201 /)
+    expect(outcome.exit).toEqual({ code: 0, signal: null })
   })
 
   it('on an idle server exits 0 within 5 s', async () => {
