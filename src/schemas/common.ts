@@ -21,8 +21,11 @@ export function UuidParam(resource: string) {
   return Type.String({ format: 'uuid', 'x-message': `Invalid ${resource} ID format`, description: `${resource} id (UUID)` })
 }
 
+export const MAX_SKIP = 2_147_483_647
+
 export const Pagination = {
-  skip: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'records to skip' })),
+  // Bounded so the value stays a 32-bit integer in every database's OFFSET.
+  skip: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_SKIP, default: 0, description: 'records to skip' })),
   take: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 10, description: 'records to return (1-100)' })),
 }
 

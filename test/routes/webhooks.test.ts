@@ -204,7 +204,7 @@ describe('GET and PATCH /api/v0/webhooks', () => {
     expect(all.body.map((w) => w.name)).toEqual(['w2', 'w1', 'w0'])
     const page = await server.request<Webhook[]>('GET', '/api/v0/webhooks?skip=1&take=1', { key: own })
     expect(page.body.map((w) => w.name)).toEqual(['w1'])
-    for (const [query, ok] of [['take=1', true], ['take=100', true], ['take=0', false], ['take=101', false], ['skip=0', true], ['skip=-1', false], ['take=abc', false]] as const) {
+    for (const [query, ok] of [['take=1', true], ['take=100', true], ['take=0', false], ['take=101', false], ['skip=0', true], ['skip=-1', false], ['take=abc', false], ['skip=2147483647', true], ['skip=2147483648', false], ['skip=100000000000000000000', false]] as const) {
       const res = await server.request('GET', `/api/v0/webhooks?${query}`, { key: own })
       expect(res.status, query).toBe(ok ? 200 : 400)
     }
