@@ -569,7 +569,7 @@ describe('PATCH /api/v0/customers/{id}', () => {
     const customer = await create(key, { email: uniqueEmail('empty') })
     const res = await server.request<Customer>('PATCH', `/api/v0/customers/${customer.id}`, { key, body: {} })
     expect(res.status).toBe(200)
-    expect(res.body).toEqual({ ...customer, updated_at: expect.stringMatching(ISO_MS) })
+    expect(res.body).toEqual(customer) // not even updated_at moves
   })
 
   it('404 for a missing id', async () => {

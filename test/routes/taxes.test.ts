@@ -541,3 +541,14 @@ describe('tax guards with a trailing slash (an empty id)', () => {
     }
   })
 })
+
+describe('PUT /api/v0/taxes/{id} naming no field', () => {
+  it('changes nothing, not even updated_at', async () => {
+    const owner = await server.createKey()
+    const created = await server.request<{ id: string; updated_at: string }>('POST', '/api/v0/taxes', { key: owner, body: { name: 'still', percentage: 3 } })
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const res = await server.request('PUT', `/api/v0/taxes/${created.body.id}`, { key: owner, body: {} })
+    expect(res.status).toBe(200)
+    expect(res.body).toEqual(created.body)
+  })
+})

@@ -232,3 +232,15 @@ describe('GET and PATCH /api/v0/webhooks', () => {
     expect(after.body.url).toBe(created.url)
   })
 })
+
+describe('an update that names no field', () => {
+  it('changes nothing, not even updated_at', async () => {
+    const created = await createWebhook()
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const res = await server.request<Webhook>('PATCH', `/api/v0/webhooks/${created.id}`, { key, body: {} })
+    expect(res.status).toBe(200)
+    const { signing_secret: _secret, ...stored } = created
+    expect(res.body).toEqual(stored)
+    expect((await server.request('PATCH', `/api/v0/webhooks/${MISSING_UUID}`, { key, body: {} })).status).toBe(404)
+  })
+})

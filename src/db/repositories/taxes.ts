@@ -70,6 +70,8 @@ export class TaxesRepository {
     if (patch.percentage !== undefined) set.percentage = patch.percentage
     if (patch.active !== undefined) set.active = patch.active ? 1 : 0
     if (patch.appIds !== undefined) set.app_ids = JSON.stringify(patch.appIds)
+    // An update that names no field changes nothing, not even updated_at.
+    if (Object.keys(set).length === 1) return this.find(appId, id)
     return this.db
       .updateTable('taxes')
       .set(set)

@@ -103,8 +103,9 @@ export class WebhooksRepository {
     if (patch.isActive !== undefined) set.is_active = patch.isActive ? 1 : 0
     if (patch.encrypted !== undefined) set.encrypted = patch.encrypted ? 1 : 0
     if (patch.signingSecret !== undefined) set.signing_secret = patch.signingSecret
-    return this.updateOwned(appId, id).set(set).returningAll()
-      .executeTakeFirst()
+    // An update that names no field changes nothing, not even updated_at.
+    if (Object.keys(set).length === 1) return this.find(appId, id)
+    return this.updateOwned(appId, id).set(set).returningAll().executeTakeFirst()
   }
 
   /**
@@ -112,7 +113,6 @@ export class WebhooksRepository {
    * `deleted_at is null` guard, so of concurrent deletes exactly one gets the row.
    */
   async delete(appId: string, id: string): Promise<WebhookRow | undefined> {
-    return this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll()
-      .executeTakeFirst()
+    return this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll().executeTakeFirst()
   }
 }
