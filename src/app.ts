@@ -27,7 +27,7 @@ export interface AppOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
-export const BODY_LIMIT = 1024 * 1024
+const BODY_LIMIT = 1024 * 1024
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { config } = options
