@@ -48,7 +48,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(createValidatorCompiler(createRules({ allowHttpLoopback: config.nodeEnv !== 'production' })))
-  app.decorate('config', config)
   app.decorateRequest('auth', null)
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id)

@@ -1,6 +1,5 @@
 import type { Environment } from './auth/credentials.js'
 import type { Scope } from './auth/scopes.js'
-import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import type { AppsRepository } from './db/repositories/apps.js'
 import type { CustomersRepository } from './db/repositories/customers.js'
@@ -26,7 +25,6 @@ export interface Repositories {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    config: Config
     db: Db
     repos: Repositories
   }

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fa
 import type { AppsRepository } from '../db/repositories/apps.js'
 import { ApiError } from '../errors.js'
 import type { AuthContext } from '../types.js'
-import { HOURLY_LIMIT, secretMatches } from './credentials.js'
+import { hourlyLimitOf, secretMatches } from './credentials.js'
 import type { RateLimiter } from './rate-limiter.js'
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -34,7 +34,7 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter): onRequ
       throw new ApiError(403, 'API key is inactive', { details: 'This API key has been deactivated' })
     }
 
-    const limit = key.rate_limit_override ?? HOURLY_LIMIT[key.environment]
+    const limit = hourlyLimitOf(key)
     const decision = await limiter.consume(key.id, limit)
     reply.header('RateLimit-Policy', `"hour";q=${limit};w=${decision.windowSeconds}`)
     reply.header('RateLimit', `"hour";r=${decision.remaining};t=${decision.resetSeconds}`)

@@ -6,6 +6,11 @@ export const ENVIRONMENTS: readonly Environment[] = ['production', 'development'
 /** Requests per rolling hour, per key, by environment (the contract's numbers). */
 export const HOURLY_LIMIT: Record<Environment, number> = { production: 1000, development: 100 }
 
+/** A key's hourly limit: the operator's override, else its environment's. */
+export function hourlyLimitOf(key: { environment: Environment; rate_limit_override: number | null }): number {
+  return key.rate_limit_override ?? HOURLY_LIMIT[key.environment]
+}
+
 export interface GeneratedKeyPair {
   clientKey: string
   clientSecret: string

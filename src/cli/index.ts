@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
-import { ENVIRONMENTS, type Environment, HOURLY_LIMIT } from '../auth/credentials.js'
+import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../auth/credentials.js'
 import { isScope, type Scope, SCOPES } from '../auth/scopes.js'
 import { ConfigError, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../config.js'
 import { type Db, openDatabase } from '../db/database.js'
@@ -76,14 +76,16 @@ function required(flags: Flags, name: 'name' | 'app' | 'key'): string {
   return value
 }
 
-function keyOutput(key: ApiKey): Row {
+/** A key as the CLI prints it; the secret only right after creation. */
+function keyOutput(key: ApiKey & { client_secret?: string }): Row {
   return {
     id: key.id,
     app_id: key.app_id,
     client_key: key.client_key,
+    ...(key.client_secret === undefined ? {} : { client_secret: key.client_secret }),
     environment: key.environment,
     scopes: key.scopes,
-    rate_limit_per_hour: key.rate_limit_override ?? HOURLY_LIMIT[key.environment],
+    rate_limit_per_hour: hourlyLimitOf(key),
     active: key.active,
     created_at: key.created_at,
   }
@@ -125,10 +127,7 @@ async function run(command: string, flags: Flags, apps: AppsRepository): Promise
       const scopes = parseScopes(flags.scopes)
       const rateLimitOverride = parseRateLimit(flags['rate-limit'])
       if ((await apps.findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
-      const key = await apps.createKey({ appId, environment, scopes, rateLimitOverride })
-      const { client_secret: clientSecret } = key
-      const out = keyOutput(key)
-      return { id: out.id, app_id: out.app_id, client_key: out.client_key, client_secret: clientSecret, ...out }
+      return keyOutput(await apps.createKey({ appId, environment, scopes, rateLimitOverride }))
     }
     case 'keys list': {
       const appId = required(flags, 'app')

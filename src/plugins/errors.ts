@@ -21,7 +21,8 @@ export const errorsPlugin = fp(
     app.removeAllContentTypeParsers()
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
       const text = body.toString()
-      if (text.trim() === '') {
+      // A body of only white space is no body.
+      if (!/\S/.test(text)) {
         done(null, undefined)
         return
       }

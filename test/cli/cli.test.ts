@@ -1,13 +1,10 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
+import { CLI, cleanUp, freshDb, ROOT, serviceEnv, track } from '../processes.js'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const CLI = join(ROOT, 'dist', 'cli', 'index.js')
 const RUN_TIMEOUT_MS = 10_000
 
 const ALL_SCOPES = [
@@ -54,37 +51,11 @@ interface KeyOut {
   created_at: string
 }
 
-const children = new Set<ChildProcess>()
-const dirs: string[] = []
-
-afterAll(() => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  }
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-})
-
-/** A fresh temporary directory and the DATABASE_URL of a SQLite file inside it. */
-function freshDb(): { dir: string; file: string; url: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'devplatform-cli-'))
-  dirs.push(dir)
-  const file = join(dir, 'x.db')
-  return { dir, file, url: `sqlite:${file}` }
-}
-
-function cleanEnv(databaseUrl: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl }
-  delete env.NODE_ENV
-  delete env.LOG_LEVEL
-  delete env.PORT
-  delete env.HOST
-  return env
-}
+afterAll(cleanUp)
 
 function run(command: string, args: string[], databaseUrl: string, cwd: string = ROOT): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env: cleanEnv(databaseUrl), stdio: ['ignore', 'pipe', 'pipe'] })
-    children.add(child)
+    const child = track(spawn(command, args, { cwd, env: serviceEnv({ DATABASE_URL: databaseUrl }), stdio: ['ignore', 'pipe', 'pipe'] }))
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
@@ -99,7 +70,6 @@ function run(command: string, args: string[], databaseUrl: string, cwd: string =
     })
     child.on('close', (code, signal) => {
       clearTimeout(timer)
-      children.delete(child)
       resolve({ code, signal, stdout, stderr })
     })
   })
@@ -149,7 +119,7 @@ function databaseBytes(dir: string): Buffer {
 
 describe('devplatform apps', () => {
   it('apps create --json prints exactly one {id,name,created_at} document and apps list --json lists it', async () => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     const app = await createApp(url, 'Acme Payments')
     expect(Object.keys(app).sort()).toEqual(['created_at', 'id', 'name'])
     expect(app.id).toMatch(UUID)
@@ -161,12 +131,12 @@ describe('devplatform apps', () => {
   })
 
   it('apps list --json on an empty database is an empty array', async () => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     expect(oneJson(await cli(url, 'apps', 'list', '--json'))).toEqual([])
   })
 
   it('without --json prints a readable table', async () => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     const created = await cli(url, 'apps', 'create', '--name', 'Table App')
     expect(created.code).toBe(0)
     expect(created.stderr).toBe('')
@@ -183,7 +153,7 @@ describe('devplatform apps', () => {
   })
 
   it('works as `npx devplatform` from the repository root on the same DATABASE_URL', async () => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     const app = await createApp(url, 'Via npx')
     const result = await run('npx', ['devplatform', 'apps', 'list', '--json'], url, ROOT)
     expect(result.code).toBe(0)
@@ -195,7 +165,7 @@ describe('devplatform apps', () => {
 
 describe('devplatform keys create', () => {
   it('defaults to a production key with every scope and the production limit', async () => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     const app = await createApp(url, 'Keys')
     const key = await createKey(url, app.id)
     expect(Object.keys(key).sort()).toEqual(KEY_FIELDS)
@@ -211,7 +181,7 @@ describe('devplatform keys create', () => {
   })
 
   it('--environment development gives pk_test_/sk_test_ and the development limit', async () => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     const app = await createApp(url, 'Dev')
     const key = await createKey(url, app.id, '--environment', 'development')
     expect(Object.keys(key).sort()).toEqual(KEY_FIELDS)
@@ -227,7 +197,7 @@ describe('devplatform keys create', () => {
   })
 
   it('--scopes limits the key to those scopes; --rate-limit overrides the hourly limit', async () => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     const app = await createApp(url, 'Scoped')
     const scoped = await createKey(url, app.id, '--scopes', 'webhook:read,tax:read')
     expect([...scoped.scopes].sort()).toEqual(['tax:read', 'webhook:read'])
@@ -248,7 +218,7 @@ describe('devplatform keys create', () => {
   })
 
   it('secrets carry at least 128 random bits, differ between keys, and are stored only as a SHA-256 digest', async () => {
-    const { url, dir, file } = freshDb()
+    const { url, dir, file } = freshDb('devplatform-cli-')
     const app = await createApp(url, 'Secrets')
     const first = await createKey(url, app.id)
     const second = await createKey(url, app.id)
@@ -274,7 +244,7 @@ describe('devplatform keys create', () => {
   })
 
   it('without --json prints a table with a client_key header', async () => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     const app = await createApp(url, 'Table keys')
     const result = await cli(url, 'keys', 'create', '--app', app.id)
     expect(result.code).toBe(0)
@@ -288,7 +258,7 @@ describe('devplatform keys create', () => {
 
 describe('devplatform keys list and deactivate', () => {
   it('keys list never shows the client secret, in JSON or as a table', async () => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     const app = await createApp(url, 'List')
     const key = await createKey(url, app.id)
     const other = await createApp(url, 'Other')
@@ -314,7 +284,7 @@ describe('devplatform keys list and deactivate', () => {
   })
 
   it('keys deactivate --key works with the client key and with the id', async () => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     const app = await createApp(url, 'Deactivate')
     const byClientKey = await createKey(url, app.id)
     const byId = await createKey(url, app.id)
@@ -356,7 +326,7 @@ describe('devplatform usage errors: one line on stderr, exit code 2, nothing on 
   ]
 
   it.each(appFree)('%s', async (_label, args) => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     expectUsageError(await cli(url, ...args))
   })
 
@@ -368,7 +338,7 @@ describe('devplatform usage errors: one line on stderr, exit code 2, nothing on 
   ]
 
   it.each(withApp)('keys create with %s on an existing application creates nothing', async (_label, extra) => {
-    const { url } = freshDb()
+    const { url } = freshDb('devplatform-cli-')
     const app = await createApp(url, 'Errors')
     expectUsageError(await cli(url, 'keys', 'create', '--app', app.id, ...extra, '--json'))
     expect(oneJson(await cli(url, 'keys', 'list', '--app', app.id, '--json'))).toEqual([])

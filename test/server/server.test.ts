@@ -1,14 +1,9 @@
 import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { connect } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { afterAll, describe, expect, it } from 'vitest'
+import { CLI, cleanUp, freshDb, ROOT, SERVER, serviceEnv, track } from '../processes.js'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const SERVER = join(ROOT, 'dist', 'server.js')
-const CLI = join(ROOT, 'dist', 'cli', 'index.js')
 const START_TIMEOUT_MS = 8_000
 const EXIT_TIMEOUT_MS = 5_000
 
@@ -36,33 +31,10 @@ interface Started extends Running {
   baseUrl: string
 }
 
-const children = new Set<ChildProcessWithoutNullStreams>()
-const dirs: string[] = []
-
-afterAll(() => {
-  for (const child of children) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-  }
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
-})
-
-function freshDb(): { dir: string; file: string; url: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'devplatform-server-'))
-  dirs.push(dir)
-  const file = join(dir, 'x.db')
-  return { dir, file, url: `sqlite:${file}` }
-}
-
-/** The parent's environment without any of the service's variables, plus the given ones. */
-function serviceEnv(vars: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env }
-  for (const name of ['PORT', 'HOST', 'DATABASE_URL', 'LOG_LEVEL', 'NODE_ENV']) delete env[name]
-  return { ...env, ...vars }
-}
+afterAll(cleanUp)
 
 function launch(script: string, args: string[], vars: Record<string, string>): Running {
-  const child = spawn(process.execPath, [script, ...args], { cwd: ROOT, env: serviceEnv(vars) })
-  children.add(child)
+  const child = track(spawn(process.execPath, [script, ...args], { cwd: ROOT, env: serviceEnv(vars) }))
   let out = ''
   let err = ''
   const watchers = new Set<() => void>()
@@ -73,7 +45,6 @@ function launch(script: string, args: string[], vars: Record<string, string>): R
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk))
   const exited = new Promise<Exit>((resolve) => {
     child.on('close', (code, signal) => {
-      children.delete(child)
       for (const watcher of watchers) watcher()
       resolve({ code, signal })
     })
@@ -157,7 +128,7 @@ const curlAvailable = spawnSync('curl', ['--version'], { stdio: 'ignore' }).stat
 
 describe('start-up on an empty database', () => {
   it('prints a development key pair and a curl line that works as printed; a second start prints no new key', async () => {
-    const { url: databaseUrl } = freshDb()
+    const { url: databaseUrl } = freshDb('devplatform-server-')
     const first = await startServer({ DATABASE_URL: databaseUrl })
     try {
       const out = first.stdout()
@@ -213,7 +184,7 @@ describe('start-up on an empty database', () => {
   })
 
   it('with NODE_ENV=production prints no key and creates no application', async () => {
-    const { url: databaseUrl } = freshDb()
+    const { url: databaseUrl } = freshDb('devplatform-server-')
     const server = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' })
     try {
       expect(server.stdout()).not.toMatch(/pk_test_|sk_test_|pk_live_|sk_live_/)
@@ -324,7 +295,7 @@ async function shutdownWithRequestInFlight(databaseUrl: string, keepAlive: boole
 
 describe('SIGTERM', () => {
   it('stops accepting, finishes the in-flight request, closes the database intact and exits 0', async () => {
-    const { url: databaseUrl } = freshDb()
+    const { url: databaseUrl } = freshDb('devplatform-server-')
     const outcome = await shutdownWithRequestInFlight(databaseUrl, false)
     expect(outcome.aliveWhileInFlight).toBe(true)
     // New connections are no longer served (refused, or 503 while closing).
@@ -348,7 +319,7 @@ describe('SIGTERM', () => {
   })
 
   it('exits 0 within 5 s even when the client keeps its keep-alive connection open after the in-flight response', async () => {
-    const { url: databaseUrl } = freshDb()
+    const { url: databaseUrl } = freshDb('devplatform-server-')
     const outcome = await shutdownWithRequestInFlight(databaseUrl, true)
     expect(outcome.aliveWhileInFlight).toBe(true)
     expect(outcome.response).toMatch(/^HTTP\/1\.1 201 /)
@@ -356,7 +327,7 @@ describe('SIGTERM', () => {
   })
 
   it('on an idle server exits 0 within 5 s', async () => {
-    const { url: databaseUrl } = freshDb()
+    const { url: databaseUrl } = freshDb('devplatform-server-')
     const server = await startServer({ DATABASE_URL: databaseUrl })
     const started = Date.now()
     expect(await stop(server)).toEqual({ code: 0, signal: null })
@@ -376,7 +347,7 @@ describe('bad configuration stops start-up with one line naming the variable', (
   ]
 
   it.each(cases)('%s=%o', async (name, vars) => {
-    const { file, url } = freshDb()
+    const { file, url } = freshDb('devplatform-server-')
     const running = launch(SERVER, [], { PORT: '0', DATABASE_URL: url, ...vars })
     const exit = await exitWithin(running)
     expect(exit.signal).toBeNull()

@@ -82,14 +82,14 @@ export class CustomersRepository {
   }
 
   async update(appId: string, id: string, patch: UpdateCustomerBody): Promise<CustomerRow | undefined> {
-    const set: Updateable<CustomersTable> = { ...patch, updated_at: nowIso() }
-    if (patch.email !== undefined) set.email_key = patch.email.toLowerCase()
+    const changes: Updateable<CustomersTable> = { ...patch }
+    if (patch.email !== undefined) changes.email_key = patch.email.toLowerCase()
     // An update that names no field changes nothing, not even updated_at.
-    if (Object.keys(patch).length === 0) return this.find(appId, id)
+    if (Object.keys(changes).length === 0) return this.find(appId, id)
     try {
       return await this.db
         .updateTable('customers')
-        .set(set)
+        .set({ ...changes, updated_at: nowIso() })
         .where('app_id', '=', appId)
         .where('id', '=', id.toLowerCase())
         .returningAll()

@@ -64,17 +64,17 @@ export class TaxesRepository {
   }
 
   async update(appId: string, id: string, patch: UpdateTaxBody): Promise<TaxRow | undefined> {
-    const set: Updateable<TaxesTable> = { updated_at: nowIso() }
-    if (patch.name !== undefined) set.name = patch.name
-    if (patch.description !== undefined) set.description = patch.description
-    if (patch.percentage !== undefined) set.percentage = patch.percentage
-    if (patch.active !== undefined) set.active = patch.active ? 1 : 0
-    if (patch.appIds !== undefined) set.app_ids = JSON.stringify(patch.appIds)
+    const changes: Updateable<TaxesTable> = {}
+    if (patch.name !== undefined) changes.name = patch.name
+    if (patch.description !== undefined) changes.description = patch.description
+    if (patch.percentage !== undefined) changes.percentage = patch.percentage
+    if (patch.active !== undefined) changes.active = patch.active ? 1 : 0
+    if (patch.appIds !== undefined) changes.app_ids = JSON.stringify(patch.appIds)
     // An update that names no field changes nothing, not even updated_at.
-    if (Object.keys(set).length === 1) return this.find(appId, id)
+    if (Object.keys(changes).length === 0) return this.find(appId, id)
     return this.db
       .updateTable('taxes')
-      .set(set)
+      .set({ ...changes, updated_at: nowIso() })
       .where('app_id', '=', appId)
       .where('id', '=', id.toLowerCase())
       .returningAll()

@@ -97,15 +97,18 @@ export class WebhooksRepository {
   }
 
   async update(appId: string, id: string, patch: WebhookPatch): Promise<WebhookRow | undefined> {
-    const set: Updateable<WebhooksTable> = { updated_at: nowIso() }
-    if (patch.name !== undefined) set.name = patch.name
-    if (patch.url !== undefined) set.url = patch.url
-    if (patch.isActive !== undefined) set.is_active = patch.isActive ? 1 : 0
-    if (patch.encrypted !== undefined) set.encrypted = patch.encrypted ? 1 : 0
-    if (patch.signingSecret !== undefined) set.signing_secret = patch.signingSecret
+    const changes: Updateable<WebhooksTable> = {}
+    if (patch.name !== undefined) changes.name = patch.name
+    if (patch.url !== undefined) changes.url = patch.url
+    if (patch.isActive !== undefined) changes.is_active = patch.isActive ? 1 : 0
+    if (patch.encrypted !== undefined) changes.encrypted = patch.encrypted ? 1 : 0
+    if (patch.signingSecret !== undefined) changes.signing_secret = patch.signingSecret
     // An update that names no field changes nothing, not even updated_at.
-    if (Object.keys(set).length === 1) return this.find(appId, id)
-    return this.updateOwned(appId, id).set(set).returningAll().executeTakeFirst()
+    if (Object.keys(changes).length === 0) return this.find(appId, id)
+    return this.updateOwned(appId, id)
+      .set({ ...changes, updated_at: nowIso() })
+      .returningAll()
+      .executeTakeFirst()
   }
 
   /**
