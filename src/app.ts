@@ -16,6 +16,9 @@ import { taxGuardRoutes, taxRoutes } from './routes/taxes/index.js'
 import { webhookRoutes } from './routes/webhooks/index.js'
 import { createRules } from './validation/rules.js'
 import { createValidatorCompiler } from './validation/validator.js'
+import { systemResolver, webhookUrlAddressProblem } from './webhooks/address-guard.js'
+import { createDispatcher, type DispatcherOverrides, shutdownGraceMs } from './webhooks/dispatcher.js'
+import { DeliveryNotifier } from './webhooks/notifier.js'
 
 export interface AppOptions {
   config: Config
@@ -24,6 +27,8 @@ export interface AppOptions {
   rateLimiter?: RateLimiter
   /** where log lines go (tests capture them); stdout by default */
   logStream?: DestinationStream
+  /** the webhook dispatcher's injected parts (tests: a fake DNS, a short retry schedule) */
+  delivery?: DispatcherOverrides
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
@@ -54,7 +59,20 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   })
 
   await app.register(errorsPlugin)
-  await app.register(databasePlugin, { db: options.db })
+  const notifier = new DeliveryNotifier()
+  await app.register(databasePlugin, { db: options.db, notifier })
+  if (config.webhooks.dispatcher) {
+    const dispatcher = createDispatcher(config, options.db, app.log, options.delivery)
+    notifier.attach(dispatcher)
+    app.addHook('onReady', async () => dispatcher.start())
+    // Before the database closes (onClose): stop claiming, finish or abort attempts, write their outcomes.
+    app.addHook('preClose', async () => {
+      notifier.detach()
+      await dispatcher.stop(shutdownGraceMs(config))
+    })
+  }
+  const resolveHost = options.delivery?.resolveHost ?? systemResolver
+  const urlAddressProblem = config.nodeEnv === 'production' ? (url: string) => webhookUrlAddressProblem(url, resolveHost) : undefined
   await app.register(openapiPlugin)
 
   const rateLimiter = options.rateLimiter ?? new MemoryRateLimiter()
@@ -69,7 +87,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       await api.register(async (authenticated) => {
         authenticated.addHook('onRequest', authenticate(app.repos.apps, rateLimiter))
         await authenticated.register(healthRoutes)
-        await authenticated.register(webhookRoutes)
+        await authenticated.register(webhookRoutes, { urlAddressProblem })
         await authenticated.register(customerRoutes)
         await authenticated.register(liquidationAddressRoutes)
         await authenticated.register(taxRoutes)

@@ -3,9 +3,11 @@ import type { Scope } from './auth/scopes.js'
 import type { Db } from './db/database.js'
 import type { AppsRepository } from './db/repositories/apps.js'
 import type { CustomersRepository } from './db/repositories/customers.js'
+import type { EventsRepository } from './db/repositories/events.js'
 import type { LiquidationAddressesRepository } from './db/repositories/liquidation-addresses.js'
 import type { TaxesRepository } from './db/repositories/taxes.js'
 import type { WebhooksRepository } from './db/repositories/webhooks.js'
+import type { DeliveryNotifier } from './webhooks/notifier.js'
 
 /** Who is calling: set by the auth hook on every authenticated route. */
 export interface AuthContext {
@@ -23,10 +25,20 @@ export interface Repositories {
   taxes: TaxesRepository
 }
 
+/** The repositories inside one write transaction, with the outbox. */
+export interface TransactionRepositories extends Repositories {
+  events: EventsRepository
+}
+
 declare module 'fastify' {
   interface FastifyInstance {
     db: Db
+    /** reads; writes go through `transact` */
     repos: Repositories
+    /** runs `work` in one write transaction; wakes the dispatcher when it wrote deliveries */
+    transact<T>(work: (tx: TransactionRepositories) => Promise<T>): Promise<T>
+    /** tells the dispatcher in this process (if any) about commits it must act on at once */
+    notifier: DeliveryNotifier
   }
   interface FastifyRequest {
     /** null only on public routes; authenticated handlers read it through `callerOf`. */

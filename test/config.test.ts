@@ -10,16 +10,31 @@ describe('loadConfig', () => {
       database: { kind: 'sqlite', filename: `${process.cwd()}/data/devplatform.db` },
       logLevel: 'info',
       nodeEnv: 'development',
+      webhooks: { dispatcher: true, timeoutMs: 15_000, concurrency: 256, perWebhookConcurrency: 16, pollIntervalMs: 250 },
     })
   })
 
   it('reads every variable', () => {
-    expect(loadConfig({ PORT: '0', HOST: '0.0.0.0', DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'warn', NODE_ENV: 'production' })).toEqual({
+    expect(
+      loadConfig({
+        PORT: '0',
+        HOST: '0.0.0.0',
+        DATABASE_URL: 'sqlite::memory:',
+        LOG_LEVEL: 'warn',
+        NODE_ENV: 'production',
+        WEBHOOK_DISPATCHER: 'off',
+        WEBHOOK_TIMEOUT_MS: '100',
+        WEBHOOK_CONCURRENCY: '10000',
+        WEBHOOK_CONCURRENCY_PER_WEBHOOK: '1',
+        WEBHOOK_POLL_MS: '60000',
+      }),
+    ).toEqual({
       port: 0,
       host: '0.0.0.0',
       database: { kind: 'sqlite', filename: ':memory:' },
       logLevel: 'warn',
       nodeEnv: 'production',
+      webhooks: { dispatcher: false, timeoutMs: 100, concurrency: 10000, perWebhookConcurrency: 1, pollIntervalMs: 60000 },
     })
     expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database.filename).toBe('/tmp/x.db')
   })
@@ -34,6 +49,16 @@ describe('loadConfig', () => {
     ['DATABASE_URL', { DATABASE_URL: 'sqlite:' }, 'DATABASE_URL must be'],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
     ['NODE_ENV', { NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test'],
+    ['WEBHOOK_DISPATCHER', { WEBHOOK_DISPATCHER: 'yes' }, 'WEBHOOK_DISPATCHER must be one of on, off (got "yes")'],
+    ['WEBHOOK_TIMEOUT_MS', { WEBHOOK_TIMEOUT_MS: '99' }, 'WEBHOOK_TIMEOUT_MS must be an integer from 100 to 120000 (got "99")'],
+    ['WEBHOOK_TIMEOUT_MS', { WEBHOOK_TIMEOUT_MS: '120001' }, 'WEBHOOK_TIMEOUT_MS must be an integer from 100 to 120000'],
+    ['WEBHOOK_TIMEOUT_MS', { WEBHOOK_TIMEOUT_MS: '1.5' }, 'WEBHOOK_TIMEOUT_MS must be an integer'],
+    ['WEBHOOK_CONCURRENCY', { WEBHOOK_CONCURRENCY: '0' }, 'WEBHOOK_CONCURRENCY must be an integer from 1 to 10000 (got "0")'],
+    ['WEBHOOK_CONCURRENCY', { WEBHOOK_CONCURRENCY: '10001' }, 'WEBHOOK_CONCURRENCY must be an integer from 1 to 10000'],
+    ['WEBHOOK_CONCURRENCY_PER_WEBHOOK', { WEBHOOK_CONCURRENCY_PER_WEBHOOK: '0' }, 'WEBHOOK_CONCURRENCY_PER_WEBHOOK must be an integer from 1 to 1000'],
+    ['WEBHOOK_CONCURRENCY_PER_WEBHOOK', { WEBHOOK_CONCURRENCY_PER_WEBHOOK: '1001' }, 'WEBHOOK_CONCURRENCY_PER_WEBHOOK must be an integer from 1 to 1000'],
+    ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: '9' }, 'WEBHOOK_POLL_MS must be an integer from 10 to 60000'],
+    ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: '60001' }, 'WEBHOOK_POLL_MS must be an integer from 10 to 60000'],
   ]
   it.each(bad)('a bad %s stops start-up with one line naming it', (_name, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError)

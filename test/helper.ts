@@ -7,8 +7,9 @@ import { buildApp } from '../src/app.js'
 import type { Environment } from '../src/auth/credentials.js'
 import type { RateLimiter } from '../src/auth/rate-limiter.js'
 import { SCOPES, type Scope } from '../src/auth/scopes.js'
-import { type Config, loadConfig } from '../src/config.js'
+import { type Config, loadConfig, type WebhookConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
+import type { DispatcherOverrides } from '../src/webhooks/dispatcher.js'
 
 export interface TestKey {
   id: string
@@ -49,10 +50,19 @@ export interface TestServer {
  * Builds the real app on a fresh SQLite file and listens on an ephemeral loopback port, so tests
  * speak real HTTP. Call close() in afterAll.
  */
-export async function startTestServer(options: { config?: Partial<Config>; rateLimiter?: RateLimiter } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { config?: Partial<Config>; webhooks?: Partial<WebhookConfig>; rateLimiter?: RateLimiter; delivery?: DispatcherOverrides } = {},
+): Promise<TestServer> {
   const dir = mkdtempSync(join(tmpdir(), 'devplatform-test-'))
   const dbFile = join(dir, 'test.db')
-  const config: Config = { ...loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'info' }), database: { kind: 'sqlite', filename: dbFile }, ...options.config }
+  const defaults = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'info' })
+  const config: Config = {
+    ...defaults,
+    database: { kind: 'sqlite', filename: dbFile },
+    ...options.config,
+    // Route tests don't deliver (their webhooks point at example.com); delivery tests turn it on.
+    webhooks: { ...defaults.webhooks, dispatcher: false, ...options.webhooks },
+  }
   const db = await openDatabase(config.database)
   let logText = ''
   const logStream = new Writable({
@@ -61,7 +71,13 @@ export async function startTestServer(options: { config?: Partial<Config>; rateL
       done()
     },
   })
-  const app = await buildApp({ config, db, logStream, ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }) })
+  const app = await buildApp({
+    config,
+    db,
+    logStream,
+    ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
+    ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
+  })
   await app.listen({ port: 0, host: '127.0.0.1' })
   const address = app.server.address()
   if (address === null || typeof address === 'string') throw new Error('no port')

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement } from 'kysely'
+import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement, sql } from 'kysely'
 import type { DatabaseLocation } from '../config.js'
 import { migrateToLatest } from './migrations.js'
 import type { Database } from './schema.js'
@@ -49,6 +49,32 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
       return statement
     },
   }
+}
+
+/**
+ * Runs `work` as one write transaction on one connection. SQLite gets BEGIN IMMEDIATE: the write
+ * lock is taken first, so a transaction that reads before it writes can't fail to upgrade when
+ * another process (a separate worker, the CLI) wrote meanwhile, and what it read stays true until
+ * it commits. `work` must use the `tx` it is given, and must not open another transaction.
+ */
+export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (tx) => {
+    await sql`begin immediate`.execute(tx)
+    let result: T
+    try {
+      result = await work(tx)
+    } catch (error) {
+      await sql`rollback`.execute(tx)
+      throw error
+    }
+    try {
+      await sql`commit`.execute(tx)
+    } catch (error) {
+      await sql`rollback`.execute(tx).catch(() => undefined)
+      throw error
+    }
+    return result
+  })
 }
 
 /** True when `error` is a unique-constraint violation, in SQLite's or PostgreSQL's words. */

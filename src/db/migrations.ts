@@ -1,4 +1,4 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely'
+import { type Kysely, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 
 // Migrations live in code (not files on disk) so the built package and the tests run the same list.
 // Only portable DDL: text, integer, double precision; no SQLite-only or PostgreSQL-only syntax.
@@ -106,6 +106,57 @@ const migrations: Record<string, Migration> = {
         .execute()
       await db.schema.createIndex('taxes_app_id_created_at').on('taxes').columns(['app_id', 'created_at']).execute()
     },
+  },
+}
+
+migrations['0002_webhook_deliveries'] = {
+  async up(db: Kysely<unknown>) {
+    await db.schema
+      .createTable('events')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('app_id', 'text', (c) => c.notNull().references('apps.id'))
+      .addColumn('type', 'text', (c) => c.notNull())
+      .addColumn('payload', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute()
+    await db.schema.createIndex('events_app_id_created_at').on('events').columns(['app_id', 'created_at']).execute()
+
+    await db.schema
+      .createTable('deliveries')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('event_id', 'text', (c) => c.notNull().references('events.id'))
+      .addColumn('webhook_id', 'text', (c) => c.notNull().references('webhooks.id'))
+      .addColumn('app_id', 'text', (c) => c.notNull().references('apps.id'))
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('attempts', 'integer', (c) => c.notNull())
+      .addColumn('next_attempt_at', 'text', (c) => c.notNull())
+      .addColumn('claim_token', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute()
+    // The dispatcher's queue: only pending rows, in due order (partial indexes: SQLite and PostgreSQL).
+    await db.schema
+      .createIndex('deliveries_due')
+      .on('deliveries')
+      .columns(['next_attempt_at', 'webhook_id'])
+      .where(sql.ref('status'), '=', 'pending')
+      .execute()
+    await db.schema.createIndex('deliveries_webhook_id').on('deliveries').columns(['webhook_id', 'status']).execute()
+
+    await db.schema
+      .createTable('delivery_attempts')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('delivery_id', 'text', (c) => c.notNull().references('deliveries.id'))
+      .addColumn('webhook_id', 'text', (c) => c.notNull().references('webhooks.id'))
+      .addColumn('attempt', 'integer', (c) => c.notNull())
+      .addColumn('started_at', 'text', (c) => c.notNull())
+      .addColumn('duration_ms', 'integer', (c) => c.notNull())
+      .addColumn('outcome', 'text', (c) => c.notNull())
+      .addColumn('status_code', 'integer')
+      .addColumn('error', 'text')
+      .addColumn('response_body', 'text')
+      .execute()
+    await db.schema.createIndex('delivery_attempts_delivery_id').on('delivery_attempts').column('delivery_id').execute()
   },
 }
 

@@ -95,6 +95,52 @@ export interface TaxesTable {
   updated_at: string
 }
 
+/** One change made through the API, as the envelope sent to webhooks. Kept for audit. */
+export interface EventsTable {
+  id: string
+  app_id: string
+  type: string
+  /** the JSON envelope {"id","type","created_at","data"}, byte for byte what receivers get */
+  payload: string
+  created_at: string
+}
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled'
+
+/** One event for one webhook. Kept for audit, also after the webhook is deleted. */
+export interface DeliveriesTable {
+  id: string
+  event_id: string
+  webhook_id: string
+  app_id: string
+  status: DeliveryStatus
+  /** attempts made so far */
+  attempts: number
+  /** pending: when the next attempt is due; while claimed, when the claim lapses */
+  next_attempt_at: string
+  /** set while a dispatcher holds the delivery; its outcome is written only under the same token */
+  claim_token: string | null
+  created_at: string
+  updated_at: string
+}
+
+export type AttemptOutcome = 'succeeded' | 'failed' | 'canceled'
+
+export interface DeliveryAttemptsTable {
+  id: string
+  delivery_id: string
+  webhook_id: string
+  /** 1 for the first attempt */
+  attempt: number
+  started_at: string
+  duration_ms: number
+  outcome: AttemptOutcome
+  status_code: number | null
+  error: string | null
+  /** the receiver's response body, first 20 KB */
+  response_body: string | null
+}
+
 export interface Database {
   apps: AppsTable
   api_keys: ApiKeysTable
@@ -102,4 +148,7 @@ export interface Database {
   customers: CustomersTable
   liquidation_addresses: LiquidationAddressesTable
   taxes: TaxesTable
+  events: EventsTable
+  deliveries: DeliveriesTable
+  delivery_attempts: DeliveryAttemptsTable
 }

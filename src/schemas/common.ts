@@ -33,3 +33,8 @@ export const Pagination = {
 export function errorResponses(...codes: number[]) {
   return Object.fromEntries(codes.map((code) => [code, { $ref: 'Error#' }]))
 }
+
+/** True when an update body names at least one field: only then is it a change (and an event). */
+export function namesAField(body: object): boolean {
+  return Object.keys(body).length > 0
+}

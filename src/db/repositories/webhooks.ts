@@ -105,17 +105,32 @@ export class WebhooksRepository {
     if (patch.signingSecret !== undefined) changes.signing_secret = patch.signingSecret
     // An update that names no field changes nothing, not even updated_at.
     if (Object.keys(changes).length === 0) return this.find(appId, id)
-    return this.updateOwned(appId, id)
+    const row = await this.updateOwned(appId, id)
       .set({ ...changes, updated_at: nowIso() })
       .returningAll()
       .executeTakeFirst()
+    if (row !== undefined && row.is_active === 0) await this.cancelPendingDeliveries(row.id)
+    return row
   }
 
   /**
-   * Marks the webhook deleted and returns it as it was. One statement with the
-   * `deleted_at is null` guard, so of concurrent deletes exactly one gets the row.
+   * Marks the webhook deleted, cancels its pending deliveries, and returns it as it was. One
+   * statement with the `deleted_at is null` guard, so of concurrent deletes exactly one gets the
+   * row. Run it in a transaction (`transact`), so the cancellation commits with the deletion.
    */
   async delete(appId: string, id: string): Promise<WebhookRow | undefined> {
-    return this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll().executeTakeFirst()
+    const row = await this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll().executeTakeFirst()
+    if (row !== undefined) await this.cancelPendingDeliveries(row.id)
+    return row
+  }
+
+  /** An inactive or deleted webhook gets nothing more: its pending deliveries (claimed ones too) end here. */
+  private async cancelPendingDeliveries(webhookId: string): Promise<void> {
+    await this.db
+      .updateTable('deliveries')
+      .set({ status: 'canceled', claim_token: null, updated_at: nowIso() })
+      .where('webhook_id', '=', webhookId)
+      .where('status', '=', 'pending')
+      .execute()
   }
 }

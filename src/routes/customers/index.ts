@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import { toCustomer } from '../../db/repositories/customers.js'
 import { ApiError } from '../../errors.js'
+import { namesAField } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
   CreateCustomerBody,
@@ -29,8 +30,13 @@ export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request, reply) => {
-      const row = await customers.create(callerOf(request).appId, request.body)
-      return reply.code(201).send(toCustomer(row))
+      const { appId } = callerOf(request)
+      const customer = await app.transact(async (tx) => {
+        const created = toCustomer(await tx.customers.create(appId, request.body))
+        await tx.events.emit(appId, 'customer.created', created)
+        return created
+      })
+      return reply.code(201).send(customer)
     },
   )
 
@@ -84,9 +90,14 @@ export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const row = await customers.update(callerOf(request).appId, request.params.id, request.body)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
-      return toCustomer(row)
+      const { appId } = callerOf(request)
+      return app.transact(async (tx) => {
+        const row = await tx.customers.update(appId, request.params.id, request.body)
+        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        const customer = toCustomer(row)
+        if (namesAField(request.body)) await tx.events.emit(appId, 'customer.updated', customer)
+        return customer
+      })
     },
   )
 }

@@ -11,12 +11,14 @@ import {
   LiquidationAddressSchema,
 } from '../../schemas/liquidation-addresses.js'
 
+const CUSTOMER_NOT_FOUND = 'Customer not found'
+
 export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const { customers, liquidationAddresses } = app.repos
 
   /** 404 unless the customer belongs to the caller's application. */
   async function requireCustomer(appId: string, customerId: string): Promise<void> {
-    if ((await customers.find(appId, customerId)) === undefined) throw ApiError.notFound('Customer not found')
+    if ((await customers.find(appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
   }
 
   app.post(
@@ -33,9 +35,13 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
     },
     async (request, reply) => {
       const { appId } = callerOf(request)
-      await requireCustomer(appId, request.params.customerId)
-      const row = await liquidationAddresses.create(appId, request.params.customerId, request.body)
-      return reply.code(201).send(toLiquidationAddress(row))
+      const address = await app.transact(async (tx) => {
+        if ((await tx.customers.find(appId, request.params.customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+        const created = toLiquidationAddress(await tx.liquidationAddresses.create(appId, request.params.customerId, request.body))
+        await tx.events.emit(appId, 'liquidation_address.created', created)
+        return created
+      })
+      return reply.code(201).send(address)
     },
   )
 

@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import { toTax } from '../../db/repositories/taxes.js'
 import { ApiError } from '../../errors.js'
-import { errorResponses } from '../../schemas/common.js'
+import { errorResponses, namesAField } from '../../schemas/common.js'
 import { CreateTaxBody, ListTaxesQuery, TaxParams, TaxSchema, UpdateTaxBody } from '../../schemas/taxes.js'
 
 const NOT_FOUND = 'Tax not found'
@@ -22,7 +22,15 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 201: TaxSchema, ...errorResponses(400, 401, 403, 429) },
       },
     },
-    async (request, reply) => reply.code(201).send(toTax(await taxes.create(callerOf(request).appId, request.body))),
+    async (request, reply) => {
+      const { appId } = callerOf(request)
+      const tax = await app.transact(async (tx) => {
+        const created = toTax(await tx.taxes.create(appId, request.body))
+        await tx.events.emit(appId, 'tax.created', created)
+        return created
+      })
+      return reply.code(201).send(tax)
+    },
   )
 
   app.get(
@@ -70,9 +78,14 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const row = await taxes.update(callerOf(request).appId, request.params.id, request.body)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
-      return toTax(row)
+      const { appId } = callerOf(request)
+      return app.transact(async (tx) => {
+        const row = await tx.taxes.update(appId, request.params.id, request.body)
+        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        const tax = toTax(row)
+        if (namesAField(request.body)) await tx.events.emit(appId, 'tax.updated', tax)
+        return tax
+      })
     },
   )
 
@@ -88,9 +101,14 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const row = await taxes.delete(callerOf(request).appId, request.params.id)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
-      return toTax(row)
+      const { appId } = callerOf(request)
+      return app.transact(async (tx) => {
+        const row = await tx.taxes.delete(appId, request.params.id)
+        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        const tax = toTax(row)
+        await tx.events.emit(appId, 'tax.deleted', tax)
+        return tax
+      })
     },
   )
 }

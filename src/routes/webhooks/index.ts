@@ -1,15 +1,16 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { toWebhook } from '../../db/repositories/webhooks.js'
+import { toWebhook, type WebhooksRepository } from '../../db/repositories/webhooks.js'
 import { ApiError } from '../../errors.js'
-import { errorResponses } from '../../schemas/common.js'
+import { errorResponses, namesAField } from '../../schemas/common.js'
 import {
   CreatedWebhookSchema,
   CreateWebhookBody,
   ListWebhooksQuery,
   UpdateWebhookBody,
   WebhookParams,
+  type Webhook,
   WebhookSchema,
 } from '../../schemas/webhooks.js'
 import { Type } from 'typebox'
@@ -21,8 +22,25 @@ export function generateSigningSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`
 }
 
-export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
+/** The webhook as it is now, inside the transaction that changed it. */
+async function reread(webhooks: WebhooksRepository, appId: string, id: string): Promise<Webhook> {
+  const row = await webhooks.find(appId, id)
+  if (row === undefined) throw new Error(`webhook ${id} vanished inside its own transaction`)
+  return toWebhook(row)
+}
+
+export interface WebhookRoutesOptions {
+  /** production: why a url's host may not receive webhooks (it resolves to a private address), or undefined */
+  urlAddressProblem?: ((url: string) => Promise<string | undefined>) | undefined
+}
+
+export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, options) => {
   const webhooks = app.repos.webhooks
+
+  async function urlGuard(url: string): Promise<void> {
+    const problem = await options.urlAddressProblem?.(url)
+    if (problem !== undefined) throw ApiError.badRequest(problem)
+  }
 
   app.post(
     '/webhooks',
@@ -38,17 +56,24 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { appId } = callerOf(request)
       const body = request.body
+      await urlGuard(body.url)
       const signingSecret = body.signing_secret ?? generateSigningSecret()
-      const row = await webhooks.create(appId, {
-        name: body.name,
-        url: body.url,
-        isActive: body.isActive ?? true,
-        encrypted: body.encrypted ?? false,
-        signingSecret,
+      const webhook = await app.transact(async (tx) => {
+        const created = toWebhook(
+          await tx.webhooks.create(appId, {
+            name: body.name,
+            url: body.url,
+            isActive: body.isActive ?? true,
+            encrypted: body.encrypted ?? false,
+            signingSecret,
+          }),
+        )
+        await tx.events.emit(appId, 'webhook.created', created)
+        // Active, so it was sent its own webhook.created: answer with that counted.
+        return reread(tx.webhooks, appId, created.id)
       })
       // A generated secret is shown this once; a secret the caller chose is never echoed.
-      const created = body.signing_secret === undefined ? { ...toWebhook(row), signing_secret: signingSecret } : toWebhook(row)
-      return reply.code(201).send(created)
+      return reply.code(201).send(body.signing_secret === undefined ? { ...webhook, signing_secret: signingSecret } : webhook)
     },
   )
 
@@ -100,16 +125,26 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
+      const { appId } = callerOf(request)
       const body = request.body
-      const row = await webhooks.update(callerOf(request).appId, request.params.id, {
-        name: body.name,
-        url: body.url,
-        isActive: body.isActive,
-        encrypted: body.encrypted,
-        signingSecret: body.signing_secret,
+      if (body.url !== undefined) await urlGuard(body.url)
+      const webhook = await app.transact(async (tx) => {
+        const row = await tx.webhooks.update(appId, request.params.id, {
+          name: body.name,
+          url: body.url,
+          isActive: body.isActive,
+          encrypted: body.encrypted,
+          signingSecret: body.signing_secret,
+        })
+        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        const updated = toWebhook(row)
+        if (!namesAField(body)) return updated
+        await tx.events.emit(appId, 'webhook.updated', updated)
+        return reread(tx.webhooks, appId, updated.id)
       })
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
-      return toWebhook(row)
+      // Deactivated: its pending deliveries were canceled in that transaction; stop those on the wire.
+      if (!webhook.isActive) app.notifier.webhookStopped(webhook.id)
+      return webhook
     },
   )
 
@@ -127,9 +162,15 @@ export const webhookRoutes: FastifyPluginAsyncTypebox = async (app) => {
       },
     },
     async (request) => {
-      const row = await webhooks.delete(callerOf(request).appId, request.params.id)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
-      return toWebhook(row)
+      const { appId } = callerOf(request)
+      const webhook = await app.transact(async (tx) => {
+        const row = await tx.webhooks.delete(appId, request.params.id)
+        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        return toWebhook(row)
+      })
+      // Committed: its pending deliveries are canceled; abort attempts on the wire before answering.
+      app.notifier.webhookStopped(webhook.id)
+      return webhook
     },
   )
 }

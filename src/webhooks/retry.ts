@@ -1,0 +1,37 @@
+const SECOND = 1000
+const MINUTE = 60 * SECOND
+const HOUR = 60 * MINUTE
+
+/** Waits after the 1st, 2nd, … failed attempt; after the last one the delivery is failed for good. */
+export const RETRY_SCHEDULE_MS: readonly number[] = [5 * SECOND, 5 * MINUTE, 30 * MINUTE, 2 * HOUR, 5 * HOUR, 10 * HOUR, 10 * HOUR]
+
+export const JITTER = 0.2
+
+/**
+ * The wait before the next attempt after `failedAttempts` attempts, or undefined when the
+ * schedule is used up. ±20 % jitter spreads retries of many deliveries that failed together.
+ * A Retry-After (429/503 only; the caller decides) is honoured up to twice the scheduled wait.
+ */
+export function retryDelay(
+  failedAttempts: number,
+  options: { schedule?: readonly number[]; random?: () => number; retryAfterMs?: number | undefined } = {},
+): number | undefined {
+  const schedule = options.schedule ?? RETRY_SCHEDULE_MS
+  const base = schedule[failedAttempts - 1]
+  if (base === undefined) return undefined
+  const random = options.random ?? Math.random
+  const scheduled = Math.round(base * (1 - JITTER + 2 * JITTER * random()))
+  if (options.retryAfterMs === undefined) return scheduled
+  return Math.min(options.retryAfterMs, 2 * scheduled)
+}
+
+/** Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, nowMs: number): number | undefined {
+  if (value === undefined) return undefined
+  const text = value.trim()
+  if (/^\d{1,10}$/.test(text)) return Number(text) * SECOND
+  if (!/[a-z]/i.test(text)) return undefined
+  const date = Date.parse(text)
+  if (Number.isNaN(date)) return undefined
+  return Math.max(0, date - nowMs)
+}
