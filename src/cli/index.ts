@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
+import { pino } from 'pino'
 import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../auth/credentials.js'
 import { isScope, type Scope, SCOPES } from '../auth/scopes.js'
-import { ConfigError, DEFAULT_DATABASE_URL, parseDatabaseUrl } from '../config.js'
+import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, loadConfig, parseDatabaseUrl } from '../config.js'
 import { type Db, openDatabase } from '../db/database.js'
 import { type ApiKey, AppsRepository } from '../db/repositories/apps.js'
+import { createDispatcher, type DispatcherLog, shutdownGraceMs } from '../webhooks/dispatcher.js'
+import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliveriesForAudit } from './deliveries.js'
 
 /** A mistake in how the command was called (or an unknown id): one line on stderr, exit 2. */
 class UsageError extends Error {}
@@ -15,10 +18,30 @@ const USAGE = `usage: devplatform <command> [--json]
   keys create --app APP_ID [--environment production|development] [--scopes a,b] [--rate-limit N]
   keys list --app APP_ID
   keys deactivate --key CLIENT_KEY_OR_ID
+  deliveries list --webhook WEBHOOK_ID [--limit N]
+      a webhook's newest deliveries (N from 1 to 1000, default 50) with every attempt;
+      any application's webhook, deleted ones too
+  worker
+      deliver webhooks until SIGTERM or SIGINT, logging JSON lines to stdout (no --json);
+      for a server run with WEBHOOK_DISPATCHER=off; reads the server's WEBHOOK_* and LOG_LEVEL
 The database is DATABASE_URL (default ${DEFAULT_DATABASE_URL}).`
+
+/** `deliveries list` shows this many deliveries unless --limit says otherwise. */
+const DEFAULT_DELIVERY_LIMIT = 50
+const MAX_DELIVERY_LIMIT = 1000
 
 type Row = Record<string, unknown>
 type Output = Row | Row[]
+
+/** What a command prints: the document for --json, the text otherwise. */
+interface Printed {
+  json: unknown
+  text: string
+}
+
+function rows(output: Output): Printed {
+  return { json: output, text: table(output) }
+}
 
 interface Flags {
   json: boolean
@@ -28,6 +51,8 @@ interface Flags {
   scopes?: string
   'rate-limit'?: string
   key?: string
+  webhook?: string
+  limit?: string
 }
 
 const FLAGS_BY_COMMAND: Record<string, readonly (keyof Flags)[]> = {
@@ -36,6 +61,8 @@ const FLAGS_BY_COMMAND: Record<string, readonly (keyof Flags)[]> = {
   'keys create': ['app', 'environment', 'scopes', 'rate-limit'],
   'keys list': ['app'],
   'keys deactivate': ['key'],
+  'deliveries list': ['webhook', 'limit'],
+  worker: [],
 }
 
 function parse(argv: string[]): { command: string; flags: Flags } {
@@ -53,6 +80,8 @@ function parse(argv: string[]): { command: string; flags: Flags } {
         scopes: { type: 'string' },
         'rate-limit': { type: 'string' },
         key: { type: 'string' },
+        webhook: { type: 'string' },
+        limit: { type: 'string' },
       },
     })
   } catch (error) {
@@ -61,8 +90,10 @@ function parse(argv: string[]): { command: string; flags: Flags } {
   const command = parsed.positionals.join(' ')
   const allowed = FLAGS_BY_COMMAND[command]
   if (allowed === undefined) {
-    throw new UsageError(command === '' ? 'missing command (try: apps create, apps list, keys create, keys list, keys deactivate)' : `unknown command: ${command}`)
+    throw new UsageError(command === '' ? `missing command (try: ${Object.keys(FLAGS_BY_COMMAND).join(', ')})` : `unknown command: ${command}`)
   }
+  // The worker prints log lines, not a document.
+  if (command === 'worker' && parsed.values.json === true) throw new UsageError('option --json does not apply to "worker" (it logs JSON lines to stdout anyway)')
   const flags: Flags = { ...parsed.values, json: parsed.values.json === true }
   for (const name of Object.keys(parsed.values)) {
     if (name !== 'json' && !allowed.includes(name as keyof Flags)) throw new UsageError(`option --${name} does not apply to "${command}"`)
@@ -70,7 +101,7 @@ function parse(argv: string[]): { command: string; flags: Flags } {
   return { command, flags }
 }
 
-function required(flags: Flags, name: 'name' | 'app' | 'key'): string {
+function required(flags: Flags, name: 'name' | 'app' | 'key' | 'webhook'): string {
   const value = flags[name]
   if (value === undefined || value.trim() === '') throw new UsageError(`missing required option --${name}`)
   return value
@@ -107,41 +138,125 @@ function parseEnvironment(text: string | undefined): Environment {
   return found
 }
 
+function parseLimit(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_DELIVERY_LIMIT
+  if (!/^\d{1,9}$/.test(text) || Number(text) < 1 || Number(text) > MAX_DELIVERY_LIMIT) {
+    throw new UsageError(`--limit must be a whole number from 1 to ${MAX_DELIVERY_LIMIT} (got ${text})`)
+  }
+  return Number(text)
+}
+
 function parseRateLimit(text: string | undefined): number | null {
   if (text === undefined) return null
   if (!/^\d{1,9}$/.test(text) || Number(text) < 1) throw new UsageError(`--rate-limit must be a whole number of requests per hour, at least 1 (got ${text})`)
   return Number(text)
 }
 
-async function run(command: string, flags: Flags, apps: AppsRepository): Promise<Output> {
+/** The audit view's one-line header: which webhook, its state and its counters. */
+function auditHeader(webhook: AuditWebhook, shown: number): string {
+  const state = webhook.deleted_at !== null ? `deleted at ${webhook.deleted_at}` : webhook.isActive ? 'active' : 'inactive'
+  const stats = webhook.delivery_stats
+  return (
+    `webhook ${webhook.id} ${JSON.stringify(webhook.name)} ${webhook.url} (app ${webhook.app_id}), ${state}; ` +
+    `${stats.total_events} events, ${stats.successful_deliveries} delivered, ${stats.failed_deliveries} failed attempts; ` +
+    `newest ${shown} deliveries:\n`
+  )
+}
+
+function auditRow(delivery: AuditDelivery): Row {
+  const last = delivery.attempt_log.at(-1)
+  return {
+    id: delivery.id,
+    event_type: delivery.event_type,
+    event_id: delivery.event_id,
+    status: delivery.status,
+    attempts: delivery.attempts,
+    next_attempt_at: delivery.next_attempt_at,
+    last_outcome: last?.outcome,
+    last_status_code: last?.status_code,
+  }
+}
+
+async function run(command: string, flags: Flags, db: Db): Promise<Printed> {
+  const apps = new AppsRepository(db)
   switch (command) {
     case 'apps create': {
       const app = await apps.createApp(required(flags, 'name'))
-      return { ...app }
+      return rows({ ...app })
     }
     case 'apps list':
-      return (await apps.listApps()).map((app) => ({ ...app }))
+      return rows((await apps.listApps()).map((app) => ({ ...app })))
     case 'keys create': {
       const appId = required(flags, 'app')
       const environment = parseEnvironment(flags.environment)
       const scopes = parseScopes(flags.scopes)
       const rateLimitOverride = parseRateLimit(flags['rate-limit'])
       if ((await apps.findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
-      return keyOutput(await apps.createKey({ appId, environment, scopes, rateLimitOverride }))
+      const printed = rows(keyOutput(await apps.createKey({ appId, environment, scopes, rateLimitOverride })))
+      return { ...printed, text: `${printed.text}The client secret is shown only now; store it safely.\n` }
     }
     case 'keys list': {
       const appId = required(flags, 'app')
       if ((await apps.findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
-      return (await apps.listKeys(appId)).map(keyOutput)
+      return rows((await apps.listKeys(appId)).map(keyOutput))
     }
     case 'keys deactivate': {
       const key = await apps.deactivateKey(required(flags, 'key'))
       if (key === undefined) throw new UsageError(`unknown key: ${flags.key ?? ''}`)
-      return keyOutput(key)
+      return rows(keyOutput(key))
+    }
+    case 'deliveries list': {
+      const webhookId = required(flags, 'webhook')
+      const limit = parseLimit(flags.limit)
+      const webhook = await findWebhookForAudit(db, webhookId)
+      if (webhook === undefined) throw new UsageError(`unknown webhook: ${webhookId}`)
+      const deliveries = await listDeliveriesForAudit(db, webhook.id, limit)
+      return { json: { webhook, deliveries }, text: auditHeader(webhook, deliveries.length) + table(deliveries.map(auditRow)) }
     }
     default:
       throw new UsageError(`unknown command: ${command}`)
   }
+}
+
+/** Resolves with the first SIGTERM or SIGINT; later ones are logged and otherwise ignored. */
+function firstStopSignal(onRepeat: (signal: NodeJS.Signals) => void): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    let received = false
+    const handle = (signal: NodeJS.Signals) => {
+      if (received) {
+        onRepeat(signal)
+        return
+      }
+      received = true
+      resolve(signal)
+    }
+    process.on('SIGTERM', handle)
+    process.on('SIGINT', handle)
+  })
+}
+
+/**
+ * `devplatform worker`: the webhook dispatcher on its own, whatever WEBHOOK_DISPATCHER says (that
+ * setting is the server's). Returns once a signal stopped it and every outcome is written.
+ */
+async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal: Promise<NodeJS.Signals>): Promise<void> {
+  const dispatcher = createDispatcher(config, db, log)
+  dispatcher.start()
+  log.info(
+    {
+      database: config.database.filename,
+      timeoutMs: config.webhooks.timeoutMs,
+      concurrency: config.webhooks.concurrency,
+      perWebhookConcurrency: config.webhooks.perWebhookConcurrency,
+      pollIntervalMs: config.webhooks.pollIntervalMs,
+    },
+    'webhook worker started',
+  )
+  const signal = await stopSignal
+  const graceMs = shutdownGraceMs(config)
+  log.info({ signal, graceMs }, 'webhook worker stopping: finishing attempts on the wire')
+  await dispatcher.stop(graceMs)
+  log.info('webhook worker stopped')
 }
 
 function cell(value: unknown): string {
@@ -159,6 +274,20 @@ function table(output: Output): string {
   return [line(columns), ...rows.map((r) => line(columns.map((c) => cell(r[c]))))].join('\n') + '\n'
 }
 
+/** The database location: the full configuration for the worker, only DATABASE_URL otherwise. */
+function configure(command: string, env: NodeJS.ProcessEnv): { location: DatabaseLocation; config: Config | undefined } {
+  try {
+    if (command === 'worker') {
+      const config = loadConfig(env)
+      return { location: config.database, config }
+    }
+    return { location: parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL), config: undefined }
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(command === 'worker' ? `invalid configuration: ${error.message}` : error.message)
+    throw error
+  }
+}
+
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   let db: Db | undefined
   try {
@@ -167,19 +296,18 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       return 0
     }
     const { command, flags } = parse(argv)
-    let location
-    try {
-      location = parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL)
-    } catch (error) {
-      if (error instanceof ConfigError) throw new UsageError(error.message)
-      throw error
+    const { location, config } = configure(command, env)
+    if (config !== undefined) {
+      // Listening before the database opens: a signal during start-up still stops it cleanly.
+      const log = pino({ level: config.logLevel })
+      const stopSignal = firstStopSignal((signal) => log.info({ signal }, 'webhook worker already stopping'))
+      db = await openDatabase(location)
+      await runWorker(config, db, log, stopSignal)
+      return 0
     }
     db = await openDatabase(location)
-    const output = await run(command, flags, new AppsRepository(db))
-    process.stdout.write(flags.json ? `${JSON.stringify(output)}\n` : table(output))
-    if (!flags.json && command === 'keys create') {
-      process.stdout.write('The client secret is shown only now; store it safely.\n')
-    }
+    const printed = await run(command, flags, db)
+    process.stdout.write(flags.json ? `${JSON.stringify(printed.json)}\n` : printed.text)
     return 0
   } catch (error) {
     if (error instanceof UsageError) {
