@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { createServer, type Server, type ServerResponse } from 'node:http'
 import { join } from 'node:path'
-import { afterAll, describe, expect, it } from 'vitest'
-import { CLI, cleanUp, freshDb, ROOT, serviceEnv, track } from '../processes.js'
+import SQLite from 'better-sqlite3'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { CLI, cleanUp, freshDb, ROOT, serviceEnv, track, waitUntil } from '../processes.js'
 
 const RUN_TIMEOUT_MS = 10_000
 
@@ -53,9 +56,9 @@ interface KeyOut {
 
 afterAll(cleanUp)
 
-function run(command: string, args: string[], databaseUrl: string, cwd: string = ROOT): Promise<RunResult> {
+function run(command: string, args: string[], databaseUrl: string, cwd: string = ROOT, vars: Record<string, string> = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = track(spawn(command, args, { cwd, env: serviceEnv({ DATABASE_URL: databaseUrl }), stdio: ['ignore', 'pipe', 'pipe'] }))
+    const child = track(spawn(command, args, { cwd, env: serviceEnv({ DATABASE_URL: databaseUrl, ...vars }), stdio: ['ignore', 'pipe', 'pipe'] }))
     let stdout = ''
     let stderr = ''
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
@@ -77,6 +80,11 @@ function run(command: string, args: string[], databaseUrl: string, cwd: string =
 
 function cli(databaseUrl: string, ...args: string[]): Promise<RunResult> {
   return run(process.execPath, [CLI, ...args], databaseUrl)
+}
+
+/** The CLI with more environment variables than DATABASE_URL. */
+function cliWith(vars: Record<string, string>, databaseUrl: string, ...args: string[]): Promise<RunResult> {
+  return run(process.execPath, [CLI, ...args], databaseUrl, ROOT, vars)
 }
 
 /** Asserts a successful --json run printed exactly one JSON document (one line) and returns it. */
@@ -323,6 +331,11 @@ describe('devplatform usage errors: one line on stderr, exit code 2, nothing on 
     ['unknown command', ['apps', 'destroy', '--json']],
     ['unknown top-level command', ['frobnicate']],
     ['no command at all', []],
+    ['missing --webhook on deliveries list', ['deliveries', 'list', '--json']],
+    ['unknown webhook on deliveries list', ['deliveries', 'list', '--webhook', '00000000-0000-4000-8000-000000000000', '--json']],
+    ['a flag of another command on deliveries list', ['deliveries', 'list', '--webhook', 'x', '--app', 'y']],
+    ['--json on worker', ['worker', '--json']],
+    ['a flag on worker', ['worker', '--limit', '5']],
   ]
 
   it.each(appFree)('%s', async (_label, args) => {
@@ -342,5 +355,334 @@ describe('devplatform usage errors: one line on stderr, exit code 2, nothing on 
     const app = await createApp(url, 'Errors')
     expectUsageError(await cli(url, 'keys', 'create', '--app', app.id, ...extra, '--json'))
     expect(oneJson(await cli(url, 'keys', 'list', '--app', app.id, '--json'))).toEqual([])
+  })
+})
+
+describe('devplatform worker refuses a bad configuration before opening the database', () => {
+  const cases: [string, Record<string, string>][] = [
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['WEBHOOK_TIMEOUT_MS', { WEBHOOK_TIMEOUT_MS: '5' }],
+    ['WEBHOOK_CONCURRENCY', { WEBHOOK_CONCURRENCY: 'many' }],
+    ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: '0' }],
+    // the worker ignores it, but a typo in the shared environment is still worth a refusal
+    ['WEBHOOK_DISPATCHER', { WEBHOOK_DISPATCHER: 'maybe' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }],
+  ]
+
+  it.each(cases)('%s=%o: exit 2, one line naming the variable', async (name, vars) => {
+    const { url, file } = freshDb('devplatform-cli-')
+    const result = await cliWith(vars, url, 'worker')
+    expectUsageError(result)
+    expect(result.stderr).toContain(name)
+    expect(existsSync(file)).toBe(false)
+  })
+})
+
+interface AuditAttemptOut {
+  attempt: number
+  started_at: string
+  duration_ms: number
+  outcome: string
+  status_code: number | null
+  error: string | null
+  response_body: string | null
+}
+
+interface AuditDeliveryOut {
+  id: string
+  event_id: string
+  event_type: string
+  event_created_at: string
+  status: string
+  attempts: number
+  next_attempt_at: string | null
+  created_at: string
+  updated_at: string
+  attempt_log: AuditAttemptOut[]
+}
+
+interface AuditOut {
+  webhook: {
+    id: string
+    app_id: string
+    name: string
+    url: string
+    isActive: boolean
+    encrypted: boolean
+    deleted_at: string | null
+    delivery_stats: { total_events: number; successful_deliveries: number; failed_deliveries: number; last_delivery: string | null }
+  }
+  deliveries: AuditDeliveryOut[]
+}
+
+const AUDIT_WEBHOOK_FIELDS = ['app_id', 'deleted_at', 'delivery_stats', 'encrypted', 'id', 'isActive', 'name', 'url']
+const AUDIT_STATS_FIELDS = ['failed_deliveries', 'last_delivery', 'successful_deliveries', 'total_events']
+const AUDIT_DELIVERY_FIELDS = ['attempt_log', 'attempts', 'created_at', 'event_created_at', 'event_id', 'event_type', 'id', 'next_attempt_at', 'status', 'updated_at']
+const AUDIT_ATTEMPT_FIELDS = ['attempt', 'duration_ms', 'error', 'outcome', 'response_body', 'started_at', 'status_code']
+
+interface CreatedWebhook {
+  id: string
+  name: string
+  url: string
+  signing_secret: string
+}
+
+describe('devplatform deliveries list', () => {
+  let server: TestServer
+  let key: TestKey
+  let receiver: Server
+  let receiverBase = ''
+  let databaseUrl = ''
+  const hanging = new Set<ServerResponse>()
+  /** answered 200 (and its webhook deleted), answered 500 twice (and deleted), still waiting for an answer */
+  let okHook: CreatedWebhook
+  let failHook: CreatedWebhook
+  let hangHook: CreatedWebhook
+  let deletedAt: Map<string, string>
+
+  /** The database as the test sees it, independently of the CLI: read-only, closed after each use. */
+  function query<T>(sqlText: string, ...params: unknown[]): T[] {
+    const db = new SQLite(server.dbFile, { readonly: true, fileMustExist: true })
+    try {
+      return db.prepare(sqlText).all(...params) as T[]
+    } finally {
+      db.close()
+    }
+  }
+
+  async function createWebhook(name: string, path: string): Promise<CreatedWebhook> {
+    const res = await server.request<CreatedWebhook>('POST', '/api/v0/webhooks', { key, body: { name, url: `${receiverBase}${path}` } })
+    expect(res.status, res.text).toBe(201)
+    expect(res.body.signing_secret).toMatch(/^whsec_/)
+    return res.body
+  }
+
+  beforeAll(async () => {
+    receiver = createServer((request, response) => {
+      request.resume()
+      request.on('end', () => {
+        if (request.url === '/ok') response.writeHead(200, { 'content-type': 'text/plain' }).end('thanks')
+        else if (request.url === '/fail') response.writeHead(500, { 'content-type': 'text/plain' }).end('nope')
+        else hanging.add(response)
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+    const address = receiver.address()
+    if (address === null || typeof address === 'string') throw new Error('receiver has no port')
+    receiverBase = `http://127.0.0.1:${address.port}`
+
+    // One retry 50 ms after a failure, then the delivery has failed for good.
+    server = await startTestServer({ webhooks: { dispatcher: true, timeoutMs: 60_000 }, delivery: { retrySchedule: [50] } })
+    databaseUrl = `sqlite:${server.dbFile}`
+    key = await server.createKey()
+    okHook = await createWebhook('audit ok', '/ok')
+    failHook = await createWebhook('audit fail', '/fail')
+    for (const n of [1, 2]) {
+      const res = await server.request('POST', '/api/v0/taxes', { key, body: { name: `VAT ${n}`, percentage: 20 } })
+      expect(res.status, res.text).toBe(201)
+    }
+    // okHook: webhook.created ×2 + tax.created ×2; failHook: its own webhook.created + tax.created ×2.
+    await waitUntil('every delivery to settle', () => {
+      const [row] = query<{ settled: number; pending: number }>(
+        "select sum(status in ('succeeded', 'failed')) as settled, sum(status = 'pending') as pending from deliveries",
+      )
+      return row?.settled === 7 && row.pending === 0 ? true : undefined
+    })
+    for (const hook of [okHook, failHook]) {
+      const res = await server.request('DELETE', `/api/v0/webhooks/${hook.id}`, { key })
+      expect(res.status, res.text).toBe(200)
+    }
+    deletedAt = new Map(query<{ id: string; deleted_at: string }>('select id, deleted_at from webhooks where deleted_at is not null').map((r) => [r.id, r.deleted_at]))
+    expect(deletedAt.size).toBe(2)
+    // Its own webhook.created goes on the wire and stays there: a pending, claimed delivery.
+    hangHook = await createWebhook('audit hang', '/hang')
+    await waitUntil('the hanging request', () => (hanging.size === 1 ? true : undefined))
+  }, 30_000)
+
+  afterAll(async () => {
+    for (const response of hanging) response.end()
+    await server?.close()
+    receiver?.closeAllConnections()
+    await new Promise((resolve) => receiver?.close(resolve))
+  })
+
+  function expectNoSecret(stdout: string): void {
+    for (const hook of [okHook, failHook, hangHook]) expect(stdout).not.toContain(hook.signing_secret)
+    expect(stdout).not.toContain('whsec_')
+    expect(stdout).not.toContain('signing_secret')
+  }
+
+  /** What --json must print for `webhookId`, built from the database with plain SQL. */
+  function expectedDocument(webhookId: string, limit = 50): AuditOut {
+    const [w] = query<{
+      id: string
+      app_id: string
+      name: string
+      url: string
+      is_active: number
+      encrypted: number
+      deleted_at: string | null
+      total_events: number
+      successful_deliveries: number
+      failed_deliveries: number
+      last_delivery: string | null
+    }>('select * from webhooks where id = ?', webhookId)
+    if (w === undefined) throw new Error(`no webhook ${webhookId}`)
+    const deliveries = query<Omit<AuditDeliveryOut, 'attempt_log'>>(
+      `select d.id, d.event_id, e.type as event_type, e.created_at as event_created_at, d.status, d.attempts,
+              case when d.status = 'pending' then d.next_attempt_at end as next_attempt_at, d.created_at, d.updated_at
+         from deliveries d join events e on e.id = d.event_id
+        where d.webhook_id = ? order by d.created_at desc, d.id desc limit ?`,
+      webhookId,
+      limit,
+    )
+    return {
+      webhook: {
+        id: w.id,
+        app_id: w.app_id,
+        name: w.name,
+        url: w.url,
+        isActive: w.is_active === 1,
+        encrypted: w.encrypted === 1,
+        deleted_at: w.deleted_at,
+        delivery_stats: {
+          total_events: w.total_events,
+          successful_deliveries: w.successful_deliveries,
+          failed_deliveries: w.failed_deliveries,
+          last_delivery: w.last_delivery,
+        },
+      },
+      deliveries: deliveries.map((d) => ({
+        ...d,
+        attempt_log: query<AuditAttemptOut>(
+          `select attempt, started_at, duration_ms, outcome, status_code, error, response_body
+             from delivery_attempts where delivery_id = ? order by started_at, attempt`,
+          d.id,
+        ),
+      })),
+    }
+  }
+
+  function expectExactShape(doc: AuditOut): void {
+    expect(Object.keys(doc).sort()).toEqual(['deliveries', 'webhook'])
+    expect(Object.keys(doc.webhook).sort()).toEqual(AUDIT_WEBHOOK_FIELDS)
+    expect(Object.keys(doc.webhook.delivery_stats).sort()).toEqual(AUDIT_STATS_FIELDS)
+    for (const delivery of doc.deliveries) {
+      expect(Object.keys(delivery).sort()).toEqual(AUDIT_DELIVERY_FIELDS)
+      for (const attempt of delivery.attempt_log) expect(Object.keys(attempt).sort()).toEqual(AUDIT_ATTEMPT_FIELDS)
+    }
+  }
+
+  it('--json shows a deleted webhook (answered 500 twice) with every delivery and attempt, newest delivery first', async () => {
+    const result = await cli(databaseUrl, 'deliveries', 'list', '--webhook', failHook.id, '--json')
+    const doc = oneJson(result) as AuditOut
+    expectNoSecret(result.stdout)
+    expectExactShape(doc)
+    expect(doc).toEqual(expectedDocument(failHook.id))
+
+    expect(doc.webhook).toMatchObject({ id: failHook.id, app_id: key.appId, name: 'audit fail', url: `${receiverBase}/fail`, encrypted: false })
+    expect(doc.webhook.deleted_at).toBe(deletedAt.get(failHook.id))
+    expect(isIsoTimestamp(doc.webhook.deleted_at ?? '')).toBe(true)
+    expect(doc.webhook.delivery_stats).toMatchObject({ total_events: 3, successful_deliveries: 0, failed_deliveries: 6 })
+    expect(doc.deliveries.map((d) => d.event_type)).toEqual(['tax.created', 'tax.created', 'webhook.created'])
+    const created = doc.deliveries.map((d) => d.created_at)
+    expect(created).toEqual([...created].sort().reverse())
+    for (const delivery of doc.deliveries) {
+      expect(delivery.status).toBe('failed')
+      expect(delivery.attempts).toBe(2)
+      expect(delivery.next_attempt_at).toBeNull()
+      expect(isIsoTimestamp(delivery.event_created_at)).toBe(true)
+      expect(delivery.attempt_log.map((a) => [a.attempt, a.outcome, a.status_code, a.error, a.response_body])).toEqual([
+        [1, 'failed', 500, 'HTTP 500', 'nope'],
+        [2, 'failed', 500, 'HTTP 500', 'nope'],
+      ])
+      const [first, second] = delivery.attempt_log
+      expect(isIsoTimestamp(first?.started_at ?? '')).toBe(true)
+      expect((first?.started_at ?? '') <= (second?.started_at ?? '')).toBe(true)
+      expect(first?.duration_ms).toBeGreaterThanOrEqual(0)
+    }
+    expect(doc.webhook.delivery_stats.last_delivery).toBe(doc.deliveries.flatMap((d) => d.attempt_log.map((a) => a.started_at)).sort().at(-1))
+  })
+
+  it('--json shows a deleted webhook that was answered 200: one succeeded attempt per delivery', async () => {
+    const result = await cli(databaseUrl, 'deliveries', 'list', '--webhook', okHook.id, '--json')
+    const doc = oneJson(result) as AuditOut
+    expectNoSecret(result.stdout)
+    expectExactShape(doc)
+    expect(doc).toEqual(expectedDocument(okHook.id))
+    expect(doc.webhook.deleted_at).toBe(deletedAt.get(okHook.id))
+    expect(doc.webhook.delivery_stats).toMatchObject({ total_events: 4, successful_deliveries: 4, failed_deliveries: 0 })
+    expect(doc.deliveries.map((d) => d.event_type)).toEqual(['tax.created', 'tax.created', 'webhook.created', 'webhook.created'])
+    for (const delivery of doc.deliveries) {
+      expect(delivery).toMatchObject({ status: 'succeeded', attempts: 1, next_attempt_at: null })
+      expect(delivery.attempt_log.map((a) => [a.attempt, a.outcome, a.status_code, a.error, a.response_body])).toEqual([[1, 'succeeded', 200, null, 'thanks']])
+    }
+  })
+
+  it('--json shows a pending delivery with its next_attempt_at and no attempt yet; a live webhook has deleted_at null', async () => {
+    const result = await cli(databaseUrl, 'deliveries', 'list', '--webhook', hangHook.id.toUpperCase(), '--json')
+    const doc = oneJson(result) as AuditOut
+    expectNoSecret(result.stdout)
+    expectExactShape(doc)
+    expect(doc).toEqual(expectedDocument(hangHook.id))
+    expect(doc.webhook).toMatchObject({ id: hangHook.id, deleted_at: null, isActive: true })
+    expect(doc.deliveries).toHaveLength(1)
+    const [delivery] = doc.deliveries
+    expect(delivery).toMatchObject({ event_type: 'webhook.created', status: 'pending', attempts: 0, attempt_log: [] })
+    expect(isIsoTimestamp(delivery?.next_attempt_at ?? '')).toBe(true)
+  })
+
+  it('without --json prints a header line about the webhook, then the table, and nothing else', async () => {
+    const result = await cli(databaseUrl, 'deliveries', 'list', '--webhook', failHook.id)
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe('')
+    expectNoSecret(result.stdout)
+    expect(() => JSON.parse(result.stdout)).toThrow()
+    const lines = result.stdout.split('\n')
+    const expected = expectedDocument(failHook.id)
+    // header, column names, one line per delivery, and the final newline
+    expect(lines).toHaveLength(2 + expected.deliveries.length + 1)
+    expect(lines.at(-1)).toBe('')
+    const [header, columns, ...rest] = lines
+    expect(header).toContain(failHook.id)
+    expect(header).toContain('audit fail')
+    expect(header).toContain(`deleted at ${deletedAt.get(failHook.id) ?? '?'}`)
+    expect(columns?.split(/\s+/)).toEqual(['id', 'event_type', 'event_id', 'status', 'attempts', 'next_attempt_at', 'last_outcome', 'last_status_code'])
+    expected.deliveries.forEach((delivery, i) => {
+      expect(rest[i]?.split(/\s+/)).toEqual([delivery.id, delivery.event_type, delivery.event_id, 'failed', '2', 'failed', '500'])
+    })
+
+    const live = await cli(databaseUrl, 'deliveries', 'list', '--webhook', hangHook.id)
+    expect(live.code).toBe(0)
+    expectNoSecret(live.stdout)
+    const [liveHeader, , liveRow] = live.stdout.split('\n')
+    expect(liveHeader).toContain(hangHook.id)
+    expect(liveHeader).not.toContain('deleted')
+    expect(liveHeader).toContain('active')
+    const pending = expectedDocument(hangHook.id).deliveries[0]
+    expect(liveRow?.split(/\s+/)).toEqual([pending?.id, 'webhook.created', pending?.event_id, 'pending', '0', pending?.next_attempt_at])
+  })
+
+  it('--limit takes the newest N, from 1 to 1000', async () => {
+    const all = expectedDocument(okHook.id).deliveries
+    const one = oneJson(await cli(databaseUrl, 'deliveries', 'list', '--webhook', okHook.id, '--limit', '1', '--json')) as AuditOut
+    expect(one.deliveries.map((d) => d.id)).toEqual([all[0]?.id])
+    expect(one).toEqual(expectedDocument(okHook.id, 1))
+    const two = oneJson(await cli(databaseUrl, 'deliveries', 'list', '--webhook', okHook.id, '--limit', '2', '--json')) as AuditOut
+    expect(two.deliveries.map((d) => d.id)).toEqual(all.slice(0, 2).map((d) => d.id))
+    const most = oneJson(await cli(databaseUrl, 'deliveries', 'list', '--webhook', okHook.id, '--limit', '1000', '--json')) as AuditOut
+    expect(most.deliveries).toHaveLength(4)
+  })
+
+  it.each([['0'], ['1001'], ['-1'], ['abc'], ['1.5'], ['']])('--limit %j is a usage error', async (limit) => {
+    const result = await cli(databaseUrl, 'deliveries', 'list', '--webhook', okHook.id, `--limit=${limit}`, '--json')
+    expectUsageError(result)
+    expect(result.stderr).toContain('--limit')
+  })
+
+  it('an unknown webhook id is a usage error naming it', async () => {
+    const result = await cli(databaseUrl, 'deliveries', 'list', '--webhook', MISSING_UUID)
+    expectUsageError(result)
+    expect(result.stderr).toBe(`devplatform: unknown webhook: ${MISSING_UUID}\n`)
   })
 })
