@@ -43,7 +43,9 @@ const port = await new Promise<number>((resolve) => {
 const base = `http://127.0.0.1:${port}`
 // LOG_LEVEL=warn: per-request log lines would measure the pipe to this process, not the API.
 const server = spawn(process.execPath, ['dist/server.js'], {
-  env: { ...process.env, PORT: String(port), DATABASE_URL: `sqlite:${dbFile}`, LOG_LEVEL: 'warn', NODE_ENV: 'production' },
+  // development: the inactive webhook below may point at loopback (it never receives anything,
+  // so events are written to the outbox without deliveries; bench:webhooks measures delivery).
+  env: { ...process.env, PORT: String(port), DATABASE_URL: `sqlite:${dbFile}`, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
   stdio: ['ignore', 'inherit', 'inherit'],
 })
 for (let attempt = 0; ; attempt++) {
@@ -60,7 +62,7 @@ async function post(path: string, body: unknown): Promise<{ id: string }> {
   if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`)
   return (await res.json()) as { id: string }
 }
-const webhook = await post('/api/v0/webhooks', { name: 'bench', url: 'https://example.com/hook' })
+const webhook = await post('/api/v0/webhooks', { name: 'bench', url: 'http://127.0.0.1:9/hook', isActive: false })
 const customer = await post('/api/v0/customers', { first_name: 'Bench', last_name: 'Mark', phone_number: '1' })
 
 let counter = 0
