@@ -229,12 +229,13 @@ const rate = await deliveryThroughput()
 rows.push(['sustained successful deliveries/s', rate.toFixed(0), `bare client ${rawRate.toFixed(0)} req/s (${((100 * rate) / rawRate).toFixed(0)} %)`, '>= 2,000/s'])
 
 const raw = await rawLatency()
-const clean = await deliveryLatency()
-rows.push(['commit -> receiver first byte at 1,000 events/s: p50 / p99 (ms)', `${fmt(percentile(clean, 50))} / ${fmt(percentile(clean, 99))}`, `bare client send -> receiver ${fmt(percentile(raw, 50))} / ${fmt(percentile(raw, 99))}`, 'p50 <= 5, p99 <= 25'])
+// The clean run lasts as long as the hanging run below (past one timeout), so their p99s compare like for like.
+const hangSeconds = Math.max(seconds, Math.ceil(config.webhooks.timeoutMs / 1000) + 5)
+const clean = await deliveryLatency(undefined, hangSeconds)
+rows.push([`commit -> receiver first byte at 1,000 events/s (${hangSeconds} s run): p50 / p99 (ms)`, `${fmt(percentile(clean, 50))} / ${fmt(percentile(clean, 99))}`, `bare client send -> receiver ${fmt(percentile(raw, 50))} / ${fmt(percentile(raw, 99))}`, 'p50 <= 5, p99 <= 25'])
 
 // One webhook hangs until its timeout: its attempts sit on the wire for the whole timeout.
 await db.updateTable('webhooks').set({ url: `http://127.0.0.1:${receiverPort}/hang` }).where('id', '=', webhookIds[0] ?? '').execute()
-const hangSeconds = Math.max(seconds, Math.ceil(config.webhooks.timeoutMs / 1000) + 5)
 commitTimes.clear()
 await paced(1000, () => commitEvent(), hangSeconds)
 await sleep(1000)
