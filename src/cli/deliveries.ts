@@ -1,5 +1,8 @@
 import type { Db } from '../db/database.js'
-import type { AttemptOutcome, DeliveryStatus } from '../db/schema.js'
+import { deliveryStatsOf } from '../db/repositories/webhooks.js'
+import type { Webhook } from '../schemas/webhooks.js'
+import type { Selectable } from 'kysely'
+import type { DeliveryAttemptsTable, DeliveryStatus } from '../db/schema.js'
 
 /** A webhook as the operator's audit view shows it: never its signing secret. */
 export interface AuditWebhook {
@@ -10,23 +13,11 @@ export interface AuditWebhook {
   isActive: boolean
   encrypted: boolean
   deleted_at: string | null
-  delivery_stats: {
-    total_events: number
-    successful_deliveries: number
-    failed_deliveries: number
-    last_delivery: string | null
-  }
+  delivery_stats: Webhook['delivery_stats']
 }
 
-export interface AuditAttempt {
-  attempt: number
-  started_at: string
-  duration_ms: number
-  outcome: AttemptOutcome
-  status_code: number | null
-  error: string | null
-  response_body: string | null
-}
+/** One attempt as stored, without the keys that tie it to its delivery. */
+export type AuditAttempt = Omit<Selectable<DeliveryAttemptsTable>, 'id' | 'delivery_id' | 'webhook_id'>
 
 export interface AuditDelivery {
   id: string
@@ -74,12 +65,7 @@ export async function findWebhookForAudit(db: Db, id: string): Promise<AuditWebh
     isActive: row.is_active === 1,
     encrypted: row.encrypted === 1,
     deleted_at: row.deleted_at,
-    delivery_stats: {
-      total_events: row.total_events,
-      successful_deliveries: row.successful_deliveries,
-      failed_deliveries: row.failed_deliveries,
-      last_delivery: row.last_delivery,
-    },
+    delivery_stats: deliveryStatsOf(row),
   }
 }
 

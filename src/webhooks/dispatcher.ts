@@ -57,7 +57,10 @@ export class Dispatcher implements DeliveryListener {
   private inFlightCount = 0
   private outcomes: AttemptRecord[] = []
   private flushScheduled = false
-  private flushing = false
+  /** the outcome write under way, if any */
+  private flushing: Promise<void> | undefined
+  /** when in-flight webhooks were last checked for deletion by another process */
+  private lastStopCheckMs = 0
   private running = false
   private rerun = false
   private kickScheduled = false
@@ -108,7 +111,7 @@ export class Dispatcher implements DeliveryListener {
       }
       await this.whenIdle()
     }
-    while (this.flushing || this.outcomes.length > 0) await this.flush()
+    while (this.flushing !== undefined || this.outcomes.length > 0) await this.flush()
     this.sender.close()
   }
 
@@ -165,19 +168,13 @@ export class Dispatcher implements DeliveryListener {
       const nowMs = Date.now()
       const due = await deliveries.due(new Date(nowMs).toISOString(), saturated, limit)
       const chosen: DueDelivery[] = []
-      const dead: string[] = []
       const taken = new Map<string, number>()
       for (const delivery of due) {
-        if (delivery.deleted_at !== null || delivery.is_active !== 1) {
-          dead.push(delivery.id)
-          continue
-        }
         const busy = (this.inFlight.get(delivery.webhook_id)?.size ?? 0) + (taken.get(delivery.webhook_id) ?? 0)
         if (busy >= this.options.perWebhookConcurrency) continue
         taken.set(delivery.webhook_id, (taken.get(delivery.webhook_id) ?? 0) + 1)
         chosen.push(delivery)
       }
-      if (dead.length > 0) await deliveries.cancel(dead)
       if (chosen.length === 0) return false
       const token = newId()
       await deliveries.claim(
@@ -191,9 +188,13 @@ export class Dispatcher implements DeliveryListener {
     })
   }
 
-  /** For a separate worker: deletions committed by the server process reach it here. */
+  /**
+   * For a separate worker: deletions committed by the server process reach it here, once per
+   * poll interval (in the server's own process they arrive at once, through `webhookStopped`).
+   */
   private async abortStoppedElsewhere(): Promise<void> {
-    if (this.inFlight.size === 0) return
+    if (this.inFlight.size === 0 || Date.now() - this.lastStopCheckMs < this.options.pollIntervalMs) return
+    this.lastStopCheckMs = Date.now()
     for (const webhookId of await this.deliveries.stoppedAmong([...this.inFlight.keys()])) this.webhookStopped(webhookId)
   }
 
@@ -290,11 +291,19 @@ export class Dispatcher implements DeliveryListener {
   }
 
   /** Writes the outcomes gathered so far in one transaction (attempt rows, deliveries, statistics). */
-  private async flush(): Promise<void> {
-    if (this.flushing || this.outcomes.length === 0) return
-    this.flushing = true
+  private flush(): Promise<void> {
+    if (this.flushing !== undefined) return this.flushing
+    if (this.outcomes.length === 0) return Promise.resolve()
     const batch = this.outcomes
     this.outcomes = []
+    this.flushing = this.write(batch).finally(() => {
+      this.flushing = undefined
+      if (this.outcomes.length > 0) this.scheduleFlush()
+    })
+    return this.flushing
+  }
+
+  private async write(batch: AttemptRecord[]): Promise<void> {
     try {
       await writeTransaction(this.options.db, async (tx) => {
         const deliveries = new DeliveriesRepository(tx)
@@ -302,14 +311,12 @@ export class Dispatcher implements DeliveryListener {
       })
       for (const record of batch) if (record.gone) this.webhookStopped(record.webhookId)
     } catch (error) {
-      // Not written: keep them for the next flush (the claims' leases cover the wait).
-      this.options.log.error({ err: error }, 'webhook dispatcher: recording attempt outcomes failed; retrying')
+      // Not written: the claims' leases make the deliveries due again if these are lost.
+      this.options.log.error({ err: error }, 'webhook dispatcher: recording attempt outcomes failed')
+      if (this.stopping) return
       this.outcomes = batch.concat(this.outcomes)
       setTimeout(() => this.scheduleFlush(), 100)
-    } finally {
-      this.flushing = false
     }
-    if (this.outcomes.length > 0) this.scheduleFlush()
   }
 }
 

@@ -1,10 +1,9 @@
-import { type ChildProcessWithoutNullStreams, spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { connect } from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
-import { CLI, cleanUp, freshDb, ROOT, SERVER, serviceEnv, track } from '../processes.js'
+import { CLI, cleanUp, type Exit, exitWithin, freshDb, launch, type Running, SERVER } from '../processes.js'
 
-const START_TIMEOUT_MS = 8_000
 const EXIT_TIMEOUT_MS = 5_000
 
 const LISTENING = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/
@@ -12,68 +11,12 @@ const CURL_LINE = /^\s*(curl .*)$/m
 const KEY_LINE = /x-client-key:\s+(\S+)/
 const SECRET_LINE = /x-client-secret:\s+(\S+)/
 
-interface Exit {
-  code: number | null
-  signal: NodeJS.Signals | null
-}
-
-interface Running {
-  child: ChildProcessWithoutNullStreams
-  stdout: () => string
-  stderr: () => string
-  exited: Promise<Exit>
-  /** resolves when stdout matches, rejects on exit or timeout */
-  waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpMatchArray>
-}
-
 interface Started extends Running {
   port: number
   baseUrl: string
 }
 
 afterAll(cleanUp)
-
-function launch(script: string, args: string[], vars: Record<string, string>): Running {
-  const child = track(spawn(process.execPath, [script, ...args], { cwd: ROOT, env: serviceEnv(vars) }))
-  let out = ''
-  let err = ''
-  const watchers = new Set<() => void>()
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-    out += chunk
-    for (const watcher of watchers) watcher()
-  })
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk))
-  const exited = new Promise<Exit>((resolve) => {
-    child.on('close', (code, signal) => {
-      for (const watcher of watchers) watcher()
-      resolve({ code, signal })
-    })
-  })
-  const waitFor = (pattern: RegExp, timeoutMs = START_TIMEOUT_MS) =>
-    new Promise<RegExpMatchArray>((resolve, reject) => {
-      const check = () => {
-        const match = out.match(pattern)
-        if (match !== null) {
-          done()
-          resolve(match)
-        } else if (child.exitCode !== null || child.signalCode !== null) {
-          done()
-          reject(new Error(`process exited before printing ${String(pattern)}; stdout=${out} stderr=${err}`))
-        }
-      }
-      const timer = setTimeout(() => {
-        done()
-        reject(new Error(`no ${String(pattern)} within ${timeoutMs} ms; stdout=${out} stderr=${err}`))
-      }, timeoutMs)
-      const done = () => {
-        clearTimeout(timer)
-        watchers.delete(check)
-      }
-      watchers.add(check)
-      check()
-    })
-  return { child, stdout: () => out, stderr: () => err, exited, waitFor }
-}
 
 async function startServer(vars: Record<string, string>): Promise<Started> {
   const running = launch(SERVER, [], { PORT: '0', ...vars })
@@ -86,21 +29,6 @@ async function startServer(vars: Record<string, string>): Promise<Started> {
   await res.arrayBuffer()
   await sleep(150)
   return { ...running, port, baseUrl }
-}
-
-/** Waits for exit within `ms`; kills and fails otherwise. */
-async function exitWithin(running: Running, ms = EXIT_TIMEOUT_MS): Promise<Exit> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), ms)
-  })
-  const result = await Promise.race([running.exited, timeout])
-  clearTimeout(timer)
-  if (result === 'timeout') {
-    running.child.kill('SIGKILL')
-    throw new Error(`process did not exit within ${ms} ms; stdout=${running.stdout()} stderr=${running.stderr()}`)
-  }
-  return result
 }
 
 async function stop(running: Running): Promise<Exit> {

@@ -6,6 +6,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Answer, type Receiver, startReceiver } from '../receiver.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { waitUntil } from '../processes.js'
 
 interface Webhook {
   id: string
@@ -19,16 +20,6 @@ interface Envelope {
   type: string
   created_at: string
   data: Record<string, unknown>
-}
-
-async function waitUntil<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined && value !== false) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-  }
 }
 
 const RACE_RECEIVER = fileURLToPath(new URL('../fixtures/race-receiver.mjs', import.meta.url))

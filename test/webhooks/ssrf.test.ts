@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ResolvedAddress } from '../../src/webhooks/address-guard.js'
 import { type Receiver, startReceiver } from '../receiver.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { waitUntil } from '../processes.js'
 
 /** A DNS of our own: production resolves webhook hosts, and tests have no real DNS. */
 const zone = new Map<string, ResolvedAddress[]>()
@@ -93,12 +94,10 @@ describe('production: every connection is checked again, against the address it 
     const connectionsBefore = receiver.connections()
     expect((await production.request('PATCH', `/api/v0/webhooks/${created.body.id}`, { key, body: { isActive: true } })).status).toBe(200)
     await production.request('POST', '/api/v0/taxes', { key, body: { name: 'VAT', percentage: 20 } })
-    const deadline = Date.now() + 5000
-    let attempts: { outcome: string; error: string | null; status_code: number | null }[] = []
-    while (attempts.length < 2 && Date.now() < deadline) {
-      attempts = await production.app.db.selectFrom('delivery_attempts').select(['outcome', 'error', 'status_code']).where('webhook_id', '=', created.body.id).execute()
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
+    const attempts = await waitUntil('two attempts', async () => {
+      const rows = await production.app.db.selectFrom('delivery_attempts').select(['outcome', 'error', 'status_code']).where('webhook_id', '=', created.body.id).execute()
+      return rows.length >= 2 ? rows : undefined
+    })
     expect(attempts).toHaveLength(2) // webhook.updated and tax.created
     for (const attempt of attempts) expect(attempt).toEqual({ outcome: 'failed', error: 'refused: 127.0.0.1 is a loopback address', status_code: null })
     expect(receiver.connections()).toBe(connectionsBefore)
@@ -122,13 +121,10 @@ describe('outside production', () => {
       const internal = await dev.request<{ id: string }>('POST', '/api/v0/webhooks', { key: devKey, body: { name: 'internal', url: 'https://private.example/h' } })
       expect(internal.status).toBe(201) // no DNS check at creation outside production
       await receiver.waitFor(1, { path: '/dev-local' })
-      const deadline = Date.now() + 5000
-      let attempt: { error: string | null } | undefined
-      while (attempt === undefined && Date.now() < deadline) {
-        attempt = await dev.app.db.selectFrom('delivery_attempts').select('error').where('webhook_id', '=', internal.body.id).executeTakeFirst()
-        await new Promise((resolve) => setTimeout(resolve, 20))
-      }
-      expect(attempt?.error).toBe('refused: 192.168.1.20 is a private address')
+      const attempt = await waitUntil('an attempt', () =>
+        dev.app.db.selectFrom('delivery_attempts').select('error').where('webhook_id', '=', internal.body.id).executeTakeFirst(),
+      )
+      expect(attempt.error).toBe('refused: 192.168.1.20 is a private address')
     } finally {
       await dev.close()
     }

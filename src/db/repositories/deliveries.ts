@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { chunks } from '../chunks.js'
 import type { Db } from '../database.js'
 import type { AttemptOutcome, DeliveryStatus } from '../schema.js'
 import { newId, nowIso } from '../time.js'
@@ -13,8 +14,6 @@ export interface DueDelivery {
   url: string
   signing_secret: string
   encrypted: number
-  is_active: number
-  deleted_at: string | null
 }
 
 export interface AttemptRecord {
@@ -34,9 +33,6 @@ export interface AttemptRecord {
   gone: boolean
 }
 
-/** Rows per multi-row statement: well under SQLite's 32,766 bound parameters. */
-const CHUNK = 500
-
 /**
  * The delivery queue. Operator-level (no application scope): the dispatcher and the CLI use it,
  * never a route. Every write runs inside the caller's `writeTransaction`.
@@ -44,14 +40,21 @@ const CHUNK = 500
 export class DeliveriesRepository {
   constructor(private readonly db: Db) {}
 
-  /** Pending deliveries due by `now` (a lapsed claim is due again), oldest first. */
+  /**
+   * Pending deliveries due by `now` (a lapsed claim is due again), oldest first. Deleting or
+   * deactivating a webhook cancels its pending deliveries, so the webhook filter only guards.
+   */
   async due(now: string, excludeWebhooks: readonly string[], limit: number): Promise<DueDelivery[]> {
     let query = this.db
       .selectFrom('deliveries as d')
       .innerJoin('events as e', 'e.id', 'd.event_id')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-      .select(['d.id', 'd.event_id', 'd.webhook_id', 'd.attempts', 'e.payload', 'w.url', 'w.signing_secret', 'w.encrypted', 'w.is_active', 'w.deleted_at'])
-      .where('d.status', '=', 'pending')
+      .select(['d.id', 'd.event_id', 'd.webhook_id', 'd.attempts', 'e.payload', 'w.url', 'w.signing_secret', 'w.encrypted'])
+      // A literal, not a parameter: only then can SQLite use the partial index `deliveries_due`
+      // (a bound value made every claim scan the whole table and sort it).
+      .where('d.status', '=', sql.lit('pending'))
+      .where('w.deleted_at', 'is', null)
+      .where('w.is_active', '=', 1)
       .where('d.next_attempt_at', '<=', now)
     if (excludeWebhooks.length > 0) query = query.where('d.webhook_id', 'not in', excludeWebhooks)
     return query.orderBy('d.next_attempt_at').limit(limit).execute()
@@ -59,24 +62,19 @@ export class DeliveriesRepository {
 
   async claim(ids: readonly string[], token: string, until: string): Promise<void> {
     const now = nowIso()
-    for (let i = 0; i < ids.length; i += CHUNK) {
-      await this.db
-        .updateTable('deliveries')
-        .set({ claim_token: token, next_attempt_at: until, updated_at: now })
-        .where('id', 'in', ids.slice(i, i + CHUNK))
-        .execute()
+    for (const part of chunks(ids)) {
+      await this.db.updateTable('deliveries').set({ claim_token: token, next_attempt_at: until, updated_at: now }).where('id', 'in', part).execute()
     }
   }
 
-  async cancel(ids: readonly string[]): Promise<void> {
-    for (let i = 0; i < ids.length; i += CHUNK) {
-      await this.db
-        .updateTable('deliveries')
-        .set({ status: 'canceled', claim_token: null, updated_at: nowIso() })
-        .where('id', 'in', ids.slice(i, i + CHUNK))
-        .where('status', '=', 'pending')
-        .execute()
-    }
+  /** A deleted or inactive webhook gets nothing more: its pending deliveries (claimed ones too) end here. */
+  async cancelPendingOf(webhookId: string): Promise<void> {
+    await this.db
+      .updateTable('deliveries')
+      .set({ status: 'canceled', claim_token: null, updated_at: nowIso() })
+      .where('webhook_id', '=', webhookId)
+      .where('status', '=', 'pending')
+      .execute()
   }
 
   /**
@@ -139,12 +137,7 @@ export class DeliveriesRepository {
       .where('is_active', '=', 1)
       .where('deleted_at', 'is', null)
       .execute()
-    await this.db
-      .updateTable('deliveries')
-      .set({ status: 'canceled', claim_token: null, updated_at: now })
-      .where('webhook_id', '=', attempt.webhookId)
-      .where('status', '=', 'pending')
-      .execute()
+    await this.cancelPendingOf(attempt.webhookId)
   }
 
   /** Of these webhooks, the ones deleted or deactivated (by any process). */

@@ -1,3 +1,4 @@
+import { chunks } from '../chunks.js'
 import type { Db } from '../database.js'
 import { newId, nowIso } from '../time.js'
 
@@ -12,15 +13,6 @@ export const EVENT_TYPES = [
   'webhook.updated',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
-
-/** Rows per multi-row statement: well under SQLite's 32,766 bound parameters. */
-const CHUNK = 500
-
-function chunks<T>(items: readonly T[]): T[][] {
-  const out: T[][] = []
-  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK))
-  return out
-}
 
 /** The transactional outbox. Only meaningful on a transaction (`writeTransaction`'s `tx`). */
 export class EventsRepository {

@@ -1,6 +1,7 @@
 import type { Selectable, Updateable } from 'kysely'
 import type { Webhook } from '../../schemas/webhooks.js'
 import type { Db } from '../database.js'
+import { DeliveriesRepository } from './deliveries.js'
 import type { WebhooksTable } from '../schema.js'
 import { newId, nowIso } from '../time.js'
 
@@ -15,12 +16,18 @@ export function toWebhook(row: WebhookRow): Webhook {
     encrypted: row.encrypted === 1,
     created_at: row.created_at,
     updated_at: row.updated_at,
-    delivery_stats: {
-      total_events: row.total_events,
-      successful_deliveries: row.successful_deliveries,
-      failed_deliveries: row.failed_deliveries,
-      last_delivery: row.last_delivery,
-    },
+    delivery_stats: deliveryStatsOf(row),
+  }
+}
+
+export function deliveryStatsOf(
+  row: Pick<WebhookRow, 'total_events' | 'successful_deliveries' | 'failed_deliveries' | 'last_delivery'>,
+): Webhook['delivery_stats'] {
+  return {
+    total_events: row.total_events,
+    successful_deliveries: row.successful_deliveries,
+    failed_deliveries: row.failed_deliveries,
+    last_delivery: row.last_delivery,
   }
 }
 
@@ -109,7 +116,7 @@ export class WebhooksRepository {
       .set({ ...changes, updated_at: nowIso() })
       .returningAll()
       .executeTakeFirst()
-    if (row !== undefined && row.is_active === 0) await this.cancelPendingDeliveries(row.id)
+    if (row !== undefined && row.is_active === 0) await new DeliveriesRepository(this.db).cancelPendingOf(row.id)
     return row
   }
 
@@ -120,17 +127,7 @@ export class WebhooksRepository {
    */
   async delete(appId: string, id: string): Promise<WebhookRow | undefined> {
     const row = await this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll().executeTakeFirst()
-    if (row !== undefined) await this.cancelPendingDeliveries(row.id)
+    if (row !== undefined) await new DeliveriesRepository(this.db).cancelPendingOf(row.id)
     return row
-  }
-
-  /** An inactive or deleted webhook gets nothing more: its pending deliveries (claimed ones too) end here. */
-  private async cancelPendingDeliveries(webhookId: string): Promise<void> {
-    await this.db
-      .updateTable('deliveries')
-      .set({ status: 'canceled', claim_token: null, updated_at: nowIso() })
-      .where('webhook_id', '=', webhookId)
-      .where('status', '=', 'pending')
-      .execute()
   }
 }
