@@ -20,7 +20,9 @@ import { fileURLToPath } from 'node:url'
 import { sql } from 'kysely'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { openDatabase, writeTransaction } from '../src/db/database.js'
+import { openDatabase } from '../src/db/database.js'
+import { runUnitOfWork } from '../src/db/unit-of-work.js'
+import { DeliveryNotifier } from '../src/webhooks/notifier.js'
 import { AppsRepository } from '../src/db/repositories/apps.js'
 import { EventsRepository } from '../src/db/repositories/events.js'
 import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
@@ -254,11 +256,11 @@ await app.transact(async (tx) => {
   const owner = appIds[0] ?? ''
   await tx.webhooks.delete(owner, webhookIds[0] ?? '')
 })
-app.notifier.webhookStopped(webhookIds[0] ?? '')
 
 // 100,000 pending retries: events queued through the outbox, each failed once and due in an hour.
-await writeTransaction(db, async (tx) => {
-  const events = new EventsRepository(tx)
+await runUnitOfWork(db, app.notifier, async (unit) => {
+  const tx = unit.tx
+  const events = new EventsRepository(tx, unit)
   for (let i = 0; i < PENDING_RETRIES; i++) await events.emit(appIds[1 + (i % (WEBHOOKS - 1))] ?? '', 'tax.updated', data)
   await tx
     .updateTable('deliveries')
@@ -292,9 +294,10 @@ await sleep(2000)
 const serverPid = server.pid ?? 0
 const idleServerRss = statusOf(serverPid, 'VmRSS')
 const producerDb = await openDatabase(config.database)
+const producerSignals = new DeliveryNotifier()
 await paced(1000, async () => {
   const index = 1 + (next++ % (WEBHOOKS - 1))
-  await writeTransaction(producerDb, (tx) => new EventsRepository(tx).emit(appIds[index] ?? '', 'tax.updated', data))
+  await runUnitOfWork(producerDb, producerSignals, (unit) => new EventsRepository(unit.tx, unit).emit(appIds[index] ?? '', 'tax.updated', data))
 })
 await sleep(1000)
 const serverPeak = statusOf(serverPid, 'VmHWM')

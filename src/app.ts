@@ -3,7 +3,9 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
 import { authenticate } from './auth/authenticate.js'
+import type { Redis } from 'ioredis'
 import { MemoryRateLimiter, type RateLimiter } from './auth/rate-limiter.js'
+import { FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import { databasePlugin } from './plugins/database.js'
@@ -18,12 +20,15 @@ import { createRules } from './validation/rules.js'
 import { createValidatorCompiler } from './validation/validator.js'
 import { systemResolver, webhookUrlAddressProblem } from './webhooks/address-guard.js'
 import { createDispatcher, type DispatcherOverrides, shutdownGraceMs } from './webhooks/dispatcher.js'
-import { DeliveryNotifier } from './webhooks/notifier.js'
+import { DeliveryNotifier, PostgresSignalListener } from './webhooks/notifier.js'
 
 export interface AppOptions {
   config: Config
   /** an open, migrated database; the app closes it when it closes */
   db: Db
+  /** a connected Redis client for the shared rate limiter (REDIS_URL); the app closes it when it closes */
+  redis?: Redis
+  /** tests: a rate limiter to use instead of the configured one */
   rateLimiter?: RateLimiter
   /** where log lines go (tests capture them); stdout by default */
   logStream?: DestinationStream
@@ -62,12 +67,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const notifier = new DeliveryNotifier()
   await app.register(databasePlugin, { db: options.db, notifier })
   if (config.webhooks.dispatcher) {
-    const dispatcher = createDispatcher(config, options.db, app.log, options.delivery)
+    const dispatcher = createDispatcher(config, options.db, notifier, app.log, options.delivery)
     notifier.attach(dispatcher)
-    app.addHook('onReady', async () => dispatcher.start())
+    // Other instances' commits reach this dispatcher through LISTEN/NOTIFY on PostgreSQL.
+    const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, app.log) : undefined
+    app.addHook('onReady', async () => {
+      await listener?.start()
+      dispatcher.start()
+    })
     // Before the database closes (onClose): stop claiming, finish or abort attempts, write their outcomes.
     app.addHook('preClose', async () => {
       notifier.detach()
+      await listener?.close()
       await dispatcher.stop(shutdownGraceMs(config))
     })
   }
@@ -75,7 +86,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const urlAddressProblem = config.nodeEnv === 'production' ? (url: string) => webhookUrlAddressProblem(url, resolveHost) : undefined
   await app.register(openapiPlugin)
 
-  const rateLimiter = options.rateLimiter ?? new MemoryRateLimiter()
+  const rateLimiter = options.rateLimiter ?? createRateLimiter(app, config, options.redis)
+  const redis = options.redis
+  const redisState = async (): Promise<RedisState> =>
+    redis === undefined ? 'not configured' : (await redisAnswers(redis)) ? 'ok' : 'error'
+  if (redis !== undefined) app.addHook('onClose', async () => void redis.disconnect())
   await app.register(
     async (api) => {
       // Public: no credentials needed.
@@ -86,7 +101,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // Everything else authenticates first, in one hook.
       await api.register(async (authenticated) => {
         authenticated.addHook('onRequest', authenticate(app.repos.apps, rateLimiter))
-        await authenticated.register(healthRoutes)
+        await authenticated.register(healthRoutes, { redisState })
         await authenticated.register(webhookRoutes, { urlAddressProblem })
         await authenticated.register(customerRoutes)
         await authenticated.register(liquidationAddressRoutes)
@@ -96,4 +111,25 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     { prefix: '/api/v0' },
   )
   return app
+}
+
+export type RedisState = 'ok' | 'error' | 'not configured'
+
+/**
+ * The rate limiter: shared and exact in Redis when REDIS_URL is set, falling back to this
+ * process's own exact limiter while Redis is down (see FallbackRateLimiter for why fail-open);
+ * in this process alone otherwise.
+ */
+function createRateLimiter(app: FastifyInstance, config: Config, redis: Redis | undefined): RateLimiter {
+  const memory = new MemoryRateLimiter()
+  if (redis === undefined) {
+    if (config.database.kind === 'postgres') {
+      app.log.warn('REDIS_URL is not set: rate limits are counted per instance; with several instances a key gets its limit at each one')
+    }
+    return memory
+  }
+  return new FallbackRateLimiter(new RedisRateLimiter(redis), memory, {
+    onFallback: (error) => app.log.error({ err: error }, 'Redis is unavailable: rate limits are counted per instance until it answers again'),
+    onRecover: () => app.log.info('Redis answers again: rate limits are shared across instances again'),
+  })
 }

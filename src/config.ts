@@ -3,7 +3,9 @@ import { resolve } from 'node:path'
 export type NodeEnv = 'development' | 'production' | 'test'
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 
-export type DatabaseLocation = { kind: 'sqlite'; filename: string } // ':memory:' or an absolute path
+export type DatabaseLocation =
+  | { kind: 'sqlite'; filename: string } // ':memory:' or an absolute path
+  | { kind: 'postgres'; url: string; poolSize: number }
 
 export interface WebhookConfig {
   /** run the delivery dispatcher inside the server (off: run `devplatform worker` instead) */
@@ -18,6 +20,8 @@ export interface Config {
   port: number
   host: string
   database: DatabaseLocation
+  /** redis://host:port[/db]: the shared rate limiter; undefined keeps it in this process */
+  redisUrl: string | undefined
   logLevel: LogLevel
   nodeEnv: NodeEnv
   webhooks: WebhookConfig
@@ -39,12 +43,65 @@ function oneOf<T extends string>(name: string, value: string, allowed: readonly 
   return found
 }
 
-export function parseDatabaseUrl(value: string, name = 'DATABASE_URL'): DatabaseLocation {
+/** A URL with its password hidden, for messages. */
+export function redactUrl(value: string): string {
+  try {
+    const url = new URL(value)
+    if (url.password !== '') url.password = '***'
+    return url.toString()
+  } catch {
+    return value.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@')
+  }
+}
+
+export function parseDatabaseUrl(value: string, name = 'DATABASE_URL', poolSize = 10): DatabaseLocation {
   if (value === 'sqlite::memory:') return { kind: 'sqlite', filename: ':memory:' }
   if (value.startsWith('sqlite:') && value.length > 'sqlite:'.length) {
     return { kind: 'sqlite', filename: resolve(value.slice('sqlite:'.length)) }
   }
-  throw new ConfigError(`${name} must be sqlite:PATH or sqlite::memory: (got ${JSON.stringify(value)})`)
+  if (/^postgres(ql)?:\/\//.test(value)) {
+    let url: URL
+    try {
+      url = new URL(value)
+    } catch {
+      throw new ConfigError(`${name} is not a valid URL (got ${JSON.stringify(redactUrl(value))})`)
+    }
+    if (url.hostname === '' || url.pathname.length <= 1) {
+      throw new ConfigError(`${name} must be postgres://user@host:port/database (got ${JSON.stringify(redactUrl(value))})`)
+    }
+    return { kind: 'postgres', url: value, poolSize }
+  }
+  throw new ConfigError(
+    `${name} must be sqlite:PATH, sqlite::memory: or postgres://user@host:port/database (got ${JSON.stringify(redactUrl(value))})`,
+  )
+}
+
+/** Where the data is, for log lines: the file, or the PostgreSQL URL without its password. */
+export function describeDatabase(location: DatabaseLocation): string {
+  return location.kind === 'sqlite' ? location.filename : redactUrl(location.url)
+}
+
+/**
+ * For start-up: rethrows an error opening the database (or Redis) as one line naming the
+ * variable, e.g. "DATABASE_URL: cannot connect to postgres://…: connect ECONNREFUSED".
+ */
+export function startError(variable: string): (error: unknown) => never {
+  return (error: unknown) => {
+    throw new Error(`${variable}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+export function parseRedisUrl(value: string, name = 'REDIS_URL'): string {
+  let url: URL | undefined
+  try {
+    url = new URL(value)
+  } catch {
+    url = undefined
+  }
+  if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '' || !/^(\/\d{0,2})?$/.test(url.pathname)) {
+    throw new ConfigError(`${name} must be redis://host:port[/db] (got ${JSON.stringify(redactUrl(value))})`)
+  }
+  return value
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
@@ -79,7 +136,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: Number(portText),
     host,
-    database: parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL),
+    database: parseDatabaseUrl(env.DATABASE_URL ?? DEFAULT_DATABASE_URL, 'DATABASE_URL', integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1_000)),
+    redisUrl: env.REDIS_URL === undefined || env.REDIS_URL === '' ? undefined : parseRedisUrl(env.REDIS_URL),
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL ?? 'info', LOG_LEVELS),
     nodeEnv: oneOf('NODE_ENV', env.NODE_ENV ?? 'development', NODE_ENVS),
     webhooks: loadWebhookConfig(env),

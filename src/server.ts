@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 import { buildApp } from './app.js'
 import { ensureDevelopmentKey } from './bootstrap.js'
-import { ConfigError, loadConfig } from './config.js'
+import type { Redis } from 'ioredis'
+import { connectRedis } from './auth/redis-rate-limiter.js'
+import { ConfigError, loadConfig, startError } from './config.js'
 import { openDatabase } from './db/database.js'
 import { AppsRepository } from './db/repositories/apps.js'
 
@@ -17,9 +19,18 @@ async function main(): Promise<void> {
     throw error
   }
 
-  const db = await openDatabase(config.database)
+  // Each connection attempt is bounded (a few seconds), so a bad or unreachable URL ends start-up
+  // with one line naming the variable instead of a hang.
+  const db = await openDatabase(config.database).catch(startError('DATABASE_URL'))
+  let redis: Redis | undefined
+  if (config.redisUrl !== undefined) {
+    redis = await connectRedis(config.redisUrl).catch(async (error: unknown) => {
+      await db.destroy()
+      return startError('REDIS_URL')(error)
+    })
+  }
   const devKey = await ensureDevelopmentKey(new AppsRepository(db), config.nodeEnv)
-  const app = await buildApp({ config, db })
+  const app = await buildApp({ config, db, ...(redis === undefined ? {} : { redis }) })
 
   let stopping = false
   const stop = (signal: string) => {

@@ -36,7 +36,16 @@ describe('loadConfig', () => {
       nodeEnv: 'production',
       webhooks: { dispatcher: false, timeoutMs: 100, concurrency: 10000, perWebhookConcurrency: 1, pollIntervalMs: 60000 },
     })
-    expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database.filename).toBe('/tmp/x.db')
+    expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', filename: '/tmp/x.db' })
+  })
+
+  it('reads PostgreSQL and Redis URLs, with the pool size at its bounds', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h:5432/db', poolSize: 10 })
+    expect(loadConfig({ DATABASE_URL: 'postgresql://h/db', DATABASE_POOL_SIZE: '1' }).database).toEqual({ kind: 'postgres', url: 'postgresql://h/db', poolSize: 1 })
+    expect(loadConfig({ DATABASE_URL: 'postgres://h/db', DATABASE_POOL_SIZE: '1000' }).database).toMatchObject({ poolSize: 1000 })
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2' }).redisUrl).toBe('redis://127.0.0.1:6379/2')
+    expect(loadConfig({ REDIS_URL: 'redis://h:6379' }).redisUrl).toBe('redis://h:6379')
+    expect(loadConfig({}).redisUrl).toBeUndefined()
   })
 
   const bad: [string, Record<string, string>, string][] = [
@@ -45,7 +54,14 @@ describe('loadConfig', () => {
     ['PORT', { PORT: '-1' }, 'PORT must be an integer'],
     ['PORT', { PORT: '' }, 'PORT must be an integer'],
     ['HOST', { HOST: '' }, 'HOST must be'],
-    ['DATABASE_URL', { DATABASE_URL: 'postgres://x' }, 'DATABASE_URL must be sqlite:PATH or sqlite::memory:'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://x' }, 'DATABASE_URL must be postgres://user@host:port/database (got "postgres://x")'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://u:hunter2@h/' }, 'DATABASE_URL must be postgres://user@host:port/database (got "postgres://u:***@h/")'],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://h/db' }, 'DATABASE_URL must be sqlite:PATH, sqlite::memory: or postgres://user@host:port/database'],
+    ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE must be an integer from 1 to 1000 (got "0")'],
+    ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '1001' }, 'DATABASE_POOL_SIZE must be an integer from 1 to 1000'],
+    ['REDIS_URL', { REDIS_URL: 'http://h:6379' }, 'REDIS_URL must be redis://host:port[/db] (got "http://h:6379")'],
+    ['REDIS_URL', { REDIS_URL: 'redis://' }, 'REDIS_URL must be redis://host:port[/db]'],
+    ['REDIS_URL', { REDIS_URL: 'redis://h:6379/x' }, 'REDIS_URL must be redis://host:port[/db]'],
     ['DATABASE_URL', { DATABASE_URL: 'sqlite:' }, 'DATABASE_URL must be'],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
     ['NODE_ENV', { NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test'],

@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../auth/credentials.js'
 import { isScope, type Scope, SCOPES } from '../auth/scopes.js'
-import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, loadConfig, parseDatabaseUrl } from '../config.js'
+import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, parseDatabaseUrl, startError } from '../config.js'
+import { DeliveryNotifier, PostgresSignalListener } from '../webhooks/notifier.js'
 import { type Db, openDatabase } from '../db/database.js'
 import { type ApiKey, AppsRepository } from '../db/repositories/apps.js'
 import { createDispatcher, type DispatcherLog, shutdownGraceMs } from '../webhooks/dispatcher.js'
@@ -240,11 +241,16 @@ function firstStopSignal(onRepeat: (signal: NodeJS.Signals) => void): Promise<No
  * setting is the server's). Returns once a signal stopped it and every outcome is written.
  */
 async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal: Promise<NodeJS.Signals>): Promise<void> {
-  const dispatcher = createDispatcher(config, db, log)
+  const notifier = new DeliveryNotifier()
+  const dispatcher = createDispatcher(config, db, notifier, log)
+  notifier.attach(dispatcher)
+  // On PostgreSQL, the servers' commits (new deliveries, deleted webhooks) reach this worker at once.
+  const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, log) : undefined
+  await listener?.start()
   dispatcher.start()
   log.info(
     {
-      database: config.database.filename,
+      database: describeDatabase(config.database),
       timeoutMs: config.webhooks.timeoutMs,
       concurrency: config.webhooks.concurrency,
       perWebhookConcurrency: config.webhooks.perWebhookConcurrency,
@@ -255,6 +261,8 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   const signal = await stopSignal
   const graceMs = shutdownGraceMs(config)
   log.info({ signal, graceMs }, 'webhook worker stopping: finishing attempts on the wire')
+  notifier.detach()
+  await listener?.close()
   await dispatcher.stop(graceMs)
   log.info('webhook worker stopped')
 }
@@ -301,11 +309,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       // Listening before the database opens: a signal during start-up still stops it cleanly.
       const log = pino({ level: config.logLevel })
       const stopSignal = firstStopSignal((signal) => log.info({ signal }, 'webhook worker already stopping'))
-      db = await openDatabase(location)
+      db = await openDatabase(location).catch(startError('DATABASE_URL'))
       await runWorker(config, db, log, stopSignal)
       return 0
     }
-    db = await openDatabase(location)
+    db = await openDatabase(location).catch(startError('DATABASE_URL'))
     const printed = await run(command, flags, db)
     process.stdout.write(flags.json ? `${JSON.stringify(printed.json)}\n` : printed.text)
     return 0

@@ -1,23 +1,31 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, type SqliteDatabase, SqliteDialect, type SqliteStatement, sql } from 'kysely'
-import type { DatabaseLocation } from '../config.js'
+import { Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, SqliteDialect, type SqliteStatement, sql } from 'kysely'
+import pg from 'pg'
+import { type DatabaseLocation, redactUrl } from '../config.js'
+import { isRetryableConflict } from './errors.js'
 import { migrateToLatest } from './migrations.js'
 import type { Database } from './schema.js'
 
 export type Db = Kysely<Database>
+export type Backend = 'sqlite' | 'postgres'
+
+/** Which engine a database (or a transaction on it) runs on: the one place dialect SQL branches. */
+export function backendOf(db: Db): Backend {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite'
+}
+
+/** How long a PostgreSQL connection or query may take before it counts as "the database is unavailable". */
+export const POSTGRES_TIMEOUTS = {
+  connectMs: 3_000,
+  queryMs: 8_000,
+  lockMs: 5_000,
+} as const
 
 /** Opens the database named by the configuration and migrates it to the newest schema. */
 export async function openDatabase(location: DatabaseLocation): Promise<Db> {
-  if (location.filename !== ':memory:') mkdirSync(dirname(location.filename), { recursive: true })
-  const sqlite = new SQLite(location.filename)
-  // WAL lets the CLI write while the server reads; busy_timeout makes the two wait for each other.
-  sqlite.pragma('journal_mode = WAL')
-  sqlite.pragma('synchronous = NORMAL')
-  sqlite.pragma('busy_timeout = 5000')
-  sqlite.pragma('foreign_keys = ON')
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+  const db = location.kind === 'sqlite' ? openSqlite(location.filename) : await openPostgres(location.url, location.poolSize)
   try {
     await migrateToLatest(db)
   } catch (error) {
@@ -25,6 +33,49 @@ export async function openDatabase(location: DatabaseLocation): Promise<Db> {
     throw error
   }
   return db
+}
+
+function openSqlite(filename: string): Db {
+  if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+  const sqlite = new SQLite(filename)
+  // WAL lets the CLI write while the server reads; busy_timeout makes the two wait for each other.
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma('foreign_keys = ON')
+  // SQLite's own lower() folds ASCII only; PostgreSQL's folds all of Unicode. Case-insensitive
+  // filters must answer the same on both, so lower() here is JavaScript's (Unicode) folding.
+  sqlite.function('lower', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
+  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+}
+
+/**
+ * A pooled PostgreSQL database. Every wait is bounded, so an outage answers (503) instead of
+ * hanging: connecting, waiting for a pooled connection, a query, a lock. Idle connections that
+ * break (the server restarted) are dropped by the pool and replaced on the next request.
+ */
+async function openPostgres(url: string, poolSize: number): Promise<Db> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: POSTGRES_TIMEOUTS.connectMs,
+    query_timeout: POSTGRES_TIMEOUTS.queryMs,
+    statement_timeout: POSTGRES_TIMEOUTS.queryMs,
+    lock_timeout: POSTGRES_TIMEOUTS.lockMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: 'devplatform',
+  })
+  // A pooled idle connection that dies emits 'error' on the pool; without a listener the
+  // process would crash. The next query gets a fresh connection (or a 503 while it is down).
+  pool.on('error', () => undefined)
+  try {
+    await pool.query('select 1')
+  } catch (error) {
+    await pool.end().catch(() => undefined)
+    throw new Error(`cannot connect to ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
 }
 
 const STATEMENT_CACHE_SIZE = 500
@@ -51,13 +102,33 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   }
 }
 
+export interface WriteTransactionOptions {
+  /**
+   * PostgreSQL only: how many times to run `work` again when the database aborts it for a
+   * deadlock or a serialization failure. Only for work without side effects outside the database.
+   */
+  retries?: number
+}
+
 /**
- * Runs `work` as one write transaction on one connection. SQLite gets BEGIN IMMEDIATE: the write
- * lock is taken first, so a transaction that reads before it writes can't fail to upgrade when
- * another process (a separate worker, the CLI) wrote meanwhile, and what it read stays true until
- * it commits. `work` must use the `tx` it is given, and must not open another transaction.
+ * Runs `work` as one write transaction on one connection. `work` must use the `tx` it is given,
+ * and must not open another transaction.
+ *
+ * SQLite gets BEGIN IMMEDIATE: the write lock is taken first, so a transaction that reads before
+ * it writes can't fail to upgrade when another process wrote meanwhile, and what it read stays
+ * true until it commits. PostgreSQL runs READ COMMITTED; the repositories take the row locks
+ * their invariants need (see DeliveriesRepository and WebhooksRepository).
  */
-export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
+export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, options: WriteTransactionOptions = {}): Promise<T> {
+  if (backendOf(db) === 'postgres') {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await db.transaction().execute(work)
+      } catch (error) {
+        if (attempt >= (options.retries ?? 0) || !isRetryableConflict(error)) throw error
+      }
+    }
+  }
   return db.connection().execute(async (tx) => {
     await sql`begin immediate`.execute(tx)
     let result: T
@@ -75,11 +146,4 @@ export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>):
     }
     return result
   })
-}
-
-/** True when `error` is a unique-constraint violation, in SQLite's or PostgreSQL's words. */
-export function isUniqueViolation(error: unknown): boolean {
-  if (typeof error !== 'object' || error === null || !('code' in error)) return false
-  const code = (error as { code: unknown }).code
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505'
 }

@@ -162,8 +162,32 @@ migrations['0002_webhook_deliveries'] = {
 
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
-/** Brings the schema to the newest version; throws with the failing migration's error. */
+/** Thrown when the database holds migrations this version does not know: a newer version wrote it. */
+export class NewerSchemaError extends Error {}
+
+/** Names of the migrations already applied (none on a new database). */
+async function appliedMigrations<DB>(db: Kysely<DB>): Promise<string[]> {
+  const tables = await db.introspection.getTables()
+  if (!tables.some((table) => table.name === 'kysely_migration')) return []
+  const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db)
+  return rows.map((row) => row.name)
+}
+
+/** The newest schema version this build knows. */
+export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) ?? ''
+
+/**
+ * Brings the schema to the newest version; throws with the failing migration's error. A schema
+ * that a newer version of devplatform wrote is refused before anything changes: running old code
+ * on it could corrupt what the new code relies on.
+ */
 export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
+  const unknown = (await appliedMigrations(db)).filter((name) => !(name in migrations)).sort()
+  if (unknown.length > 0) {
+    throw new NewerSchemaError(
+      `the database schema was written by a newer devplatform (migration ${unknown.join(', ')} is unknown to this version, which knows up to ${LATEST_MIGRATION}); upgrade devplatform`,
+    )
+  }
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest()
   if (error !== undefined) {
     const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'

@@ -1,5 +1,5 @@
 import fp from 'fastify-plugin'
-import { type Db, writeTransaction } from '../db/database.js'
+import type { Db } from '../db/database.js'
 import { AppsRepository } from '../db/repositories/apps.js'
 import { CustomersRepository } from '../db/repositories/customers.js'
 import { EventsRepository } from '../db/repositories/events.js'
@@ -7,12 +7,13 @@ import { LiquidationAddressesRepository } from '../db/repositories/liquidation-a
 import { TaxesRepository } from '../db/repositories/taxes.js'
 import { WebhooksRepository } from '../db/repositories/webhooks.js'
 import type { Repositories, TransactionRepositories } from '../types.js'
+import { runUnitOfWork, type UnitOfWork } from '../db/unit-of-work.js'
 import type { DeliveryNotifier } from '../webhooks/notifier.js'
 
-export function repositoriesOf(db: Db): Repositories {
+export function repositoriesOf(db: Db, unit?: UnitOfWork): Repositories {
   return {
     apps: new AppsRepository(db),
-    webhooks: new WebhooksRepository(db),
+    webhooks: new WebhooksRepository(db, unit),
     customers: new CustomersRepository(db),
     liquidationAddresses: new LiquidationAddressesRepository(db),
     taxes: new TaxesRepository(db),
@@ -22,22 +23,22 @@ export function repositoriesOf(db: Db): Repositories {
 /**
  * Attaches the database, the repositories and `transact`; closes the database when the app
  * closes. `transact` is the one way routes change data: the change and the events it emits
- * commit together, and the dispatcher is woken once they have.
+ * commit together, and the dispatchers (in this process and, on PostgreSQL, in others) hear
+ * of it through the unit of work's signals once they have.
  */
 export const databasePlugin = fp<{ db: Db; notifier: DeliveryNotifier }>(
   async (app, { db, notifier }) => {
     app.decorate('db', db)
     app.decorate('repos', repositoriesOf(db))
     app.decorate('notifier', notifier)
-    app.decorate('transact', async <T>(work: (tx: TransactionRepositories) => Promise<T>): Promise<T> => {
-      let events: EventsRepository | undefined
-      const result = await writeTransaction(db, async (trx) => {
-        events = new EventsRepository(trx)
-        return work({ ...repositoriesOf(trx), events })
-      })
-      if (events !== undefined && events.deliveriesWritten > 0) notifier.deliveriesCommitted()
-      return result
-    })
+    app.decorate(
+      'transact',
+      async <T>(work: (tx: TransactionRepositories) => Promise<T>): Promise<T> =>
+        // Route work touches only the database, so a deadlock or serialization abort can run it again.
+        runUnitOfWork(db, notifier, (unit) => work({ ...repositoriesOf(unit.tx, unit), events: new EventsRepository(unit.tx, unit) }), {
+          retries: 3,
+        }),
+    )
     app.addHook('onClose', async () => {
       await db.destroy()
     })

@@ -1,8 +1,12 @@
 import type { FastifyError, FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
-import { ApiError, errorBody } from '../errors.js'
+import { isDatabaseUnavailable } from '../db/errors.js'
+import { ApiError, ConflictError, errorBody } from '../errors.js'
 import { validationMessage } from '../validation/validator.js'
+
+export const DATABASE_UNAVAILABLE = 'The database is unavailable'
+const DATABASE_RETRY_AFTER_SECONDS = 1
 
 function isFastifyError(error: unknown): error is FastifyError {
   return error instanceof Error && ('statusCode' in error || 'code' in error || 'validation' in error)
@@ -32,6 +36,17 @@ export const errorsPlugin = fp(
     app.setErrorHandler((error: unknown, request, reply) => {
       if (error instanceof ApiError) {
         return reply.code(error.statusCode).headers(error.headers).send(errorBody(error.statusCode, error.message, error.details))
+      }
+      if (error instanceof ConflictError) {
+        return reply.code(409).send(errorBody(409, error.message))
+      }
+      if (isDatabaseUnavailable(error)) {
+        // Passing faults (an outage, a restart, a held lock, a full disk) ask the client to retry.
+        request.log.warn({ err: error }, 'database unavailable')
+        return reply
+          .code(503)
+          .header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
+          .send(errorBody(503, DATABASE_UNAVAILABLE, 'Retry the request shortly'))
       }
       if (isFastifyError(error)) {
         if (error.validation !== undefined) {

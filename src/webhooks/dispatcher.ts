@@ -1,11 +1,15 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
 import { type Db, writeTransaction } from '../db/database.js'
-import { type AttemptRecord, DeliveriesRepository, type DueDelivery } from '../db/repositories/deliveries.js'
+import { DeliveriesRepository, type DueDelivery } from '../db/repositories/deliveries.js'
 import { newId } from '../db/time.js'
+import type { SignalSink } from '../db/unit-of-work.js'
 import { type ResolveHost, systemResolver } from './address-guard.js'
+import { type Attempt, InFlightRegistry } from './in-flight.js'
 import type { DeliveryListener } from './notifier.js'
-import { parseRetryAfter, RETRY_SCHEDULE_MS, retryDelay } from './retry.js'
+import { decideOutcome } from './outcome.js'
+import { OutcomeWriter } from './outcome-writer.js'
+import { RETRY_SCHEDULE_MS } from './retry.js'
 import { type SendResult, WebhookSender } from './sender.js'
 import { signedRequest } from './signing.js'
 
@@ -14,6 +18,8 @@ export type DispatcherLog = Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>
 
 export interface DispatcherOptions {
   db: Db
+  /** where the outcome writer's commit signals go (410 deactivations) */
+  sink: SignalSink
   log: DispatcherLog
   /** an attempt that has no 2xx by then has failed */
   timeoutMs: number
@@ -28,37 +34,27 @@ export interface DispatcherOptions {
   resolveHost?: ResolveHost
   retrySchedule?: readonly number[]
   random?: () => number
-}
-
-interface Attempt {
-  delivery: DueDelivery
-  claimToken: string
-  number: number
-  startedAtMs: number
-  controller: AbortController
-  /** why it was aborted, when it was */
-  stop: 'stopped' | 'shutdown' | undefined
+  /** tests: runs inside the claim transaction, after its attempts were registered and started, before commit */
+  beforeClaimCommit?: (started: number) => Promise<void>
 }
 
 /**
- * Delivers pending deliveries: claims due ones in a write transaction, starts their requests
- * inside that same transaction (so a webhook deletion, which needs the write lock too, commits
- * either before the claim — and the delivery is canceled, never started — or after the request
- * began, and aborts it), and records each outcome with the webhook's statistics in one
- * transaction per batch of outcomes.
+ * The claim loop. Claims due deliveries in a write transaction and starts their requests inside
+ * that same transaction, each registered in the in-flight registry before the claim commits:
+ * a webhook deletion, which conflicts with the claim (SQLite's write lock; the webhook's row
+ * lock on PostgreSQL), commits either before the claim (the delivery is canceled, never started)
+ * or after the requests began, and then finds and aborts them (in this process directly, in
+ * others through NOTIFY or the periodic check). If the claim fails to commit, its attempts are
+ * aborted and record nothing. Outcomes are decided by `decideOutcome` and written by the
+ * OutcomeWriter.
  */
 export class Dispatcher implements DeliveryListener {
   private readonly deliveries: DeliveriesRepository
   private readonly sender: WebhookSender
   private readonly schedule: readonly number[]
   private readonly random: () => number
-  /** attempts on the wire, by webhook id */
-  private readonly inFlight = new Map<string, Set<Attempt>>()
-  private inFlightCount = 0
-  private outcomes: AttemptRecord[] = []
-  private flushScheduled = false
-  /** the outcome write under way, if any */
-  private flushing: Promise<void> | undefined
+  private readonly inFlight = new InFlightRegistry()
+  private readonly outcomes: OutcomeWriter
   /** when in-flight webhooks were last checked for deletion by another process */
   private lastStopCheckMs = 0
   private running = false
@@ -66,18 +62,23 @@ export class Dispatcher implements DeliveryListener {
   private kickScheduled = false
   private stopping = false
   private pollTimer: NodeJS.Timeout | undefined
-  private idle: (() => void)[] = []
 
   constructor(private readonly options: DispatcherOptions) {
     this.deliveries = new DeliveriesRepository(options.db)
     this.sender = new WebhookSender({ resolveHost: options.resolveHost ?? systemResolver, allowLoopback: options.allowLoopback })
     this.schedule = options.retrySchedule ?? RETRY_SCHEDULE_MS
     this.random = options.random ?? Math.random
+    this.outcomes = new OutcomeWriter(options.db, options.sink, options.log)
   }
 
   /** the lease on a claimed delivery: if this process dies, another claims it once this passes */
   private get leaseMs(): number {
     return 2 * this.options.timeoutMs + 1000
+  }
+
+  /** attempts on the wire now */
+  get inFlightCount(): number {
+    return this.inFlight.size
   }
 
   start(): void {
@@ -89,35 +90,20 @@ export class Dispatcher implements DeliveryListener {
   }
 
   webhookStopped(webhookId: string): void {
-    const attempts = this.inFlight.get(webhookId)
-    if (attempts === undefined) return
-    for (const attempt of attempts) {
-      attempt.stop ??= 'stopped'
-      attempt.controller.abort()
-    }
+    this.inFlight.abort('stopped', webhookId)
   }
 
   /** Stops claiming, lets attempts on the wire finish for up to `graceMs`, aborts the rest, writes every outcome. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true
     clearTimeout(this.pollTimer)
-    if (this.inFlightCount > 0) {
-      await Promise.race([this.whenIdle(), new Promise((resolve) => setTimeout(resolve, graceMs))])
-      for (const attempts of this.inFlight.values()) {
-        for (const attempt of attempts) {
-          attempt.stop ??= 'shutdown'
-          attempt.controller.abort()
-        }
-      }
-      await this.whenIdle()
+    if (this.inFlight.size > 0) {
+      await Promise.race([this.inFlight.whenIdle(), new Promise((resolve) => setTimeout(resolve, graceMs))])
+      this.inFlight.abort('shutdown')
+      await this.inFlight.whenIdle()
     }
-    while (this.flushing !== undefined || this.outcomes.length > 0) await this.flush()
+    await this.outcomes.close()
     this.sender.close()
-  }
-
-  private whenIdle(): Promise<void> {
-    if (this.inFlightCount === 0) return Promise.resolve()
-    return new Promise((resolve) => this.idle.push(resolve))
   }
 
   /** Runs the claim loop soon (once, however many commits asked for it in this tick). */
@@ -156,49 +142,58 @@ export class Dispatcher implements DeliveryListener {
 
   /** Claims what is due and fits the free slots, and starts it. True when it filled its batch. */
   private async claimAndStart(): Promise<boolean> {
-    const free = this.options.concurrency - this.inFlightCount
+    const free = this.options.concurrency - this.inFlight.size
     if (free <= 0) return false
-    const saturated: string[] = []
-    for (const [webhookId, attempts] of this.inFlight) {
-      if (attempts.size >= this.options.perWebhookConcurrency) saturated.push(webhookId)
-    }
+    const cap = this.options.perWebhookConcurrency
     const limit = Math.min(free, 500)
-    return writeTransaction(this.options.db, async (tx) => {
-      const deliveries = new DeliveriesRepository(tx)
-      const nowMs = Date.now()
-      const due = await deliveries.due(new Date(nowMs).toISOString(), saturated, limit)
-      const chosen: DueDelivery[] = []
-      const taken = new Map<string, number>()
-      for (const delivery of due) {
-        const busy = (this.inFlight.get(delivery.webhook_id)?.size ?? 0) + (taken.get(delivery.webhook_id) ?? 0)
-        if (busy >= this.options.perWebhookConcurrency) continue
-        taken.set(delivery.webhook_id, (taken.get(delivery.webhook_id) ?? 0) + 1)
-        chosen.push(delivery)
+    const started: Attempt[] = []
+    try {
+      return await writeTransaction(this.options.db, async (tx) => {
+        const deliveries = new DeliveriesRepository(tx)
+        const nowMs = Date.now()
+        const due = await deliveries.due(new Date(nowMs).toISOString(), this.inFlight.saturated(cap), limit)
+        const chosen: DueDelivery[] = []
+        const taken = new Map<string, number>()
+        for (const delivery of due) {
+          const busy = this.inFlight.countFor(delivery.webhook_id) + (taken.get(delivery.webhook_id) ?? 0)
+          if (busy >= cap) continue
+          taken.set(delivery.webhook_id, (taken.get(delivery.webhook_id) ?? 0) + 1)
+          chosen.push(delivery)
+        }
+        if (chosen.length === 0) return false
+        const token = newId()
+        const claimed = await deliveries.claim(
+          chosen.map((delivery) => delivery.id),
+          token,
+          new Date(nowMs + this.leaseMs).toISOString(),
+        )
+        // Registered and started before this transaction commits: see the class comment.
+        for (const delivery of chosen) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token))
+        await this.options.beforeClaimCommit?.(started.length)
+        return due.length === limit
+      })
+    } catch (error) {
+      // The claim did not commit: what started has no claim to record under. Abort it quietly.
+      for (const attempt of started) {
+        attempt.claimed = false
+        attempt.controller.abort()
       }
-      if (chosen.length === 0) return false
-      const token = newId()
-      await deliveries.claim(
-        chosen.map((delivery) => delivery.id),
-        token,
-        new Date(nowMs + this.leaseMs).toISOString(),
-      )
-      // Started before this transaction commits: see the class comment.
-      for (const delivery of chosen) this.begin(delivery, token)
-      return due.length === limit
-    })
+      throw error
+    }
   }
 
   /**
-   * For a separate worker: deletions committed by the server process reach it here, once per
-   * poll interval (in the server's own process they arrive at once, through `webhookStopped`).
+   * Deletions committed by another process: on PostgreSQL they arrive at once through NOTIFY;
+   * this periodic check (once per poll interval) covers SQLite and a LISTEN connection that was down.
    */
   private async abortStoppedElsewhere(): Promise<void> {
     if (this.inFlight.size === 0 || Date.now() - this.lastStopCheckMs < this.options.pollIntervalMs) return
     this.lastStopCheckMs = Date.now()
-    for (const webhookId of await this.deliveries.stoppedAmong([...this.inFlight.keys()])) this.webhookStopped(webhookId)
+    for (const webhookId of await this.deliveries.stoppedAmong(this.inFlight.webhooks())) this.webhookStopped(webhookId)
   }
 
-  private begin(delivery: DueDelivery, claimToken: string): void {
+  /** Prepare and call: registers the attempt, signs the request and puts it on the wire. */
+  private begin(delivery: DueDelivery, claimToken: string): Attempt {
     const attempt: Attempt = {
       delivery,
       claimToken,
@@ -206,15 +201,9 @@ export class Dispatcher implements DeliveryListener {
       startedAtMs: Date.now(),
       controller: new AbortController(),
       stop: undefined,
+      claimed: true,
     }
-    let attempts = this.inFlight.get(delivery.webhook_id)
-    if (attempts === undefined) {
-      attempts = new Set()
-      this.inFlight.set(delivery.webhook_id, attempts)
-    }
-    attempts.add(attempt)
-    this.inFlightCount++
-
+    this.inFlight.add(attempt)
     const request = signedRequest({
       eventId: delivery.event_id,
       payload: delivery.payload,
@@ -226,107 +215,26 @@ export class Dispatcher implements DeliveryListener {
       .send({ url: delivery.url, headers: request.headers, body: request.body, timeoutMs: this.options.timeoutMs, signal: attempt.controller.signal })
       .catch((error: unknown): SendResult => ({ kind: 'error', message: error instanceof Error ? error.message : String(error) }))
       .then((result) => this.finish(attempt, result))
+    return attempt
   }
 
+  /** Handle the result: success or failure is decided by `decideOutcome`, then written. */
   private finish(attempt: Attempt, result: SendResult): void {
-    const webhookId = attempt.delivery.webhook_id
-    const attempts = this.inFlight.get(webhookId)
-    attempts?.delete(attempt)
-    if (attempts?.size === 0) this.inFlight.delete(webhookId)
-    this.inFlightCount--
-
-    const nowMs = Date.now()
-    const base = {
-      deliveryId: attempt.delivery.id,
-      webhookId,
-      claimToken: attempt.claimToken,
-      attempt: attempt.number,
-      startedAt: new Date(attempt.startedAtMs).toISOString(),
-      durationMs: nowMs - attempt.startedAtMs,
-      gone: false,
+    this.inFlight.remove(attempt)
+    if (attempt.claimed) {
+      this.outcomes.add(decideOutcome(attempt, result, Date.now(), { schedule: this.schedule, random: this.random }))
     }
-    const response = result.kind === 'response' ? result : undefined
-    const statusCode = response?.status ?? null
-    const responseBody = response?.body ?? null
-    let record: AttemptRecord
-    if (attempt.stop !== undefined) {
-      record = {
-        ...base,
-        outcome: 'canceled',
-        statusCode,
-        error: attempt.stop === 'stopped' ? 'aborted: webhook deleted or deactivated' : 'aborted: dispatcher shut down',
-        responseBody,
-        // Deleted or deactivated: the delivery is already canceled. Shut down: due again at once.
-        next: attempt.stop === 'shutdown' ? { status: 'release' } : { status: 'unchanged' },
-      }
-    } else if (response !== undefined && response.status >= 200 && response.status < 300) {
-      record = { ...base, outcome: 'succeeded', statusCode, error: null, responseBody, next: { status: 'succeeded', at: new Date(nowMs).toISOString() } }
-    } else {
-      const retryAfterMs = response !== undefined && (response.status === 429 || response.status === 503) ? parseRetryAfter(response.retryAfter, nowMs) : undefined
-      const gone = response?.status === 410
-      const delay = gone ? undefined : retryDelay(attempt.number, { schedule: this.schedule, random: this.random, retryAfterMs })
-      record = {
-        ...base,
-        outcome: 'failed',
-        statusCode,
-        error: result.kind === 'error' ? result.message : `HTTP ${result.status}`,
-        responseBody,
-        next: delay === undefined ? { status: 'failed', at: new Date(nowMs).toISOString() } : { status: 'pending', at: new Date(nowMs + delay).toISOString() },
-        gone,
-      }
-    }
-    this.outcomes.push(record)
-    this.scheduleFlush()
-    if (this.inFlightCount === 0) for (const resolve of this.idle.splice(0)) resolve()
     this.kick()
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return
-    this.flushScheduled = true
-    setImmediate(() => {
-      this.flushScheduled = false
-      void this.flush()
-    })
-  }
-
-  /** Writes the outcomes gathered so far in one transaction (attempt rows, deliveries, statistics). */
-  private flush(): Promise<void> {
-    if (this.flushing !== undefined) return this.flushing
-    if (this.outcomes.length === 0) return Promise.resolve()
-    const batch = this.outcomes
-    this.outcomes = []
-    this.flushing = this.write(batch).finally(() => {
-      this.flushing = undefined
-      if (this.outcomes.length > 0) this.scheduleFlush()
-    })
-    return this.flushing
-  }
-
-  private async write(batch: AttemptRecord[]): Promise<void> {
-    try {
-      await writeTransaction(this.options.db, async (tx) => {
-        const deliveries = new DeliveriesRepository(tx)
-        for (const record of batch) await deliveries.record(record)
-      })
-      for (const record of batch) if (record.gone) this.webhookStopped(record.webhookId)
-    } catch (error) {
-      // Not written: the claims' leases make the deliveries due again if these are lost.
-      this.options.log.error({ err: error }, 'webhook dispatcher: recording attempt outcomes failed')
-      if (this.stopping) return
-      this.outcomes = batch.concat(this.outcomes)
-      setTimeout(() => this.scheduleFlush(), 100)
-    }
   }
 }
 
-
 /** Extra dispatcher settings that are not configuration: injected by tests and benchmarks. */
-export type DispatcherOverrides = Partial<Pick<DispatcherOptions, 'resolveHost' | 'retrySchedule' | 'random'>>
+export type DispatcherOverrides = Partial<Pick<DispatcherOptions, 'resolveHost' | 'retrySchedule' | 'random' | 'beforeClaimCommit'>>
 
-export function createDispatcher(config: Config, db: Db, log: DispatcherLog, overrides: DispatcherOverrides = {}): Dispatcher {
+export function createDispatcher(config: Config, db: Db, sink: SignalSink, log: DispatcherLog, overrides: DispatcherOverrides = {}): Dispatcher {
   return new Dispatcher({
     db,
+    sink,
     log,
     timeoutMs: config.webhooks.timeoutMs,
     concurrency: config.webhooks.concurrency,

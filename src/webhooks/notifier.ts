@@ -1,4 +1,9 @@
-/** What the dispatcher running in this process wants to hear from the API, as it happens. */
+import { sql } from 'kysely'
+import pg from 'pg'
+import { backendOf, type Db, POSTGRES_TIMEOUTS } from '../db/database.js'
+import type { CommitSignals, SignalSink } from '../db/unit-of-work.js'
+
+/** What a dispatcher wants to hear from the API, as it happens. */
 export interface DeliveryListener {
   /** new deliveries were committed: claim them now rather than at the next poll */
   deliveriesCommitted(): void
@@ -6,12 +11,18 @@ export interface DeliveryListener {
   webhookStopped(webhookId: string): void
 }
 
+/** PostgreSQL channels: every process's dispatcher LISTENs on both. */
+export const CHANNELS = {
+  deliveries: 'devplatform_deliveries',
+  webhookStopped: 'devplatform_webhook_stopped',
+} as const
+
 /**
- * The in-process link from the API to the dispatcher. Without a dispatcher in this process
- * (WEBHOOK_DISPATCHER=off and a separate `devplatform worker`) both calls do nothing; the
- * worker then finds the same facts in the database.
+ * Carries commit signals to dispatchers. In this process: straight to the attached dispatcher
+ * (if any) after commit. To other processes: on PostgreSQL, NOTIFY inside the transaction, so it
+ * is sent exactly when the change commits; on SQLite other processes find the facts by polling.
  */
-export class DeliveryNotifier {
+export class DeliveryNotifier implements SignalSink {
   private listener: DeliveryListener | undefined
 
   attach(listener: DeliveryListener): void {
@@ -22,11 +33,103 @@ export class DeliveryNotifier {
     this.listener = undefined
   }
 
-  deliveriesCommitted(): void {
-    this.listener?.deliveriesCommitted()
+  async publishInTransaction(tx: Db, signals: CommitSignals): Promise<void> {
+    if (backendOf(tx) !== 'postgres') return
+    if (signals.deliveries) await sql`select pg_notify(${CHANNELS.deliveries}, '')`.execute(tx)
+    for (const webhookId of signals.stoppedWebhooks) await sql`select pg_notify(${CHANNELS.webhookStopped}, ${webhookId})`.execute(tx)
   }
 
-  webhookStopped(webhookId: string): void {
-    this.listener?.webhookStopped(webhookId)
+  committed(signals: CommitSignals): void {
+    if (signals.deliveries) this.listener?.deliveriesCommitted()
+    for (const webhookId of signals.stoppedWebhooks) this.listener?.webhookStopped(webhookId)
+  }
+}
+
+export interface ListenLog {
+  warn(object: object, message: string): void
+  info(object: object, message: string): void
+}
+
+/**
+ * LISTENs for other processes' commit signals on one dedicated PostgreSQL connection (outside the
+ * pool: a pooled connection would lose its LISTEN when returned). When the connection breaks it
+ * reconnects with backoff and, once back, wakes the dispatcher, since what was sent meanwhile is
+ * lost (stopped webhooks are also found by the dispatcher's periodic check).
+ */
+export class PostgresSignalListener {
+  private client: pg.Client | undefined
+  private closed = false
+  private retryTimer: NodeJS.Timeout | undefined
+  private failures = 0
+
+  constructor(
+    private readonly url: string,
+    private readonly listener: DeliveryListener,
+    private readonly log: ListenLog,
+  ) {}
+
+  /** Connects (retrying in the background on failure); resolves once the first attempt ends. */
+  async start(): Promise<void> {
+    await this.connect()
+  }
+
+  get listening(): boolean {
+    return this.client !== undefined
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closed) return
+    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: POSTGRES_TIMEOUTS.connectMs, keepAlive: true, application_name: 'devplatform-listen' })
+    client.on('notification', (message) => {
+      if (message.channel === CHANNELS.deliveries) this.listener.deliveriesCommitted()
+      else if (message.channel === CHANNELS.webhookStopped && message.payload !== undefined) this.listener.webhookStopped(message.payload)
+    })
+    client.on('error', () => this.lost(client))
+    client.on('end', () => this.lost(client))
+    try {
+      await client.connect()
+      await client.query(`listen ${CHANNELS.deliveries}`)
+      await client.query(`listen ${CHANNELS.webhookStopped}`)
+    } catch (error) {
+      this.log.warn({ err: error }, 'webhook dispatcher: cannot LISTEN for commits; polling until the database answers')
+      this.lost(client)
+      return
+    }
+    if (this.closed) {
+      await client.end().catch(() => undefined)
+      return
+    }
+    this.client = client
+    if (this.failures > 0) this.log.info({}, 'webhook dispatcher: listening for commits again')
+    this.failures = 0
+    // Whatever was committed while not listening: look now.
+    this.listener.deliveriesCommitted()
+  }
+
+  private lost(client: pg.Client): void {
+    if (this.client === client) this.client = undefined
+    client.removeAllListeners('end')
+    client.removeAllListeners('error')
+    client.on('error', () => undefined)
+    client.end().catch(() => undefined)
+    if (this.closed || this.retryTimer !== undefined) return
+    this.failures++
+    const delay = Math.min(5_000, 100 * 2 ** Math.min(this.failures, 6))
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined
+      void this.connect()
+    }, delay)
+    this.retryTimer.unref()
+  }
+
+  async close(): Promise<void> {
+    this.closed = true
+    clearTimeout(this.retryTimer)
+    const client = this.client
+    this.client = undefined
+    if (client !== undefined) {
+      client.removeAllListeners('end')
+      await client.end().catch(() => undefined)
+    }
   }
 }

@@ -1,7 +1,8 @@
 import { type Selectable, type Updateable, sql } from 'kysely'
 import type { Customer, CreateCustomerBody, ListCustomersQuery, UpdateCustomerBody } from '../../schemas/customers.js'
-import { ApiError } from '../../errors.js'
-import { type Db, isUniqueViolation } from '../database.js'
+import { ConflictError } from '../../errors.js'
+import type { Db } from '../database.js'
+import { isUniqueViolation } from '../errors.js'
 import { containsIgnoringCase } from '../like.js'
 import type { CustomersTable } from '../schema.js'
 import { newId, nowIso } from '../time.js'
@@ -50,7 +51,7 @@ export class CustomersRepository {
     try {
       await this.db.insertInto('customers').values(row).execute()
     } catch (error) {
-      if (isUniqueViolation(error)) throw ApiError.conflict(DUPLICATE_EMAIL)
+      if (isUniqueViolation(error)) throw new ConflictError(DUPLICATE_EMAIL)
       throw error
     }
     return row
@@ -95,7 +96,7 @@ export class CustomersRepository {
         .returningAll()
         .executeTakeFirst()
     } catch (error) {
-      if (isUniqueViolation(error)) throw ApiError.conflict(DUPLICATE_EMAIL)
+      if (isUniqueViolation(error)) throw new ConflictError(DUPLICATE_EMAIL)
       throw error
     }
   }

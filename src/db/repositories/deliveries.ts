@@ -1,6 +1,7 @@
 import { sql } from 'kysely'
 import { chunks } from '../chunks.js'
-import type { Db } from '../database.js'
+import { backendOf, type Db } from '../database.js'
+import type { UnitOfWork } from '../unit-of-work.js'
 import type { AttemptOutcome, DeliveryStatus } from '../schema.js'
 import { newId, nowIso } from '../time.js'
 
@@ -35,14 +36,27 @@ export interface AttemptRecord {
 
 /**
  * The delivery queue. Operator-level (no application scope): the dispatcher and the CLI use it,
- * never a route. Every write runs inside the caller's `writeTransaction`.
+ * never a route. Every write runs inside the caller's unit of work.
+ *
+ * Locking on PostgreSQL (SQLite serialises every write transaction on its one write lock):
+ * - the claim locks the due delivery rows FOR UPDATE and their webhooks FOR KEY SHARE, both
+ *   SKIP LOCKED, so two dispatchers never claim one row and a claim never waits;
+ * - deleting or deactivating a webhook takes its row FOR UPDATE (WebhooksRepository), which
+ *   conflicts with that KEY SHARE: the deletion either committed before the claim's snapshot or
+ *   row check (the row no longer matches and is skipped), or waits for the claim to commit, by
+ *   which time the claim's requests have begun, and then aborts them (NOTIFY);
+ * - writers that lock several webhook rows lock them in id order, so they can't deadlock.
  */
 export class DeliveriesRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly unit?: UnitOfWork,
+  ) {}
 
   /**
-   * Pending deliveries due by `now` (a lapsed claim is due again), oldest first. Deleting or
-   * deactivating a webhook cancels its pending deliveries, so the webhook filter only guards.
+   * Pending deliveries due by `now` (a lapsed claim is due again), oldest first, locked for this
+   * transaction. Deleting or deactivating a webhook cancels its pending deliveries, so the
+   * webhook filter only guards.
    */
   async due(now: string, excludeWebhooks: readonly string[], limit: number): Promise<DueDelivery[]> {
     let query = this.db
@@ -57,32 +71,84 @@ export class DeliveriesRepository {
       .where('w.is_active', '=', 1)
       .where('d.next_attempt_at', '<=', now)
     if (excludeWebhooks.length > 0) query = query.where('d.webhook_id', 'not in', excludeWebhooks)
-    return query.orderBy('d.next_attempt_at').limit(limit).execute()
+    query = query.orderBy('d.next_attempt_at').limit(limit)
+    if (backendOf(this.db) === 'postgres') query = query.modifyEnd(sql`for update of d skip locked for key share of w skip locked`)
+    return query.execute()
   }
 
-  async claim(ids: readonly string[], token: string, until: string): Promise<void> {
+  /** Claims rows `due` locked in this transaction; returns the ids claimed (all of them, unless one stopped being pending). */
+  async claim(ids: readonly string[], token: string, until: string): Promise<Set<string>> {
     const now = nowIso()
+    const claimed = new Set<string>()
     for (const part of chunks(ids)) {
-      await this.db.updateTable('deliveries').set({ claim_token: token, next_attempt_at: until, updated_at: now }).where('id', 'in', part).execute()
+      const rows = await this.db
+        .updateTable('deliveries')
+        .set({ claim_token: token, next_attempt_at: until, updated_at: now })
+        .where('id', 'in', part)
+        .where('status', '=', sql.lit('pending'))
+        .returning('id')
+        .execute()
+      for (const row of rows) claimed.add(row.id)
     }
+    return claimed
   }
 
-  /** A deleted or inactive webhook gets nothing more: its pending deliveries (claimed ones too) end here. */
+  /**
+   * A deleted or inactive webhook gets nothing more: its pending deliveries (claimed ones too)
+   * end here. The claim token stays, so the attempt on the wire is still recorded as canceled.
+   */
   async cancelPendingOf(webhookId: string): Promise<void> {
     await this.db
       .updateTable('deliveries')
-      .set({ status: 'canceled', claim_token: null, updated_at: nowIso() })
+      .set({ status: 'canceled', updated_at: nowIso() })
       .where('webhook_id', '=', webhookId)
       .where('status', '=', 'pending')
       .execute()
   }
 
+  /** PostgreSQL: locks these webhook rows (in id order) for the statistics this transaction writes. */
+  async lockWebhooksForStatistics(webhookIds: readonly string[]): Promise<void> {
+    if (webhookIds.length === 0 || backendOf(this.db) !== 'postgres') return
+    await this.db
+      .selectFrom('webhooks')
+      .select('id')
+      .where('id', 'in', [...new Set(webhookIds)])
+      .orderBy('id')
+      .forNoKeyUpdate()
+      .execute()
+  }
+
   /**
-   * Writes one attempt: its row, the delivery's new state (only while the claim is still ours)
-   * and the webhook's statistics, all in the caller's transaction.
+   * Writes one attempt: its row, the delivery's new state and the webhook's statistics, all in
+   * the caller's transaction, and only while the claim is still this attempt's (a claim that
+   * lapsed and was taken by another dispatcher, or never committed, records nothing).
+   * Returns whether it was recorded.
    */
-  async record(attempt: AttemptRecord): Promise<void> {
+  async record(attempt: AttemptRecord): Promise<boolean> {
     const now = nowIso()
+    const next = attempt.next
+    const owned =
+      next.status === 'unchanged'
+        ? await this.db
+            .selectFrom('deliveries')
+            .select('id')
+            .where('id', '=', attempt.deliveryId)
+            .where('claim_token', '=', attempt.claimToken)
+            .executeTakeFirst()
+        : await this.db
+            .updateTable('deliveries')
+            .set(
+              next.status === 'release'
+                ? { claim_token: null, next_attempt_at: now, updated_at: now }
+                : { status: next.status, attempts: attempt.attempt, claim_token: null, next_attempt_at: next.at, updated_at: now },
+            )
+            .where('id', '=', attempt.deliveryId)
+            .where('claim_token', '=', attempt.claimToken)
+            .where('status', '=', sql.lit('pending'))
+            .returning('id')
+            .executeTakeFirst()
+    if (owned === undefined) return false
+
     await this.db
       .insertInto('delivery_attempts')
       .values({
@@ -99,21 +165,6 @@ export class DeliveriesRepository {
       })
       .execute()
 
-    const next = attempt.next
-    if (next.status !== 'unchanged') {
-      const changes =
-        next.status === 'release'
-          ? { claim_token: null, next_attempt_at: now, updated_at: now }
-          : { status: next.status, attempts: attempt.attempt, claim_token: null, next_attempt_at: next.at, updated_at: now }
-      await this.db
-        .updateTable('deliveries')
-        .set(changes)
-        .where('id', '=', attempt.deliveryId)
-        .where('claim_token', '=', attempt.claimToken)
-        .where('status', '=', 'pending')
-        .execute()
-    }
-
     if (attempt.outcome !== 'canceled') {
       const startedAt = attempt.startedAt
       await this.db
@@ -129,15 +180,26 @@ export class DeliveriesRepository {
         .execute()
     }
 
-    if (!attempt.gone) return
-    await this.db
+    if (attempt.gone) await this.deactivateGone(attempt.webhookId, now)
+    return true
+  }
+
+  /** 410 Gone: the receiver asked for no more. Deactivate the webhook and stop everything to it, as a PATCH would. */
+  private async deactivateGone(webhookId: string, now: string): Promise<void> {
+    if (backendOf(this.db) === 'postgres') {
+      await this.db.selectFrom('webhooks').select('id').where('id', '=', webhookId).forUpdate().execute()
+    }
+    const row = await this.db
       .updateTable('webhooks')
       .set({ is_active: 0, updated_at: now })
-      .where('id', '=', attempt.webhookId)
+      .where('id', '=', webhookId)
       .where('is_active', '=', 1)
       .where('deleted_at', 'is', null)
-      .execute()
-    await this.cancelPendingOf(attempt.webhookId)
+      .returning('id')
+      .executeTakeFirst()
+    if (row === undefined) return
+    await this.cancelPendingOf(webhookId)
+    this.unit?.webhookStopped(webhookId)
   }
 
   /** Of these webhooks, the ones deleted or deactivated (by any process). */

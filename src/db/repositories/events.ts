@@ -1,5 +1,6 @@
 import { chunks } from '../chunks.js'
-import type { Db } from '../database.js'
+import { backendOf, type Db } from '../database.js'
+import type { UnitOfWork } from '../unit-of-work.js'
 import { newId, nowIso } from '../time.js'
 
 export const EVENT_TYPES = [
@@ -14,30 +15,38 @@ export const EVENT_TYPES = [
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
-/** The transactional outbox. Only meaningful on a transaction (`writeTransaction`'s `tx`). */
+/** The transactional outbox: only meaningful inside a unit of work. */
 export class EventsRepository {
-  /** deliveries written by this repository; the caller wakes the dispatcher after commit when > 0 */
-  deliveriesWritten = 0
-
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly unit: UnitOfWork,
+  ) {}
 
   /**
    * Writes the event and one pending delivery per active webhook of the application, and counts
    * it in each webhook's total_events. Run it in the transaction that makes the change, so the
    * change, its event and its deliveries commit together or not at all.
+   *
+   * The webhooks are locked (PostgreSQL; in id order, as every multi-webhook writer does) before
+   * their deliveries are written: a concurrent DELETE or deactivation either committed first (the
+   * row no longer matches: no delivery) or waits for this commit and then cancels what it wrote.
+   * Reading them without the lock would let a DELETE commit in between and leave a pending
+   * delivery no dispatcher would ever claim.
    */
   async emit(appId: string, type: EventType, data: unknown): Promise<string> {
     const id = newId()
     const now = nowIso()
     const payload = JSON.stringify({ id, type, created_at: now, data })
     await this.db.insertInto('events').values({ id, app_id: appId, type, payload, created_at: now }).execute()
-    const webhooks = await this.db
+    let active = this.db
       .selectFrom('webhooks')
       .select('id')
       .where('app_id', '=', appId)
       .where('deleted_at', 'is', null)
       .where('is_active', '=', 1)
-      .execute()
+      .orderBy('id')
+    if (backendOf(this.db) === 'postgres') active = active.forNoKeyUpdate()
+    const webhooks = await active.execute()
     if (webhooks.length === 0) return id
     for (const part of chunks(webhooks)) {
       await this.db
@@ -67,7 +76,7 @@ export class EventsRepository {
         )
         .execute()
     }
-    this.deliveriesWritten += webhooks.length
+    this.unit.deliveriesWritten()
     return id
   }
 }

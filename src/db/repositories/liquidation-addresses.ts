@@ -1,8 +1,9 @@
 import type { Selectable } from 'kysely'
-import { ApiError } from '../../errors.js'
+import { ConflictError } from '../../errors.js'
 import type { CreateLiquidationAddressBody, LiquidationAddress } from '../../schemas/liquidation-addresses.js'
 import { addressKey } from '../../validation/chain-address.js'
-import { type Db, isUniqueViolation } from '../database.js'
+import type { Db } from '../database.js'
+import { isUniqueViolation } from '../errors.js'
 import type { LiquidationAddressesTable } from '../schema.js'
 import { newId, nowIso } from '../time.js'
 
@@ -71,7 +72,7 @@ export class LiquidationAddressesRepository {
     try {
       await this.db.insertInto('liquidation_addresses').values(row).execute()
     } catch (error) {
-      if (isUniqueViolation(error)) throw ApiError.conflict('Liquidation address already exists')
+      if (isUniqueViolation(error)) throw new ConflictError('Liquidation address already exists')
       throw error
     }
     return row

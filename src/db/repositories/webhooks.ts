@@ -1,6 +1,7 @@
 import type { Selectable, Updateable } from 'kysely'
 import type { Webhook } from '../../schemas/webhooks.js'
-import type { Db } from '../database.js'
+import { backendOf, type Db } from '../database.js'
+import type { UnitOfWork } from '../unit-of-work.js'
 import { DeliveriesRepository } from './deliveries.js'
 import type { WebhooksTable } from '../schema.js'
 import { newId, nowIso } from '../time.js'
@@ -52,7 +53,33 @@ export interface WebhookPatch {
  * or see a deleted webhook (deleted rows stay, with their statistics, for audit).
  */
 export class WebhooksRepository {
-  constructor(private readonly db: Db) {}
+  /** `unit` is given inside a write transaction: deletions and deactivations signal through it */
+  constructor(
+    private readonly db: Db,
+    private readonly unit?: UnitOfWork,
+  ) {}
+
+  /**
+   * PostgreSQL: takes the webhook's row FOR UPDATE before it is stopped, the lock that conflicts
+   * with the dispatchers' claims (FOR KEY SHARE); see DeliveriesRepository.
+   */
+  private async lockToStop(appId: string, id: string): Promise<void> {
+    if (backendOf(this.db) !== 'postgres') return
+    await this.db
+      .selectFrom('webhooks')
+      .select('id')
+      .where('app_id', '=', appId)
+      .where('id', '=', id.toLowerCase())
+      .where('deleted_at', 'is', null)
+      .forUpdate()
+      .execute()
+  }
+
+  /** Ends everything pending to a webhook that was just deleted or deactivated, and signals it at commit. */
+  private async stopped(webhookId: string): Promise<void> {
+    await new DeliveriesRepository(this.db).cancelPendingOf(webhookId)
+    this.unit?.webhookStopped(webhookId)
+  }
 
   /** The starting point of every read: this application's webhooks that are not deleted. */
   private owned(appId: string) {
@@ -112,11 +139,12 @@ export class WebhooksRepository {
     if (patch.signingSecret !== undefined) changes.signing_secret = patch.signingSecret
     // An update that names no field changes nothing, not even updated_at.
     if (Object.keys(changes).length === 0) return this.find(appId, id)
+    if (changes.is_active === 0) await this.lockToStop(appId, id)
     const row = await this.updateOwned(appId, id)
       .set({ ...changes, updated_at: nowIso() })
       .returningAll()
       .executeTakeFirst()
-    if (row !== undefined && row.is_active === 0) await new DeliveriesRepository(this.db).cancelPendingOf(row.id)
+    if (row !== undefined && row.is_active === 0) await this.stopped(row.id)
     return row
   }
 
@@ -126,8 +154,9 @@ export class WebhooksRepository {
    * row. Run it in a transaction (`transact`), so the cancellation commits with the deletion.
    */
   async delete(appId: string, id: string): Promise<WebhookRow | undefined> {
+    await this.lockToStop(appId, id)
     const row = await this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll().executeTakeFirst()
-    if (row !== undefined) await new DeliveriesRepository(this.db).cancelPendingOf(row.id)
+    if (row !== undefined) await this.stopped(row.id)
     return row
   }
 }

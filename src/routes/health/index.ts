@@ -13,22 +13,35 @@ export const publicHealthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 }
 
-export const healthRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export interface HealthRoutesOptions {
+  redisState: () => Promise<'ok' | 'error' | 'not configured'>
+}
+
+/**
+ * Readiness of each part. The database is required: when it does not answer, this route (like
+ * every authenticated one) answers 503 "The database is unavailable". Redis is not: while it is
+ * down the instance serves with per-instance rate limits, so it stays 200 and says "degraded".
+ */
+export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (app, options) => {
   app.get(
     '/health',
     {
       schema: {
         tags: ['health'],
-        summary: 'Readiness: the database answers (authenticated)',
+        summary: 'Readiness: the database and Redis answer (authenticated)',
         response: {
-          200: Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') }),
-          ...errorResponses(401, 403, 429),
+          200: Type.Object({
+            status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
+            database: Type.Literal('ok'),
+            redis: Type.Union([Type.Literal('ok'), Type.Literal('error'), Type.Literal('not configured')]),
+          }),
+          ...errorResponses(401, 403, 429, 503),
         },
       },
     },
     async () => {
-      await sql`select 1`.execute(app.db)
-      return { status: 'ok' as const, database: 'ok' as const }
+      const [, redis] = await Promise.all([sql`select 1`.execute(app.db), options.redisState()])
+      return { status: redis === 'error' ? ('degraded' as const) : ('ok' as const), database: 'ok' as const, redis }
     },
   )
 }

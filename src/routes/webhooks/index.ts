@@ -142,8 +142,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         await tx.events.emit(appId, 'webhook.updated', updated)
         return reread(tx.webhooks, appId, updated.id)
       })
-      // Deactivated: its pending deliveries were canceled in that transaction; stop those on the wire.
-      if (!webhook.isActive) app.notifier.webhookStopped(webhook.id)
       return webhook
     },
   )
@@ -168,8 +166,8 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         if (row === undefined) throw ApiError.notFound(NOT_FOUND)
         return toWebhook(row)
       })
-      // Committed: its pending deliveries are canceled; abort attempts on the wire before answering.
-      app.notifier.webhookStopped(webhook.id)
+      // Committed: its pending deliveries are canceled, and the unit of work has aborted its
+      // attempts on the wire in this process (and told other processes) before this answer.
       return webhook
     },
   )

@@ -1,0 +1,247 @@
+/**
+ * Rate limiting shared by every server instance: the exact sliding log of MemoryRateLimiter,
+ * kept in Redis, plus a fallback wrapper for Redis outages and the client factory.
+ */
+import { Redis } from 'ioredis'
+import { HOUR_MS, type RateLimitDecision, type RateLimiter } from './rate-limiter.js'
+
+/** ioredis command name the script is registered under (defineCommand). */
+const COMMAND = 'devplatformSlidingLog'
+
+/**
+ * KEYS[1] = the key's sorted set; ARGV[1] = limit; ARGV[2] = window in ms.
+ * Members are admissions, scored by admission time in ms (Redis server clock).
+ * Returns { allowed (1|0), count after the call, ms until the oldest counted admission
+ * leaves the window (-1 when count is 0) } — integers only, so no float precision is lost.
+ */
+const SLIDING_LOG_LUA = `
+if redis.replicate_commands then redis.replicate_commands() end -- TIME before writes on Redis < 5
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local usec = tonumber(t[2])
+-- Built as strings: tostring() of a Lua number uses %.14g and would round the microseconds.
+local now_us = t[1] .. string.format('%06d', usec)
+local now = tonumber(t[1]) * 1000 + math.floor(usec / 1000)
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+local count = redis.call('ZCARD', key)
+if count > limit then
+  -- The limit was lowered (operator override): keep only the newest \`limit\` admissions,
+  -- so the set stays bounded by the current limit.
+  redis.call('ZREMRANGEBYRANK', key, 0, count - limit - 1)
+  count = limit
+end
+local allowed = 0
+if count < limit then
+  -- Member <now_us>:<count> is unique: scripts run atomically, one at a time, and an
+  -- admission made earlier in the same microsecond is still in the set (its score is not
+  -- <= now - window), so each later admission in that microsecond sees a larger count.
+  -- ZADD NX plus a suffix covers the remaining corners (a trim within the same microsecond,
+  -- a server clock stepping back after a failover): an existing member is never overwritten.
+  local member = now_us .. ':' .. count
+  local suffix = 0
+  while redis.call('ZADD', key, 'NX', now, member) == 0 do
+    suffix = suffix + 1
+    member = now_us .. ':' .. count .. ':' .. suffix
+  end
+  count = count + 1
+  -- The newest admission is \`now\`, so after one window the whole set is stale.
+  redis.call('PEXPIRE', key, window)
+  allowed = 1
+end
+local reset = -1
+if count > 0 then
+  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  reset = tonumber(oldest[2]) + window - now
+end
+return { allowed, count, reset }
+`
+
+type SlidingLogCommand = (key: string, limit: string, windowMs: string) => Promise<unknown>
+
+function isIntegerTriple(value: unknown): value is [number, number, number] {
+  return Array.isArray(value) && value.length === 3 && value.every((v) => Number.isInteger(v))
+}
+
+/**
+ * Exact sliding log in Redis (one sorted set per key), so several server instances share
+ * one limit exactly. One round trip per consume: a Lua script (EVALSHA, falling back to EVAL
+ * when the server does not have it cached) that reads the Redis server clock, so instances
+ * with skewed clocks still agree. Refused requests add nothing: a key holds at most `limit`
+ * members, whatever the refused traffic.
+ */
+export class RedisRateLimiter implements RateLimiter {
+  private readonly windowMs: number
+  private readonly prefix: string
+  private readonly command: SlidingLogCommand
+
+  constructor(redis: Redis, options: { windowMs?: number; prefix?: string } = {}) {
+    this.windowMs = options.windowMs ?? HOUR_MS
+    this.prefix = options.prefix ?? 'devplatform:ratelimit:'
+    if (!Number.isInteger(this.windowMs) || this.windowMs <= 0) {
+      throw new Error(`windowMs must be a positive integer, got ${this.windowMs}`)
+    }
+    redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: SLIDING_LOG_LUA })
+    // defineCommand adds the method at run time; ioredis' types cannot know it.
+    const fn: unknown = Reflect.get(redis, COMMAND)
+    if (typeof fn !== 'function') throw new Error('ioredis defineCommand did not register the script')
+    this.command = (key, limit, windowMs) => Reflect.apply(fn, redis, [key, limit, windowMs]) as Promise<unknown>
+  }
+
+  async consume(key: string, limit: number): Promise<RateLimitDecision> {
+    const reply = await this.command(this.prefix + key, String(limit), String(this.windowMs))
+    if (!isIntegerTriple(reply)) throw new Error(`unexpected rate-limit script reply: ${JSON.stringify(reply)}`)
+    const [allowed, count, resetMs] = reply
+    const windowSeconds = Math.round(this.windowMs / 1000)
+    // Same arithmetic as MemoryRateLimiter.secondsUntilFree.
+    const resetSeconds = count > 0 ? Math.max(1, Math.ceil(resetMs / 1000)) : 0
+    if (allowed !== 1) return { allowed: false, limit, remaining: 0, resetSeconds, windowSeconds }
+    return { allowed: true, limit, remaining: limit - count, resetSeconds, windowSeconds }
+  }
+}
+
+/**
+ * Answers from `primary` (Redis) and, when it fails (Redis down, command timeout), from
+ * `fallback` (an in-process MemoryRateLimiter).
+ *
+ * Fail-open to per-instance exact limits: a payments API must stay available when its cache
+ * is down, so an outage never turns into 500s, and it is never unlimited either: each instance
+ * still enforces the limit on its own (at worst `instances × limit` in total) until Redis is back.
+ */
+export class FallbackRateLimiter implements RateLimiter {
+  private failing = false
+
+  constructor(
+    private readonly primary: RateLimiter,
+    private readonly fallback: RateLimiter,
+    private readonly options: {
+      /** called once per outage, when the primary first fails */
+      onFallback: (error: unknown) => void
+      /** called when the primary answers again after an outage */
+      onRecover?: () => void
+    },
+  ) {}
+
+  /** true while the last primary call failed */
+  get degraded(): boolean {
+    return this.failing
+  }
+
+  async consume(key: string, limit: number): Promise<RateLimitDecision> {
+    let decision: RateLimitDecision
+    try {
+      decision = await this.primary.consume(key, limit)
+    } catch (error) {
+      if (!this.failing) {
+        this.failing = true
+        notify(() => this.options.onFallback(error))
+      }
+      return this.fallback.consume(key, limit)
+    }
+    if (this.failing) {
+      this.failing = false
+      const onRecover = this.options.onRecover
+      if (onRecover !== undefined) notify(onRecover)
+    }
+    return decision
+  }
+}
+
+/** A throwing log hook must not turn a rate-limit decision into a 500. */
+function notify(hook: () => void): void {
+  try {
+    hook()
+  } catch {
+    // ignored on purpose
+  }
+}
+
+/**
+ * An ioredis client that fails fast: no offline queue and no per-command retries, so while
+ * Redis is unreachable every command rejects at once (or after 500 ms if the socket hangs)
+ * and callers fall back instead of waiting. It reconnects in the background forever.
+ */
+export function createRedisClient(url: string): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: 500,
+    connectTimeout: 2000,
+    retryStrategy: (times) => Math.min(100 * times, 1000),
+  })
+  // Without a listener, an 'error' event would crash the process. Errors are surfaced through
+  // the failing commands (and the fallback / health route), so the event itself is ignored.
+  redis.on('error', () => {})
+  return redis
+}
+
+/**
+ * Creates a client, connects and PINGs. Rejects within `timeoutMs` with the reason
+ * (e.g. "connect ECONNREFUSED 127.0.0.1:6390"), disconnecting the client so it does not keep
+ * reconnecting and hold the process open.
+ */
+export async function connectRedis(url: string, timeoutMs = 5000): Promise<Redis> {
+  const redis = createRedisClient(url)
+  let lastError: Error | undefined
+  const remember = (error: Error) => {
+    lastError = error
+  }
+  redis.on('error', remember)
+  let timer: NodeJS.Timeout | undefined
+  let timedOut = false
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      timedOut = true
+      const why = lastError === undefined ? '' : `: ${lastError.message}`
+      reject(new Error(`no answer within ${timeoutMs} ms${why}`))
+    }, timeoutMs)
+  })
+  try {
+    await Promise.race([
+      (async () => {
+        await redis.connect()
+        await redis.ping()
+      })(),
+      timeout,
+    ])
+    return redis
+  } catch (error) {
+    redis.disconnect()
+    const message = error instanceof Error ? error.message : String(error)
+    // ioredis rejects connect() with a generic "Connection is closed."; the 'error' event
+    // carried the cause (ECONNREFUSED, ENOTFOUND, auth failure...). The timeout names it already.
+    const reason = timedOut || lastError === undefined ? message : lastError.message
+    throw new Error(`cannot connect to Redis at ${redactUrl(url)}: ${reason}`, { cause: error })
+  } finally {
+    clearTimeout(timer)
+    redis.off('error', remember)
+  }
+}
+
+/** PING with a timeout, for the health route: false on any error. */
+export async function redisAnswers(redis: Redis, timeoutMs = 1000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs)
+    })
+    return await Promise.race([redis.ping().then((reply) => reply === 'PONG'), timeout])
+  } catch {
+    return false
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Hide a password in a redis:// URL before it reaches an error message or a log. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== '') parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return '(invalid Redis URL)'
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * What a database error means, whichever engine raised it. The one place where SQLite's and
+ * PostgreSQL's error codes are read; everything else asks these questions.
+ */
+
+function codeOf(error: unknown): string | undefined {
+  if (typeof error !== 'object' || error === null || !('code' in error)) return undefined
+  const code = (error as { code: unknown }).code
+  return typeof code === 'string' ? code : undefined
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : ''
+}
+
+/** A unique index refused the row (SQLite's constraint codes, PostgreSQL's 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = codeOf(error)
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505'
+}
+
+/** PostgreSQL aborted the transaction to break a deadlock or a serialization conflict: running it again is safe. */
+export function isRetryableConflict(error: unknown): boolean {
+  const code = codeOf(error)
+  return code === '40P01' || code === '40001'
+}
+
+// PostgreSQL SQLSTATEs that mean "not now": connection exceptions (08), insufficient resources
+// (53: disk full, out of memory, too many connections), operator intervention (57: shutdown,
+// cannot connect now, statement timeout), lock not available (55P03), read-only transaction (25006).
+const POSTGRES_UNAVAILABLE = /^(08|53|57)|^55P03$|^25006$/
+// Node's socket errors on a connection to the database.
+const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
+// node-postgres raises these as plain Errors without a code.
+const POSTGRES_CLIENT_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Query read timeout',
+  'Client has encountered a connection error',
+  'Client was closed and is not queryable',
+  'Cannot use a pool after calling end on the pool',
+]
+// SQLite: another process holds the lock, the disk is full or read-only, I/O failed.
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN)/
+
+/**
+ * The database can't serve this request now, for a reason that passes (an outage, a restart,
+ * a held lock, a full disk): the request is answered 503 with Retry-After, never 500.
+ */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = codeOf(error)
+  if (code !== undefined) {
+    if (SQLITE_UNAVAILABLE.test(code) || SOCKET_ERRORS.has(code)) return true
+    if (/^[0-9A-Z]{5}$/.test(code) && POSTGRES_UNAVAILABLE.test(code)) return true
+  }
+  const message = messageOf(error)
+  return POSTGRES_CLIENT_MESSAGES.some((text) => message.includes(text))
+}

@@ -1,0 +1,73 @@
+import { type Db, type WriteTransactionOptions, writeTransaction } from './database.js'
+
+/** What a committed change means for the delivery dispatchers, in this process and in others. */
+export interface CommitSignals {
+  /** new deliveries are pending: claim them now rather than at the next poll */
+  deliveries: boolean
+  /** deleted or deactivated webhooks: abort their attempts on the wire */
+  stoppedWebhooks: readonly string[]
+}
+
+/** Where commit signals go: inside the transaction (to other processes) and after it commits (this process). */
+export interface SignalSink {
+  /** runs inside the transaction just before commit, so the signal is sent if and only if it commits (PostgreSQL NOTIFY) */
+  publishInTransaction(tx: Db, signals: CommitSignals): Promise<void>
+  /** runs after the commit, before the caller sees the result */
+  committed(signals: CommitSignals): void
+}
+
+/**
+ * One write transaction and the side effects its commit must cause. The code that causes a side
+ * effect registers it here (the outbox when it writes deliveries, the webhooks repository when it
+ * deletes or deactivates one), so no route or caller can forget to wake a dispatcher or abort an
+ * attempt.
+ */
+export class UnitOfWork {
+  private deliveries = false
+  private readonly stopped = new Set<string>()
+
+  constructor(readonly tx: Db) {}
+
+  deliveriesWritten(): void {
+    this.deliveries = true
+  }
+
+  webhookStopped(webhookId: string): void {
+    this.stopped.add(webhookId)
+  }
+
+  get signals(): CommitSignals {
+    return { deliveries: this.deliveries, stoppedWebhooks: [...this.stopped] }
+  }
+
+  get hasSignals(): boolean {
+    return this.deliveries || this.stopped.size > 0
+  }
+}
+
+/**
+ * Runs `work` in one write transaction with a fresh unit of work (a fresh one again on each
+ * retry), publishes its signals inside the transaction, and delivers them in this process once
+ * it has committed.
+ */
+export async function runUnitOfWork<T>(
+  db: Db,
+  sink: SignalSink,
+  work: (unit: UnitOfWork) => Promise<T>,
+  options: WriteTransactionOptions = {},
+): Promise<T> {
+  let committed: UnitOfWork | undefined
+  const result = await writeTransaction(
+    db,
+    async (tx) => {
+      const unit = new UnitOfWork(tx)
+      const value = await work(unit)
+      if (unit.hasSignals) await sink.publishInTransaction(tx, unit.signals)
+      committed = unit
+      return value
+    },
+    options,
+  )
+  if (committed?.hasSignals === true) sink.committed(committed.signals)
+  return result
+}

@@ -1,0 +1,72 @@
+import { type Db } from '../db/database.js'
+import { type AttemptRecord, DeliveriesRepository } from '../db/repositories/deliveries.js'
+import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
+
+export interface OutcomeWriterLog {
+  error(object: object, message: string): void
+}
+
+/**
+ * Writes attempt outcomes: what ends within one event-loop turn is written in one transaction
+ * (attempt rows, deliveries, statistics, 410 deactivations). A failed write is tried again;
+ * if the process dies first, the claims' leases make the deliveries due again.
+ */
+export class OutcomeWriter {
+  private pending: AttemptRecord[] = []
+  private scheduled = false
+  private writing: Promise<void> | undefined
+  private closing = false
+
+  constructor(
+    private readonly db: Db,
+    private readonly sink: SignalSink,
+    private readonly log: OutcomeWriterLog,
+  ) {}
+
+  add(record: AttemptRecord): void {
+    this.pending.push(record)
+    this.schedule()
+  }
+
+  /** Writes everything gathered; stops retrying failed writes. */
+  async close(): Promise<void> {
+    this.closing = true
+    while (this.writing !== undefined || this.pending.length > 0) await this.flush()
+  }
+
+  private schedule(): void {
+    if (this.scheduled) return
+    this.scheduled = true
+    setImmediate(() => {
+      this.scheduled = false
+      void this.flush()
+    })
+  }
+
+  private flush(): Promise<void> {
+    if (this.writing !== undefined) return this.writing
+    if (this.pending.length === 0) return Promise.resolve()
+    const batch = this.pending
+    this.pending = []
+    this.writing = this.write(batch).finally(() => {
+      this.writing = undefined
+      if (this.pending.length > 0) this.schedule()
+    })
+    return this.writing
+  }
+
+  private async write(batch: AttemptRecord[]): Promise<void> {
+    try {
+      await runUnitOfWork(this.db, this.sink, async (unit) => {
+        const deliveries = new DeliveriesRepository(unit.tx, unit)
+        await deliveries.lockWebhooksForStatistics(batch.map((record) => record.webhookId).sort())
+        for (const record of batch) await deliveries.record(record)
+      }, { retries: 3 })
+    } catch (error) {
+      this.log.error({ err: error }, 'webhook dispatcher: recording attempt outcomes failed')
+      if (this.closing) return
+      this.pending = batch.concat(this.pending)
+      setTimeout(() => this.schedule(), 250).unref()
+    }
+  }
+}

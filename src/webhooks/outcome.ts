@@ -1,0 +1,65 @@
+import type { AttemptRecord, DueDelivery } from '../db/repositories/deliveries.js'
+import { parseRetryAfter, retryDelay } from './retry.js'
+import type { SendResult } from './sender.js'
+
+/** Why an attempt was aborted by its dispatcher, when it was. */
+export type StopReason = 'stopped' | 'shutdown'
+
+/** One attempt as the dispatcher knows it when it ends. */
+export interface EndedAttempt {
+  delivery: DueDelivery
+  claimToken: string
+  number: number
+  startedAtMs: number
+  stop: StopReason | undefined
+}
+
+/**
+ * What an attempt's result means: its outcome, what becomes of the delivery, and whether the
+ * webhook asked to be turned off (410). Pure: the same inputs give the same record.
+ */
+export function decideOutcome(
+  attempt: EndedAttempt,
+  result: SendResult,
+  nowMs: number,
+  retry: { schedule: readonly number[]; random: () => number },
+): AttemptRecord {
+  const base = {
+    deliveryId: attempt.delivery.id,
+    webhookId: attempt.delivery.webhook_id,
+    claimToken: attempt.claimToken,
+    attempt: attempt.number,
+    startedAt: new Date(attempt.startedAtMs).toISOString(),
+    durationMs: nowMs - attempt.startedAtMs,
+    gone: false,
+  }
+  const response = result.kind === 'response' ? result : undefined
+  const statusCode = response?.status ?? null
+  const responseBody = response?.body ?? null
+  if (attempt.stop !== undefined) {
+    return {
+      ...base,
+      outcome: 'canceled',
+      statusCode,
+      error: attempt.stop === 'stopped' ? 'aborted: webhook deleted or deactivated' : 'aborted: dispatcher shut down',
+      responseBody,
+      // Deleted or deactivated: the delivery is already canceled. Shut down: due again at once.
+      next: attempt.stop === 'shutdown' ? { status: 'release' } : { status: 'unchanged' },
+    }
+  }
+  if (response !== undefined && response.status >= 200 && response.status < 300) {
+    return { ...base, outcome: 'succeeded', statusCode, error: null, responseBody, next: { status: 'succeeded', at: new Date(nowMs).toISOString() } }
+  }
+  const retryAfterMs = response !== undefined && (response.status === 429 || response.status === 503) ? parseRetryAfter(response.retryAfter, nowMs) : undefined
+  const gone = response?.status === 410
+  const delay = gone ? undefined : retryDelay(attempt.number, { schedule: retry.schedule, random: retry.random, retryAfterMs })
+  return {
+    ...base,
+    outcome: 'failed',
+    statusCode,
+    error: result.kind === 'error' ? result.message : `HTTP ${result.status}`,
+    responseBody,
+    next: delay === undefined ? { status: 'failed', at: new Date(nowMs).toISOString() } : { status: 'pending', at: new Date(nowMs + delay).toISOString() },
+    gone,
+  }
+}

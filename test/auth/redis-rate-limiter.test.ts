@@ -1,0 +1,253 @@
+import { randomBytes } from 'node:crypto'
+import { createServer, type Server, type Socket } from 'node:net'
+import type { Redis } from 'ioredis'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import {
+  FallbackRateLimiter,
+  RedisRateLimiter,
+  connectRedis,
+  createRedisClient,
+  redisAnswers,
+} from '../../src/auth/redis-rate-limiter.js'
+import { MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from '../../src/auth/rate-limiter.js'
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+const CLOSED_URL = 'redis://127.0.0.1:6390'
+
+let redis: Redis
+const extraClients: Redis[] = []
+let prefix = ''
+
+function newPrefix(): string {
+  prefix = `devplatform:test:ratelimit:${randomBytes(6).toString('hex')}:`
+  return prefix
+}
+
+async function deleteKeys(pattern: string): Promise<void> {
+  let cursor = '0'
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+    cursor = next
+    if (keys.length > 0) await redis.del(...keys)
+  } while (cursor !== '0')
+}
+
+beforeAll(async () => {
+  redis = await connectRedis(REDIS_URL)
+})
+
+afterEach(async () => {
+  if (prefix !== '') await deleteKeys(`${prefix}*`)
+  prefix = ''
+  for (const client of extraClients.splice(0)) client.disconnect()
+})
+
+afterAll(() => {
+  redis.disconnect()
+})
+
+describe('RedisRateLimiter', () => {
+  it('admits `limit` requests with remaining counting down, then refuses', async () => {
+    const limiter = new RedisRateLimiter(redis, { prefix: newPrefix() })
+    const decisions: RateLimitDecision[] = []
+    for (let i = 0; i < 6; i++) decisions.push(await limiter.consume('key', 5))
+    expect(decisions.slice(0, 5).map((d) => d.allowed)).toEqual([true, true, true, true, true])
+    expect(decisions.slice(0, 5).map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0])
+    for (const d of decisions) {
+      expect(d.limit).toBe(5)
+      expect(d.windowSeconds).toBe(3600)
+    }
+    const refused = decisions[5]
+    expect(refused?.allowed).toBe(false)
+    expect(refused?.remaining).toBe(0)
+    expect(refused?.resetSeconds).toBeGreaterThanOrEqual(1)
+    expect(refused?.resetSeconds).toBeLessThanOrEqual(3600)
+  })
+
+  it('is exact under concurrency across three clients', async () => {
+    const p = newPrefix()
+    const clients = await Promise.all([connectRedis(REDIS_URL), connectRedis(REDIS_URL), connectRedis(REDIS_URL)])
+    extraClients.push(...clients)
+    const limiters = clients.map((client) => new RedisRateLimiter(client, { prefix: p }))
+    const decisions = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => (limiters[i % 3] as RedisRateLimiter).consume('shared', 100)),
+    )
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(100)
+    expect(await redis.zcard(`${p}shared`)).toBe(100)
+  })
+
+  it('keeps memory bounded by the limit whatever the refused traffic', async () => {
+    const p = newPrefix()
+    const limiter = new RedisRateLimiter(redis, { prefix: p })
+    const decisions = await Promise.all(Array.from({ length: 1010 }, () => limiter.consume('busy', 10)))
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(10)
+    expect(decisions.filter((d) => !d.allowed)).toHaveLength(1000)
+    expect(await redis.zcard(`${p}busy`)).toBe(10)
+  })
+
+  it('slides: a request is admitted again once the oldest leaves the window', async () => {
+    const limiter = new RedisRateLimiter(redis, { prefix: newPrefix(), windowMs: 1000 })
+    for (let i = 0; i < 3; i++) expect((await limiter.consume('k', 3)).allowed).toBe(true)
+    const refused = await limiter.consume('k', 3)
+    expect(refused.allowed).toBe(false)
+    expect(refused.resetSeconds).toBe(1)
+    await new Promise((resolve) => setTimeout(resolve, 1100))
+    const again = await limiter.consume('k', 3)
+    expect(again.allowed).toBe(true)
+    expect(again.remaining).toBe(2)
+  })
+
+  it('trims to the newest `limit` entries when the limit is lowered', async () => {
+    const p = newPrefix()
+    const limiter = new RedisRateLimiter(redis, { prefix: p })
+    for (let i = 0; i < 20; i++) expect((await limiter.consume('k', 20)).allowed).toBe(true)
+    const newest = await redis.zrange(`${p}k`, '-5', '-1')
+    const lowered = await limiter.consume('k', 5)
+    expect(lowered.allowed).toBe(false)
+    expect(lowered.remaining).toBe(0)
+    expect(await redis.zcard(`${p}k`)).toBe(5)
+    expect(await redis.zrange(`${p}k`, '0', '-1')).toEqual(newest)
+  })
+
+  it('sets a TTL no longer than the window on the key', async () => {
+    const p = newPrefix()
+    const limiter = new RedisRateLimiter(redis, { prefix: p, windowMs: 60_000 })
+    await limiter.consume('ttl', 3)
+    const ttl = await redis.pttl(`${p}ttl`)
+    expect(ttl).toBeGreaterThan(0)
+    expect(ttl).toBeLessThanOrEqual(60_000)
+  })
+
+  it('uses the default prefix', async () => {
+    const key = `test-${randomBytes(6).toString('hex')}`
+    const limiter = new RedisRateLimiter(redis)
+    try {
+      await limiter.consume(key, 1)
+      expect(await redis.zcard(`devplatform:ratelimit:${key}`)).toBe(1)
+    } finally {
+      await redis.del(`devplatform:ratelimit:${key}`)
+    }
+  })
+})
+
+describe('FallbackRateLimiter', () => {
+  it('answers from the fallback while Redis is unreachable, signalling the outage once', async () => {
+    const dead = createRedisClient(CLOSED_URL)
+    extraClients.push(dead)
+    const errors: unknown[] = []
+    const limiter = new FallbackRateLimiter(new RedisRateLimiter(dead), new MemoryRateLimiter(), {
+      onFallback: (error) => errors.push(error),
+    })
+    const decisions: RateLimitDecision[] = []
+    for (let i = 0; i < 5; i++) {
+      const started = Date.now()
+      decisions.push(await limiter.consume('k', 3))
+      expect(Date.now() - started).toBeLessThan(1000)
+      expect(limiter.degraded).toBe(true)
+    }
+    // The fallback still enforces the limit (per instance): never unlimited.
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false])
+    expect(errors).toHaveLength(1)
+    expect(errors[0]).toBeInstanceOf(Error)
+  })
+
+  it('is not degraded with a working primary', async () => {
+    let fellBack = 0
+    const limiter = new FallbackRateLimiter(new RedisRateLimiter(redis, { prefix: newPrefix() }), new MemoryRateLimiter(), {
+      onFallback: () => fellBack++,
+    })
+    const decision = await limiter.consume('k', 2)
+    expect(decision.allowed).toBe(true)
+    expect(decision.remaining).toBe(1)
+    expect(limiter.degraded).toBe(false)
+    expect(fellBack).toBe(0)
+  })
+
+  it('recovers: onRecover after a failure followed by a success, onFallback again on the next outage', async () => {
+    let failing = true
+    const primary: RateLimiter = {
+      async consume(_key, limit) {
+        if (failing) throw new Error('primary down')
+        return { allowed: true, limit, remaining: limit - 1, resetSeconds: 3600, windowSeconds: 3600 }
+      },
+    }
+    let fellBack = 0
+    let recovered = 0
+    const limiter = new FallbackRateLimiter(primary, new MemoryRateLimiter(), {
+      onFallback: () => fellBack++,
+      onRecover: () => recovered++,
+    })
+    await limiter.consume('k', 10)
+    await limiter.consume('k', 10)
+    expect(limiter.degraded).toBe(true)
+    expect(fellBack).toBe(1)
+    expect(recovered).toBe(0)
+
+    failing = false
+    expect((await limiter.consume('k', 10)).remaining).toBe(9)
+    expect(limiter.degraded).toBe(false)
+    expect(recovered).toBe(1)
+    await limiter.consume('k', 10)
+    expect(recovered).toBe(1)
+
+    failing = true
+    await limiter.consume('k', 10)
+    expect(fellBack).toBe(2)
+    expect(limiter.degraded).toBe(true)
+  })
+
+  it('never lets a throwing hook fail the request', async () => {
+    const primary: RateLimiter = {
+      consume: () => Promise.reject(new Error('down')),
+    }
+    const limiter = new FallbackRateLimiter(primary, new MemoryRateLimiter(), {
+      onFallback: () => {
+        throw new Error('logger broke')
+      },
+    })
+    expect((await limiter.consume('k', 1)).allowed).toBe(true)
+  })
+})
+
+describe('connectRedis / redisAnswers', () => {
+  it('rejects quickly with the reason when nothing listens', async () => {
+    const started = Date.now()
+    await expect(connectRedis(CLOSED_URL)).rejects.toThrow(/ECONNREFUSED/)
+    expect(Date.now() - started).toBeLessThan(5000)
+  })
+
+  it('rejects within the timeout when the server never answers', async () => {
+    const sockets = new Set<Socket>()
+    const silent: Server = createServer((socket) => {
+      sockets.add(socket)
+      socket.on('error', () => {})
+    })
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const address = silent.address()
+    if (address === null || typeof address === 'string') throw new Error('no port')
+    try {
+      const started = Date.now()
+      await expect(connectRedis(`redis://127.0.0.1:${address.port}`, 1500)).rejects.toThrow(/no answer within 1500 ms/)
+      expect(Date.now() - started).toBeLessThan(2500)
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
+    }
+  })
+
+  it('resolves against a running Redis', async () => {
+    const client = await connectRedis(REDIS_URL)
+    extraClients.push(client)
+    expect(await client.ping()).toBe('PONG')
+    expect(client.status).toBe('ready')
+  })
+
+  it('redisAnswers: true for a running Redis, false (quickly) for a dead one', async () => {
+    expect(await redisAnswers(redis)).toBe(true)
+    const dead = createRedisClient(CLOSED_URL)
+    extraClients.push(dead)
+    const started = Date.now()
+    expect(await redisAnswers(dead, 300)).toBe(false)
+    expect(Date.now() - started).toBeLessThan(1000)
+  })
+})
