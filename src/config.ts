@@ -47,7 +47,8 @@ function oneOf<T extends string>(name: string, value: string, allowed: readonly 
 export function redactUrl(value: string): string {
   try {
     const url = new URL(value)
-    if (url.password !== '') url.password = '***'
+    if (url.password === '') return value
+    url.password = '***'
     return url.toString()
   } catch {
     return value.replace(/\/\/([^:/@]*):[^@/]*@/, '//$1:***@')

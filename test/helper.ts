@@ -1,15 +1,15 @@
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Writable } from 'node:stream'
+import type { Redis } from 'ioredis'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import type { Environment } from '../src/auth/credentials.js'
 import type { RateLimiter } from '../src/auth/rate-limiter.js'
 import { SCOPES, type Scope } from '../src/auth/scopes.js'
-import { type Config, loadConfig, type WebhookConfig } from '../src/config.js'
+import { connectRedis } from '../src/auth/redis-rate-limiter.js'
+import { type Config, loadConfig, parseDatabaseUrl, type WebhookConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 import type { DispatcherOverrides } from '../src/webhooks/dispatcher.js'
+import { type FreshDatabase, freshDatabase, TEST_BACKEND, TEST_REDIS_URL } from './backend.js'
 
 export interface TestKey {
   id: string
@@ -36,7 +36,8 @@ export interface RequestOptions {
 export interface TestServer {
   app: FastifyInstance
   baseUrl: string
-  dbFile: string
+  /** the server's database (SQLite file or PostgreSQL database of this run's backend), to inspect */
+  database: FreshDatabase
   /** every log line the server wrote, parsed */
   logs: () => string
   /** a new application with one key (all scopes, high limit unless given) */
@@ -47,23 +48,25 @@ export interface TestServer {
 }
 
 /**
- * Builds the real app on a fresh SQLite file and listens on an ephemeral loopback port, so tests
+ * Builds the real app on a fresh database of the run's backend (a SQLite file, or a PostgreSQL
+ * database with the Redis rate limiter) and listens on an ephemeral loopback port, so tests
  * speak real HTTP. Call close() in afterAll.
  */
 export async function startTestServer(
   options: { config?: Partial<Config>; webhooks?: Partial<WebhookConfig>; rateLimiter?: RateLimiter; delivery?: DispatcherOverrides } = {},
 ): Promise<TestServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'devplatform-test-'))
-  const dbFile = join(dir, 'test.db')
+  const database = await freshDatabase()
   const defaults = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'info' })
   const config: Config = {
     ...defaults,
-    database: { kind: 'sqlite', filename: dbFile },
+    database: parseDatabaseUrl(database.url, 'DATABASE_URL', 5),
     ...options.config,
     // Route tests don't deliver (their webhooks point at example.com); delivery tests turn it on.
     webhooks: { ...defaults.webhooks, dispatcher: false, ...options.webhooks },
   }
   const db = await openDatabase(config.database)
+  let redis: Redis | undefined
+  if (TEST_BACKEND === 'postgres' && options.rateLimiter === undefined) redis = await connectRedis(TEST_REDIS_URL)
   let logText = ''
   const logStream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -76,6 +79,7 @@ export async function startTestServer(
     db,
     logStream,
     ...(options.rateLimiter === undefined ? {} : { rateLimiter: options.rateLimiter }),
+    ...(redis === undefined ? {} : { redis }),
     ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
   })
   await app.listen({ port: 0, host: '127.0.0.1' })
@@ -86,7 +90,7 @@ export async function startTestServer(
   const server: TestServer = {
     app,
     baseUrl,
-    dbFile,
+    database,
     logs: () => logText,
     async createKey(keyOptions = {}) {
       const appId = keyOptions.appId ?? (await app.repos.apps.createApp('test app')).id
@@ -127,7 +131,7 @@ export async function startTestServer(
     },
     async close() {
       await app.close()
-      rmSync(dir, { recursive: true, force: true })
+      await database.drop()
     },
   }
   return server

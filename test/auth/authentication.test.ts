@@ -3,6 +3,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryRateLimiter } from '../../src/auth/rate-limiter.js'
 import { SCOPES } from '../../src/auth/scopes.js'
+import { TEST_BACKEND } from '../backend.js'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
 
 let server: TestServer
@@ -92,8 +93,18 @@ describe('keys', () => {
     const { createHash } = await import('node:crypto')
     expect(row.secret_digest).toBe(createHash('sha256').update(fresh.clientSecret).digest('hex'))
     expect(JSON.stringify(row)).not.toContain(fresh.clientSecret)
-    await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(server.app.db)
-    expect(readFileSync(server.dbFile).includes(fresh.clientSecret)).toBe(false)
+    if (TEST_BACKEND === 'sqlite') {
+      // Every byte of the database file, after the WAL was folded in.
+      await sql`PRAGMA wal_checkpoint(TRUNCATE)`.execute(server.app.db)
+      expect(readFileSync(server.database.url.slice('sqlite:'.length)).includes(fresh.clientSecret)).toBe(false)
+    } else {
+      // Every row of every table, as text.
+      const tables = await server.database.query<{ name: string }>("select tablename as name from pg_tables where schemaname = 'public'")
+      for (const { name } of tables) {
+        const rows = await server.database.query<{ dump: string | null }>(`select string_agg(t::text, '') as dump from ${name} t`)
+        expect(rows[0]?.dump ?? '').not.toContain(fresh.clientSecret)
+      }
+    }
   })
 
   it('no secret ever reaches a log line', async () => {

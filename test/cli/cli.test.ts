@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import { join } from 'node:path'
-import SQLite from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { dropFreshDatabases, freshDatabase } from '../backend.js'
 import { CLI, cleanUp, freshDb, ROOT, serviceEnv, track, waitUntil } from '../processes.js'
 
 const RUN_TIMEOUT_MS = 10_000
@@ -54,7 +54,10 @@ interface KeyOut {
   created_at: string
 }
 
-afterAll(cleanUp)
+afterAll(async () => {
+  cleanUp()
+  await dropFreshDatabases()
+})
 
 function run(command: string, args: string[], databaseUrl: string, cwd: string = ROOT, vars: Record<string, string> = {}): Promise<RunResult> {
   return new Promise((resolve, reject) => {
@@ -127,7 +130,7 @@ function databaseBytes(dir: string): Buffer {
 
 describe('devplatform apps', () => {
   it('apps create --json prints exactly one {id,name,created_at} document and apps list --json lists it', async () => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     const app = await createApp(url, 'Acme Payments')
     expect(Object.keys(app).sort()).toEqual(['created_at', 'id', 'name'])
     expect(app.id).toMatch(UUID)
@@ -139,12 +142,12 @@ describe('devplatform apps', () => {
   })
 
   it('apps list --json on an empty database is an empty array', async () => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     expect(oneJson(await cli(url, 'apps', 'list', '--json'))).toEqual([])
   })
 
   it('without --json prints a readable table', async () => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     const created = await cli(url, 'apps', 'create', '--name', 'Table App')
     expect(created.code).toBe(0)
     expect(created.stderr).toBe('')
@@ -161,7 +164,7 @@ describe('devplatform apps', () => {
   })
 
   it('works as `npx devplatform` from the repository root on the same DATABASE_URL', async () => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     const app = await createApp(url, 'Via npx')
     const result = await run('npx', ['devplatform', 'apps', 'list', '--json'], url, ROOT)
     expect(result.code).toBe(0)
@@ -173,7 +176,7 @@ describe('devplatform apps', () => {
 
 describe('devplatform keys create', () => {
   it('defaults to a production key with every scope and the production limit', async () => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     const app = await createApp(url, 'Keys')
     const key = await createKey(url, app.id)
     expect(Object.keys(key).sort()).toEqual(KEY_FIELDS)
@@ -189,7 +192,7 @@ describe('devplatform keys create', () => {
   })
 
   it('--environment development gives pk_test_/sk_test_ and the development limit', async () => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     const app = await createApp(url, 'Dev')
     const key = await createKey(url, app.id, '--environment', 'development')
     expect(Object.keys(key).sort()).toEqual(KEY_FIELDS)
@@ -205,7 +208,7 @@ describe('devplatform keys create', () => {
   })
 
   it('--scopes limits the key to those scopes; --rate-limit overrides the hourly limit', async () => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     const app = await createApp(url, 'Scoped')
     const scoped = await createKey(url, app.id, '--scopes', 'webhook:read,tax:read')
     expect([...scoped.scopes].sort()).toEqual(['tax:read', 'webhook:read'])
@@ -252,7 +255,7 @@ describe('devplatform keys create', () => {
   })
 
   it('without --json prints a table with a client_key header', async () => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     const app = await createApp(url, 'Table keys')
     const result = await cli(url, 'keys', 'create', '--app', app.id)
     expect(result.code).toBe(0)
@@ -266,7 +269,7 @@ describe('devplatform keys create', () => {
 
 describe('devplatform keys list and deactivate', () => {
   it('keys list never shows the client secret, in JSON or as a table', async () => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     const app = await createApp(url, 'List')
     const key = await createKey(url, app.id)
     const other = await createApp(url, 'Other')
@@ -292,7 +295,7 @@ describe('devplatform keys list and deactivate', () => {
   })
 
   it('keys deactivate --key works with the client key and with the id', async () => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     const app = await createApp(url, 'Deactivate')
     const byClientKey = await createKey(url, app.id)
     const byId = await createKey(url, app.id)
@@ -339,7 +342,7 @@ describe('devplatform usage errors: one line on stderr, exit code 2, nothing on 
   ]
 
   it.each(appFree)('%s', async (_label, args) => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     expectUsageError(await cli(url, ...args))
   })
 
@@ -351,7 +354,7 @@ describe('devplatform usage errors: one line on stderr, exit code 2, nothing on 
   ]
 
   it.each(withApp)('keys create with %s on an existing application creates nothing', async (_label, extra) => {
-    const { url } = freshDb('devplatform-cli-')
+    const { url } = await freshDatabase()
     const app = await createApp(url, 'Errors')
     expectUsageError(await cli(url, 'keys', 'create', '--app', app.id, ...extra, '--json'))
     expect(oneJson(await cli(url, 'keys', 'list', '--app', app.id, '--json'))).toEqual([])
@@ -440,14 +443,9 @@ describe('devplatform deliveries list', () => {
   let hangHook: CreatedWebhook
   let deletedAt: Map<string, string>
 
-  /** The database as the test sees it, independently of the CLI: read-only, closed after each use. */
-  function query<T>(sqlText: string, ...params: unknown[]): T[] {
-    const db = new SQLite(server.dbFile, { readonly: true, fileMustExist: true })
-    try {
-      return db.prepare(sqlText).all(...params) as T[]
-    } finally {
-      db.close()
-    }
+  /** The database as the test sees it, independently of the CLI. */
+  function query<T>(sqlText: string, ...params: unknown[]): Promise<T[]> {
+    return server.database.query<T>(sqlText, ...params)
   }
 
   async function createWebhook(name: string, path: string): Promise<CreatedWebhook> {
@@ -473,7 +471,7 @@ describe('devplatform deliveries list', () => {
 
     // One retry 50 ms after a failure, then the delivery has failed for good.
     server = await startTestServer({ webhooks: { dispatcher: true, timeoutMs: 60_000 }, delivery: { retrySchedule: [50] } })
-    databaseUrl = `sqlite:${server.dbFile}`
+    databaseUrl = server.database.url
     key = await server.createKey()
     okHook = await createWebhook('audit ok', '/ok')
     failHook = await createWebhook('audit fail', '/fail')
@@ -482,9 +480,9 @@ describe('devplatform deliveries list', () => {
       expect(res.status, res.text).toBe(201)
     }
     // okHook: webhook.created ×2 + tax.created ×2; failHook: its own webhook.created + tax.created ×2.
-    await waitUntil('every delivery to settle', () => {
-      const [row] = query<{ settled: number; pending: number }>(
-        "select sum(status in ('succeeded', 'failed')) as settled, sum(status = 'pending') as pending from deliveries",
+    await waitUntil('every delivery to settle', async () => {
+      const [row] = await query<{ settled: number; pending: number }>(
+        "select count(case when status in ('succeeded', 'failed') then 1 end) as settled, count(case when status = 'pending' then 1 end) as pending from deliveries",
       )
       return row?.settled === 7 && row.pending === 0 ? true : undefined
     })
@@ -492,7 +490,7 @@ describe('devplatform deliveries list', () => {
       const res = await server.request('DELETE', `/api/v0/webhooks/${hook.id}`, { key })
       expect(res.status, res.text).toBe(200)
     }
-    deletedAt = new Map(query<{ id: string; deleted_at: string }>('select id, deleted_at from webhooks where deleted_at is not null').map((r) => [r.id, r.deleted_at]))
+    deletedAt = new Map((await query<{ id: string; deleted_at: string }>('select id, deleted_at from webhooks where deleted_at is not null')).map((r) => [r.id, r.deleted_at]))
     expect(deletedAt.size).toBe(2)
     // Its own webhook.created goes on the wire and stays there: a pending, claimed delivery.
     hangHook = await createWebhook('audit hang', '/hang')
@@ -513,8 +511,8 @@ describe('devplatform deliveries list', () => {
   }
 
   /** What --json must print for `webhookId`, built from the database with plain SQL. */
-  function expectedDocument(webhookId: string, limit = 50): AuditOut {
-    const [w] = query<{
+  async function expectedDocument(webhookId: string, limit = 50): Promise<AuditOut> {
+    const [w] = await query<{
       id: string
       app_id: string
       name: string
@@ -528,7 +526,7 @@ describe('devplatform deliveries list', () => {
       last_delivery: string | null
     }>('select * from webhooks where id = ?', webhookId)
     if (w === undefined) throw new Error(`no webhook ${webhookId}`)
-    const deliveries = query<Omit<AuditDeliveryOut, 'attempt_log'>>(
+    const deliveries = await query<Omit<AuditDeliveryOut, 'attempt_log'>>(
       `select d.id, d.event_id, e.type as event_type, e.created_at as event_created_at, d.status, d.attempts,
               case when d.status = 'pending' then d.next_attempt_at end as next_attempt_at, d.created_at, d.updated_at
          from deliveries d join events e on e.id = d.event_id
@@ -552,14 +550,16 @@ describe('devplatform deliveries list', () => {
           last_delivery: w.last_delivery,
         },
       },
-      deliveries: deliveries.map((d) => ({
-        ...d,
-        attempt_log: query<AuditAttemptOut>(
-          `select attempt, started_at, duration_ms, outcome, status_code, error, response_body
-             from delivery_attempts where delivery_id = ? order by started_at, attempt`,
-          d.id,
-        ),
-      })),
+      deliveries: await Promise.all(
+        deliveries.map(async (d) => ({
+          ...d,
+          attempt_log: await query<AuditAttemptOut>(
+            `select attempt, started_at, duration_ms, outcome, status_code, error, response_body
+               from delivery_attempts where delivery_id = ? order by started_at, attempt`,
+            d.id,
+          ),
+        })),
+      ),
     }
   }
 
@@ -578,7 +578,7 @@ describe('devplatform deliveries list', () => {
     const doc = oneJson(result) as AuditOut
     expectNoSecret(result.stdout)
     expectExactShape(doc)
-    expect(doc).toEqual(expectedDocument(failHook.id))
+    expect(doc).toEqual(await expectedDocument(failHook.id))
 
     expect(doc.webhook).toMatchObject({ id: failHook.id, app_id: key.appId, name: 'audit fail', url: `${receiverBase}/fail`, encrypted: false })
     expect(doc.webhook.deleted_at).toBe(deletedAt.get(failHook.id))
@@ -609,7 +609,7 @@ describe('devplatform deliveries list', () => {
     const doc = oneJson(result) as AuditOut
     expectNoSecret(result.stdout)
     expectExactShape(doc)
-    expect(doc).toEqual(expectedDocument(okHook.id))
+    expect(doc).toEqual(await expectedDocument(okHook.id))
     expect(doc.webhook.deleted_at).toBe(deletedAt.get(okHook.id))
     expect(doc.webhook.delivery_stats).toMatchObject({ total_events: 4, successful_deliveries: 4, failed_deliveries: 0 })
     expect(doc.deliveries.map((d) => d.event_type)).toEqual(['tax.created', 'tax.created', 'webhook.created', 'webhook.created'])
@@ -624,7 +624,7 @@ describe('devplatform deliveries list', () => {
     const doc = oneJson(result) as AuditOut
     expectNoSecret(result.stdout)
     expectExactShape(doc)
-    expect(doc).toEqual(expectedDocument(hangHook.id))
+    expect(doc).toEqual(await expectedDocument(hangHook.id))
     expect(doc.webhook).toMatchObject({ id: hangHook.id, deleted_at: null, isActive: true })
     expect(doc.deliveries).toHaveLength(1)
     const [delivery] = doc.deliveries
@@ -639,7 +639,7 @@ describe('devplatform deliveries list', () => {
     expectNoSecret(result.stdout)
     expect(() => JSON.parse(result.stdout)).toThrow()
     const lines = result.stdout.split('\n')
-    const expected = expectedDocument(failHook.id)
+    const expected = await expectedDocument(failHook.id)
     // header, column names, one line per delivery, and the final newline
     expect(lines).toHaveLength(2 + expected.deliveries.length + 1)
     expect(lines.at(-1)).toBe('')
@@ -659,15 +659,15 @@ describe('devplatform deliveries list', () => {
     expect(liveHeader).toContain(hangHook.id)
     expect(liveHeader).not.toContain('deleted')
     expect(liveHeader).toContain('active')
-    const pending = expectedDocument(hangHook.id).deliveries[0]
+    const pending = (await expectedDocument(hangHook.id)).deliveries[0]
     expect(liveRow?.split(/\s+/)).toEqual([pending?.id, 'webhook.created', pending?.event_id, 'pending', '0', pending?.next_attempt_at])
   })
 
   it('--limit takes the newest N, from 1 to 1000', async () => {
-    const all = expectedDocument(okHook.id).deliveries
+    const all = (await expectedDocument(okHook.id)).deliveries
     const one = oneJson(await cli(databaseUrl, 'deliveries', 'list', '--webhook', okHook.id, '--limit', '1', '--json')) as AuditOut
     expect(one.deliveries.map((d) => d.id)).toEqual([all[0]?.id])
-    expect(one).toEqual(expectedDocument(okHook.id, 1))
+    expect(one).toEqual(await expectedDocument(okHook.id, 1))
     const two = oneJson(await cli(databaseUrl, 'deliveries', 'list', '--webhook', okHook.id, '--limit', '2', '--json')) as AuditOut
     expect(two.deliveries.map((d) => d.id)).toEqual(all.slice(0, 2).map((d) => d.id))
     const most = oneJson(await cli(databaseUrl, 'deliveries', 'list', '--webhook', okHook.id, '--limit', '1000', '--json')) as AuditOut

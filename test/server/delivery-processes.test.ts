@@ -1,8 +1,8 @@
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import SQLite from 'better-sqlite3'
 import { afterAll, describe, expect, it } from 'vitest'
-import { CLI, cleanUp, exitWithin, freshDb, launch, type Running, SERVER, waitUntil } from '../processes.js'
+import { dropFreshDatabases, freshDatabase } from '../backend.js'
+import { CLI, cleanUp, exitWithin, launch, type Running, SERVER, waitUntil } from '../processes.js'
 
 /**
  * Webhook delivery across real processes: the built server killed with SIGKILL and restarted on
@@ -39,6 +39,7 @@ const receivers: Receiver[] = []
 
 afterAll(async () => {
   cleanUp()
+  await dropFreshDatabases()
   for (const receiver of receivers.splice(0)) await receiver.close()
 })
 
@@ -158,27 +159,14 @@ async function createTaxes(server: Started, credentials: Credentials, count: num
   }
 }
 
-/** The database as the test sees it: read-only, closed after each query. */
-function query<T>(file: string, sqlText: string, ...params: unknown[]): T[] {
-  const db = new SQLite(file, { readonly: true, fileMustExist: true })
-  try {
-    return db.prepare(sqlText).all(...params) as T[]
-  } finally {
-    db.close()
-  }
-}
-
-function count(file: string, sqlText: string, ...params: unknown[]): number {
-  return query<{ n: number }>(file, sqlText, ...params)[0]?.n ?? -1
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms))
 }
 
 describe('a server killed with SIGKILL mid-delivery', () => {
   it('delivers every event at least once after a restart on the same database, each with its own webhook-id', async () => {
-    const { file, url } = freshDb('devplatform-delivery-')
+    const database = await freshDatabase()
+    const url = database.url
     const credentials = await createAppAndKey(url)
     // The first ten get a 200; everything after is held open, unanswered, until the sender gives up.
     let answered = 0
@@ -200,12 +188,12 @@ describe('a server killed with SIGKILL mid-delivery', () => {
     expect(openAtKill).toBeGreaterThanOrEqual(2)
 
     // What the killed server left behind: claims on the wire that will lapse, and untried deliveries.
-    const claimed = count(file, "select count(*) as n from deliveries where status = 'pending' and claim_token is not null")
-    const untried = count(file, "select count(*) as n from deliveries where status = 'pending' and attempts = 0 and claim_token is null")
+    const claimed = await database.count("select count(*) as n from deliveries where status = 'pending' and claim_token is not null")
+    const untried = await database.count("select count(*) as n from deliveries where status = 'pending' and attempts = 0 and claim_token is null")
     expect(claimed).toBeGreaterThanOrEqual(1)
     expect(untried).toBeGreaterThanOrEqual(1)
 
-    const events = query<{ id: string }>(file, 'select id from events where app_id = ?', credentials.appId).map((e) => e.id)
+    const events = (await database.query<{ id: string }>('select id from events where app_id = ?', credentials.appId)).map((e) => e.id)
     // the webhook's own webhook.created and the 60 tax.created
     expect(events).toHaveLength(61)
 
@@ -215,14 +203,14 @@ describe('a server killed with SIGKILL mid-delivery', () => {
       await waitUntil('every event answered 200 at the receiver', () => (events.every((id) => delivered().has(id)) ? true : undefined), 20_000)
       await waitUntil(
         'every delivery recorded succeeded',
-        () => (count(file, "select count(*) as n from deliveries where status != 'succeeded'") === 0 ? true : undefined),
+        async () => ((await database.count("select count(*) as n from deliveries where status != 'succeeded'")) === 0 ? true : undefined),
         10_000,
       )
     } finally {
       await stop(second)
     }
 
-    expect(count(file, 'select count(*) as n from deliveries')).toBe(61)
+    expect(await database.count('select count(*) as n from deliveries')).toBe(61)
     // Every request, first or duplicate, is the event it says it is: webhook-id is the event id.
     for (const arrival of receiver.arrivals) {
       expect(arrival.path).toBe('/durable')
@@ -242,7 +230,8 @@ describe('a server killed with SIGKILL mid-delivery', () => {
 
 describe('devplatform worker beside a server with WEBHOOK_DISPATCHER=off', () => {
   it('delivers what the server commits, aborts an attempt when the server deletes its webhook, and exits 0 on SIGTERM', async () => {
-    const { file, url } = freshDb('devplatform-worker-')
+    const database = await freshDatabase()
+    const url = database.url
     const credentials = await createAppAndKey(url)
     const receiver = await startReceiver((arrival) => (arrival.path === '/hang' ? 'hang' : 200))
     const server = await startServer({ DATABASE_URL: url, WEBHOOK_DISPATCHER: 'off' })
@@ -253,19 +242,19 @@ describe('devplatform worker beside a server with WEBHOOK_DISPATCHER=off', () =>
       // Nothing delivers yet: the server has no dispatcher.
       await sleep(500)
       expect(receiver.arrivals).toEqual([])
-      expect(count(file, "select count(*) as n from deliveries where status = 'pending' and attempts = 0")).toBe(6)
+      expect(await database.count("select count(*) as n from deliveries where status = 'pending' and attempts = 0")).toBe(6)
 
       // The same environment as the server: the worker delivers whatever WEBHOOK_DISPATCHER says.
       worker = launch(CLI, ['worker'], { DATABASE_URL: url, WEBHOOK_DISPATCHER: 'off', WEBHOOK_POLL_MS: '50', WEBHOOK_TIMEOUT_MS: '10000' })
       await worker.waitFor(/"msg":"webhook worker started"/)
-      const events = query<{ id: string }>(file, 'select id from events where app_id = ?', credentials.appId).map((e) => e.id)
+      const events = (await database.query<{ id: string }>('select id from events where app_id = ?', credentials.appId)).map((e) => e.id)
       expect(events).toHaveLength(6)
       await waitUntil('the worker to deliver every event', () => {
         const seen = new Set(receiver.arrivals.filter((a) => a.answered === 200).map((a) => a.webhookId))
         return events.every((id) => seen.has(id)) ? true : undefined
       })
-      await waitUntil('the worker to record every delivery', () =>
-        count(file, "select count(*) as n from deliveries where webhook_id = ? and status = 'succeeded'", okHook) === 6 ? true : undefined,
+      await waitUntil('the worker to record every delivery', async () =>
+        (await database.count("select count(*) as n from deliveries where webhook_id = ? and status = 'succeeded'", okHook)) === 6 ? true : undefined,
       )
 
       // A webhook whose receiver never answers: its webhook.created goes on the wire and stays there.
@@ -279,8 +268,8 @@ describe('devplatform worker beside a server with WEBHOOK_DISPATCHER=off', () =>
       await waitUntil('the /hang request to be aborted', () => (onTheWire.aborted ? true : undefined), 5_000, 10)
       expect((onTheWire.closedAt ?? Infinity) - deletingAt).toBeLessThan(1_000)
 
-      await waitUntil('the canceled attempt to be recorded', () =>
-        count(file, 'select count(*) as n from delivery_attempts where webhook_id = ?', hangHook) === 1 ? true : undefined,
+      await waitUntil('the canceled attempt to be recorded', async () =>
+        (await database.count('select count(*) as n from delivery_attempts where webhook_id = ?', hangHook)) === 1 ? true : undefined,
       )
       const audit = await cliJson<{
         webhook: { deleted_at: string | null }
@@ -308,7 +297,8 @@ describe('devplatform worker beside a server with WEBHOOK_DISPATCHER=off', () =>
   }, 30_000)
 
   it('a worker with nothing to do exits 0 on SIGINT too', async () => {
-    const { url } = freshDb('devplatform-worker-')
+    const database = await freshDatabase()
+    const url = database.url
     const worker = launch(CLI, ['worker'], { DATABASE_URL: url })
     await worker.waitFor(/"msg":"webhook worker started"/)
     worker.child.kill('SIGINT')

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { connect } from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
+import { dropFreshDatabases, freshDatabase } from '../backend.js'
 import { CLI, cleanUp, type Exit, exitWithin, freshDb, launch, type Running, SERVER } from '../processes.js'
 
 const EXIT_TIMEOUT_MS = 5_000
@@ -16,7 +17,10 @@ interface Started extends Running {
   baseUrl: string
 }
 
-afterAll(cleanUp)
+afterAll(async () => {
+  cleanUp()
+  await dropFreshDatabases()
+})
 
 async function startServer(vars: Record<string, string>): Promise<Started> {
   const running = launch(SERVER, [], { PORT: '0', ...vars })
@@ -56,7 +60,7 @@ const curlAvailable = spawnSync('curl', ['--version'], { stdio: 'ignore' }).stat
 
 describe('start-up on an empty database', () => {
   it('prints a development key pair and a curl line that works as printed; a second start prints no new key', async () => {
-    const { url: databaseUrl } = freshDb('devplatform-server-')
+    const { url: databaseUrl } = await freshDatabase()
     const first = await startServer({ DATABASE_URL: databaseUrl })
     try {
       const out = first.stdout()
@@ -112,7 +116,7 @@ describe('start-up on an empty database', () => {
   })
 
   it('with NODE_ENV=production prints no key and creates no application', async () => {
-    const { url: databaseUrl } = freshDb('devplatform-server-')
+    const { url: databaseUrl } = await freshDatabase()
     const server = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' })
     try {
       expect(server.stdout()).not.toMatch(/pk_test_|sk_test_|pk_live_|sk_live_/)
@@ -223,7 +227,7 @@ async function shutdownWithRequestInFlight(databaseUrl: string, keepAlive: boole
 
 describe('SIGTERM', () => {
   it('stops accepting, finishes the in-flight request, closes the database intact and exits 0', async () => {
-    const { url: databaseUrl } = freshDb('devplatform-server-')
+    const { url: databaseUrl } = await freshDatabase()
     const outcome = await shutdownWithRequestInFlight(databaseUrl, false)
     expect(outcome.aliveWhileInFlight).toBe(true)
     // New connections are no longer served (refused, or 503 while closing).
@@ -247,7 +251,7 @@ describe('SIGTERM', () => {
   })
 
   it('exits 0 within 5 s even when the client keeps its keep-alive connection open after the in-flight response', async () => {
-    const { url: databaseUrl } = freshDb('devplatform-server-')
+    const { url: databaseUrl } = await freshDatabase()
     const outcome = await shutdownWithRequestInFlight(databaseUrl, true)
     expect(outcome.aliveWhileInFlight).toBe(true)
     expect(outcome.response).toMatch(/^HTTP\/1\.1 201 /)
@@ -255,7 +259,7 @@ describe('SIGTERM', () => {
   })
 
   it('on an idle server exits 0 within 5 s', async () => {
-    const { url: databaseUrl } = freshDb('devplatform-server-')
+    const { url: databaseUrl } = await freshDatabase()
     const server = await startServer({ DATABASE_URL: databaseUrl })
     const started = Date.now()
     expect(await stop(server)).toEqual({ code: 0, signal: null })
