@@ -42,7 +42,8 @@ export default defineConfig(async () => {
   return {
     test: {
       projects: [
-        { test: { ...shared, name: 'sqlite', env: { TEST_BACKEND: 'sqlite' } } },
+        // test/multi-instance/ starts several processes on one PostgreSQL + Redis: the second run only.
+        { test: { ...shared, name: 'sqlite', exclude: ['test/multi-instance/**'], env: { TEST_BACKEND: 'sqlite' } } },
         ...(postgres
           ? [{ test: { ...shared, name: 'postgres', env: { TEST_BACKEND: 'postgres', TEST_DATABASE_URL: databaseUrl, TEST_REDIS_URL: redisUrl } } }]
           : []),

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options, type SchemaValidateFunction } from 'ajv'
+import { Ajv, type ErrorObject, type Options, type SchemaValidateFunction, type ValidateFunction } from 'ajv'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { RuleSet } from './rules.js'
 
@@ -33,7 +33,48 @@ function createAjv(options: Options, rules: RuleSet): Ajv {
 export function createValidatorCompiler(rules: RuleSet): FastifySchemaCompiler<unknown> {
   const strict = createAjv({ coerceTypes: false }, rules)
   const coercing = createAjv({ coerceTypes: 'array' }, rules)
-  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object)
+  return ({ schema, httpPart }) => withoutNul((httpPart === 'body' ? strict : coercing).compile(schema as object))
+}
+
+/** The path (JSON pointer) of the first string in `data` that holds a NUL character, if any. */
+function nulPath(data: unknown, path: string): string | undefined {
+  if (typeof data === 'string') return data.includes('\u0000') ? path : undefined
+  if (Array.isArray(data)) {
+    for (let i = 0; i < data.length; i++) {
+      const found = nulPath(data[i], `${path}/${i}`)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  if (typeof data === 'object' && data !== null) {
+    for (const [key, value] of Object.entries(data)) {
+      const found = nulPath(value, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`)
+      if (found !== undefined) return found
+    }
+  }
+  return undefined
+}
+
+/**
+ * No stored or compared text holds NUL: PostgreSQL's text refuses it (an error mid-query), SQLite
+ * would store it. Refusing it here, for every body, query string and path parameter, makes both
+ * backends answer the same 400 naming the field.
+ */
+function withoutNul(validate: ValidateFunction): ValidateFunction {
+  const checked = ((data: unknown) => {
+    if (!validate(data)) {
+      checked.errors = validate.errors
+      return false
+    }
+    const path = nulPath(data, '')
+    if (path === undefined) {
+      checked.errors = null
+      return true
+    }
+    checked.errors = [{ keyword: 'x-text', instancePath: path, schemaPath: '#', params: {}, message: 'must not contain NUL characters' }]
+    return false
+  }) as ValidateFunction
+  return checked
 }
 
 function fieldName(instancePath: string, child?: string): string {

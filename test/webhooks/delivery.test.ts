@@ -1,3 +1,4 @@
+import { TEST_BACKEND } from '../backend.js'
 import { spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
 import { fileURLToPath } from 'node:url'
@@ -169,12 +170,18 @@ describe('events: every change emits one, written with its deliveries in the sam
     const key = await server.createKey()
     await createWebhook(server, key, '/atomic')
     const { sql } = await import('kysely')
-    await sql`create trigger fail_deliveries before insert on deliveries begin select raise(abort, 'injected failure'); end`.execute(server.app.db)
+    if (TEST_BACKEND === 'sqlite') {
+      await sql`create trigger fail_deliveries before insert on deliveries begin select raise(abort, 'injected failure'); end`.execute(server.app.db)
+    } else {
+      await sql`create function fail_insert() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`.execute(server.app.db)
+      await sql`create trigger fail_deliveries before insert on deliveries for each row execute function fail_insert()`.execute(server.app.db)
+    }
     try {
       const res = await server.request('POST', '/api/v0/customers', { key, body: { first_name: 'Lost', last_name: 'Change', phone_number: '+15550102' } })
       expect(res.status).toBe(500)
     } finally {
-      await sql`drop trigger fail_deliveries`.execute(server.app.db)
+      if (TEST_BACKEND === 'sqlite') await sql`drop trigger fail_deliveries`.execute(server.app.db)
+      else await sql`drop trigger fail_deliveries on deliveries`.execute(server.app.db)
     }
     const customers = await server.app.db.selectFrom('customers').select('id').where('app_id', '=', key.appId).execute()
     expect(customers).toEqual([])
