@@ -174,6 +174,7 @@ export class Dispatcher implements DeliveryListener {
       })
     } catch (error) {
       // The claim did not commit: what started has no claim to record under. Abort it quietly.
+      if (started.length > 0) this.options.log.warn({ err: error, aborted: started.length }, 'webhook dispatcher: claim did not commit; its attempts were aborted')
       for (const attempt of started) {
         attempt.claimed = false
         attempt.controller.abort()

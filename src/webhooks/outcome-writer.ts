@@ -4,6 +4,7 @@ import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
 
 export interface OutcomeWriterLog {
   error(object: object, message: string): void
+  warn(object: object, message: string): void
 }
 
 /**
@@ -57,11 +58,23 @@ export class OutcomeWriter {
 
   private async write(batch: AttemptRecord[]): Promise<void> {
     try {
-      await runUnitOfWork(this.db, this.sink, async (unit) => {
-        const deliveries = new DeliveriesRepository(unit.tx, unit)
-        await deliveries.lockWebhooksForStatistics(batch.map((record) => record.webhookId).sort())
-        for (const record of batch) await deliveries.record(record)
-      }, { retries: 3 })
+      const lost = await runUnitOfWork(
+        this.db,
+        this.sink,
+        async (unit) => {
+          const deliveries = new DeliveriesRepository(unit.tx, unit)
+          await deliveries.lockWebhooksForStatistics(batch.map((record) => record.webhookId).sort())
+          const notRecorded: AttemptRecord[] = []
+          for (const record of batch) if (!(await deliveries.record(record))) notRecorded.push(record)
+          return notRecorded
+        },
+        { retries: 3 },
+      )
+      for (const record of lost) {
+        // Its lease lapsed before this write and another dispatcher took the delivery (which
+        // then delivers it again): the lease (2 × timeout + 1 s) was shorter than this stall.
+        this.log.warn({ deliveryId: record.deliveryId, webhookId: record.webhookId, attempt: record.attempt }, 'webhook dispatcher: attempt outcome not recorded: its claim had lapsed')
+      }
     } catch (error) {
       this.log.error({ err: error }, 'webhook dispatcher: recording attempt outcomes failed')
       if (this.closing) return
