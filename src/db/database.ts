@@ -102,6 +102,31 @@ function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
   }
 }
 
+/**
+ * Runs reads that must agree with each other (a page and its total) on one snapshot: a
+ * REPEATABLE READ, READ ONLY transaction on PostgreSQL; one deferred transaction on SQLite.
+ */
+export async function readSnapshot<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
+  if (backendOf(db) === 'postgres') {
+    return db
+      .transaction()
+      .setIsolationLevel('repeatable read')
+      .setAccessMode('read only')
+      .execute(work)
+  }
+  return db.connection().execute(async (tx) => {
+    await sql`begin`.execute(tx)
+    try {
+      const result = await work(tx)
+      await sql`commit`.execute(tx)
+      return result
+    } catch (error) {
+      await sql`rollback`.execute(tx).catch(() => undefined)
+      throw error
+    }
+  })
+}
+
 export interface WriteTransactionOptions {
   /**
    * PostgreSQL only: how many times to run `work` again when the database aborts it for a

@@ -167,7 +167,7 @@ export class NewerSchemaError extends Error {}
 
 /** Names of the migrations already applied (none on a new database). */
 async function appliedMigrations<DB>(db: Kysely<DB>): Promise<string[]> {
-  const tables = await db.introspection.getTables()
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true })
   if (!tables.some((table) => table.name === 'kysely_migration')) return []
   const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(db)
   return rows.map((row) => row.name)

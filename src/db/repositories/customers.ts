@@ -1,7 +1,7 @@
 import { type Selectable, type Updateable, sql } from 'kysely'
 import type { Customer, CreateCustomerBody, ListCustomersQuery, UpdateCustomerBody } from '../../schemas/customers.js'
 import { ConflictError } from '../../errors.js'
-import type { Db } from '../database.js'
+import { type Db, readSnapshot } from '../database.js'
 import { isUniqueViolation } from '../errors.js'
 import { containsIgnoringCase } from '../like.js'
 import type { CustomersTable } from '../schema.js'
@@ -29,8 +29,8 @@ const DUPLICATE_EMAIL = 'Customer with this email already exists'
 export class CustomersRepository {
   constructor(private readonly db: Db) {}
 
-  private owned(appId: string) {
-    return this.db.selectFrom('customers').where('app_id', '=', appId)
+  private owned(appId: string, db: Db = this.db) {
+    return db.selectFrom('customers').where('app_id', '=', appId)
   }
 
   async create(appId: string, input: CreateCustomerBody): Promise<CustomerRow> {
@@ -57,25 +57,26 @@ export class CustomersRepository {
     return row
   }
 
+  /** A page and the total, read on one snapshot so they agree even while others write. */
   async list(appId: string, query: ListCustomersQuery): Promise<{ rows: CustomerRow[]; total: number }> {
-    let filtered = this.owned(appId)
-    if (query.status !== undefined) filtered = filtered.where('status', '=', query.status)
-    if (query.email !== undefined) filtered = filtered.where('email_key', '=', query.email.toLowerCase())
-    if (query.name !== undefined) {
-      const name = query.name
-      filtered = filtered.where(() => containsIgnoringCase(sql<string>`first_name || ' ' || last_name`, name))
-    }
-    const [rows, count] = await Promise.all([
-      filtered
+    return readSnapshot(this.db, async (tx) => {
+      let filtered = this.owned(appId, tx)
+      if (query.status !== undefined) filtered = filtered.where('status', '=', query.status)
+      if (query.email !== undefined) filtered = filtered.where('email_key', '=', query.email.toLowerCase())
+      if (query.name !== undefined) {
+        const name = query.name
+        filtered = filtered.where(() => containsIgnoringCase(sql<string>`first_name || ' ' || last_name`, name))
+      }
+      const rows = await filtered
         .selectAll()
         .orderBy('created_at', 'desc')
         .orderBy('id', 'desc')
         .limit(query.take ?? 10)
         .offset(query.skip ?? 0)
-        .execute(),
-      filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
-    ])
-    return { rows, total: Number(count.total) }
+        .execute()
+      const count = await filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
+      return { rows, total: Number(count.total) }
+    })
   }
 
   async find(appId: string, id: string): Promise<CustomerRow | undefined> {
