@@ -1,32 +1,30 @@
 /**
- * API benchmark: runs the built server (dist/server.js) as a child process on a fresh SQLite
- * file and loads it with autocannon from this process, on the same machine. Every figure is
+ * API benchmark: runs the built server (dist/server.js) as a child process on a fresh database
+ * (SQLite, or PostgreSQL when DATABASE_URL names one; REDIS_URL is passed on) and loads it with autocannon from this process, on the same machine. Every figure is
  * printed beside a baseline measured in the same run (GET /health/public: no auth, no database),
  * so the ratios mean something on any machine.
  *
- *   npm run build && npm run bench:api [-- --seconds 10 --connections 50]
+ *   npm run bench:api [-- --seconds 10 --connections 50]
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:api
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { SCOPES } from '../src/auth/scopes.js'
 import { openDatabase } from '../src/db/database.js'
 import { AppsRepository } from '../src/db/repositories/apps.js'
+import { benchDatabase } from './database.js'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } } })
 const duration = Number(values.seconds)
 const connections = Number(values.connections)
 
-const dir = mkdtempSync(join(tmpdir(), 'devplatform-bench-'))
-const dbFile = join(dir, 'bench.db')
+const database = await benchDatabase()
 
 // A production key with a limit far above what the run can send, so the limiter is exercised
 // (every request goes through it) without refusing anything.
-const db = await openDatabase({ kind: 'sqlite', filename: dbFile })
+const db = await openDatabase(database.location)
 const apps = new AppsRepository(db)
 const app = await apps.createApp('bench')
 const key = await apps.createKey({ appId: app.id, environment: 'production', scopes: SCOPES, rateLimitOverride: 1_000_000_000 })
@@ -45,7 +43,7 @@ const base = `http://127.0.0.1:${port}`
 const server = spawn(process.execPath, ['dist/server.js'], {
   // development: the inactive webhook below may point at loopback (it never receives anything,
   // so events are written to the outbox without deliveries; bench:webhooks measures delivery).
-  env: { ...process.env, PORT: String(port), DATABASE_URL: `sqlite:${dbFile}`, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
+  env: { ...process.env, PORT: String(port), DATABASE_URL: database.url, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
   stdio: ['ignore', 'inherit', 'inherit'],
 })
 for (let attempt = 0; ; attempt++) {
@@ -104,10 +102,10 @@ for (const scenario of scenarios) {
 }
 server.kill('SIGTERM')
 await new Promise((resolve) => server.on('exit', resolve))
-rmSync(dir, { recursive: true, force: true })
+await database.drop()
 
 const baseline = rows[0]?.rps ?? 1
-console.log(`\n${connections} connections, ${duration} s each, client and server on this machine (${process.version})\n`)
+console.log(`\n${database.label}: ${connections} connections, ${duration} s each, client and server on this machine (${process.version})\n`)
 console.log('scenario'.padEnd(58), 'req/s'.padStart(9), 'vs baseline'.padStart(12), 'p50 ms'.padStart(8), 'p99 ms'.padStart(8), 'non-2xx'.padStart(8))
 for (const row of rows) {
   console.log(

@@ -1,6 +1,6 @@
 /**
  * Webhook delivery benchmark. This process runs the real app (buildApp: outbox, dispatcher,
- * SQLite file) and commits events through the same `transact` + outbox the routes use; a local
+ * a fresh SQLite file, or PostgreSQL when DATABASE_URL names one) and commits events through the same `transact` + outbox the routes use; a local
  * receiver runs in a child process. 100 applications with one webhook each, 1 KB events,
  * events spread round-robin, so each event is one delivery.
  *
@@ -8,12 +8,11 @@
  * client POSTing the same bodies to the same receiver (no database, no signing).
  *
  *   npm run bench:webhooks [-- --seconds 10]
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:webhooks
  */
 import { fork, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import http from 'node:http'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
@@ -23,6 +22,7 @@ import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 import { runUnitOfWork } from '../src/db/unit-of-work.js'
 import { DeliveryNotifier } from '../src/webhooks/notifier.js'
+import { benchDatabase } from './database.js'
 import { AppsRepository } from '../src/db/repositories/apps.js'
 import { EventsRepository } from '../src/db/repositories/events.js'
 import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
@@ -48,8 +48,8 @@ function takeArrivals(): Promise<Arrivals> {
 }
 
 // --- the app, on a fresh SQLite file ---
-const dir = mkdtempSync(join(tmpdir(), 'devplatform-bench-webhooks-'))
-const config = { ...loadConfig({ NODE_ENV: 'development', LOG_LEVEL: 'warn' }), database: { kind: 'sqlite' as const, filename: join(dir, 'bench.db') } }
+const database = await benchDatabase()
+const config = { ...loadConfig({ NODE_ENV: 'development', LOG_LEVEL: 'warn' }), database: database.location }
 const db = await openDatabase(config.database)
 const appIds: string[] = []
 const webhookIds: string[] = []
@@ -287,7 +287,7 @@ const statusOf = (pid: number, field: string) => {
   return Number(/(\d+)/.exec(line ?? '')?.[1] ?? Number.NaN) * 1024
 }
 const server = spawn(process.execPath, ['dist/server.js'], {
-  env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${config.database.filename}`, LOG_LEVEL: 'warn', NODE_ENV: 'development', WEBHOOK_POLL_MS: '10' },
+  env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: database.url, LOG_LEVEL: 'warn', NODE_ENV: 'development', WEBHOOK_POLL_MS: '10' },
   stdio: ['ignore', 'ignore', 'inherit'],
 })
 await sleep(2000)
@@ -315,10 +315,11 @@ rows.push([
 
 clearInterval(rssSampler)
 console.log('')
+console.log(database.label)
 console.log('| measurement | figure | baseline, same run | goal |')
 console.log('|---|---|---|---|')
 for (const row of rows) console.log(`| ${row.join(' | ')} |`)
 
 agent.destroy()
 receiver.kill()
-rmSync(dir, { recursive: true, force: true })
+await database.drop()
