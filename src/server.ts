@@ -20,15 +20,14 @@ async function main(): Promise<void> {
   }
 
   // Each connection attempt is bounded (a few seconds), so a bad or unreachable URL ends start-up
-  // with one line naming the variable instead of a hang.
-  const db = await openDatabase(config.database).catch(startError('DATABASE_URL'))
+  // with one line naming the variable instead of a hang. Redis first: a start that fails on it
+  // must not have migrated the database.
   let redis: Redis | undefined
-  if (config.redisUrl !== undefined) {
-    redis = await connectRedis(config.redisUrl).catch(async (error: unknown) => {
-      await db.destroy()
-      return startError('REDIS_URL')(error)
-    })
-  }
+  if (config.redisUrl !== undefined) redis = await connectRedis(config.redisUrl).catch(startError('REDIS_URL'))
+  const db = await openDatabase(config.database).catch((error: unknown) => {
+    redis?.disconnect()
+    return startError('DATABASE_URL')(error)
+  })
   const devKey = await ensureDevelopmentKey(new AppsRepository(db), config.nodeEnv)
   const app = await buildApp({ config, db, ...(redis === undefined ? {} : { redis }) })
 

@@ -62,6 +62,9 @@ export class Dispatcher implements DeliveryListener {
   private kickScheduled = false
   private stopping = false
   private pollTimer: NodeJS.Timeout | undefined
+  /** outcomes of ended attempts still waiting for their claim's transaction to end */
+  private pendingOutcomes = 0
+  private outcomesQueued: (() => void)[] = []
 
   constructor(private readonly options: DispatcherOptions) {
     this.deliveries = new DeliveriesRepository(options.db)
@@ -102,6 +105,7 @@ export class Dispatcher implements DeliveryListener {
       this.inFlight.abort('shutdown')
       await this.inFlight.whenIdle()
     }
+    if (this.pendingOutcomes > 0) await new Promise<void>((resolve) => this.outcomesQueued.push(resolve))
     await this.outcomes.close()
     this.sender.close()
   }
@@ -147,8 +151,12 @@ export class Dispatcher implements DeliveryListener {
     const cap = this.options.perWebhookConcurrency
     const limit = Math.min(free, 500)
     const started: Attempt[] = []
+    let settleClaim: (committed: boolean) => void = () => undefined
+    const claimCommitted = new Promise<boolean>((resolve) => {
+      settleClaim = resolve
+    })
     try {
-      return await writeTransaction(this.options.db, async (tx) => {
+      const filled = await writeTransaction(this.options.db, async (tx) => {
         const deliveries = new DeliveriesRepository(tx)
         const nowMs = Date.now()
         const due = await deliveries.due(new Date(nowMs).toISOString(), this.inFlight.saturated(cap), limit)
@@ -168,17 +176,17 @@ export class Dispatcher implements DeliveryListener {
           new Date(nowMs + this.leaseMs).toISOString(),
         )
         // Registered and started before this transaction commits: see the class comment.
-        for (const delivery of chosen) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token))
+        for (const delivery of chosen) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claimCommitted))
         await this.options.beforeClaimCommit?.(started.length)
         return due.length === limit
       })
+      settleClaim(true)
+      return filled
     } catch (error) {
       // The claim did not commit: what started has no claim to record under. Abort it quietly.
+      settleClaim(false)
       if (started.length > 0) this.options.log.warn({ err: error, aborted: started.length }, 'webhook dispatcher: claim did not commit; its attempts were aborted')
-      for (const attempt of started) {
-        attempt.claimed = false
-        attempt.controller.abort()
-      }
+      for (const attempt of started) attempt.controller.abort()
       throw error
     }
   }
@@ -194,7 +202,7 @@ export class Dispatcher implements DeliveryListener {
   }
 
   /** Prepare and call: registers the attempt, signs the request and puts it on the wire. */
-  private begin(delivery: DueDelivery, claimToken: string): Attempt {
+  private begin(delivery: DueDelivery, claimToken: string, claimCommitted: Promise<boolean>): Attempt {
     const attempt: Attempt = {
       delivery,
       claimToken,
@@ -202,7 +210,7 @@ export class Dispatcher implements DeliveryListener {
       startedAtMs: Date.now(),
       controller: new AbortController(),
       stop: undefined,
-      claimed: true,
+      claimCommitted,
     }
     this.inFlight.add(attempt)
     const request = signedRequest({
@@ -222,9 +230,13 @@ export class Dispatcher implements DeliveryListener {
   /** Handle the result: success or failure is decided by `decideOutcome`, then written. */
   private finish(attempt: Attempt, result: SendResult): void {
     this.inFlight.remove(attempt)
-    if (attempt.claimed) {
-      this.outcomes.add(decideOutcome(attempt, result, Date.now(), { schedule: this.schedule, random: this.random }))
-    }
+    const record = decideOutcome(attempt, result, Date.now(), { schedule: this.schedule, random: this.random })
+    this.pendingOutcomes++
+    void attempt.claimCommitted.then((committed) => {
+      this.pendingOutcomes--
+      if (committed) this.outcomes.add(record)
+      if (this.pendingOutcomes === 0) for (const resolve of this.outcomesQueued.splice(0)) resolve()
+    })
     this.kick()
   }
 }

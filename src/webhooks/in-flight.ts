@@ -10,8 +10,12 @@ export interface Attempt {
   controller: AbortController
   /** why it was aborted, when it was */
   stop: StopReason | undefined
-  /** false when its claim never committed: it is aborted and nothing is recorded */
-  claimed: boolean
+  /**
+   * Settles once the claim's transaction has ended: true when it committed. The outcome is
+   * written only after that: on PostgreSQL a write that started before the claim's commit was
+   * visible would not see the claim's token and would record nothing.
+   */
+  claimCommitted: Promise<boolean>
 }
 
 /**
