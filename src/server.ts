@@ -5,7 +5,6 @@ import type { Redis } from 'ioredis'
 import { connectRedis } from './auth/redis-rate-limiter.js'
 import { ConfigError, loadConfig, startError } from './config.js'
 import { openDatabase } from './db/database.js'
-import { AppsRepository } from './db/repositories/apps.js'
 
 async function main(): Promise<void> {
   let config
@@ -28,7 +27,7 @@ async function main(): Promise<void> {
     redis?.disconnect()
     return startError('DATABASE_URL')(error)
   })
-  const devKey = await ensureDevelopmentKey(new AppsRepository(db), config.nodeEnv)
+  const devKey = await ensureDevelopmentKey(db, config.nodeEnv)
   const app = await buildApp({ config, db, ...(redis === undefined ? {} : { redis }) })
 
   let stopping = false

@@ -24,6 +24,17 @@ describe('starting on PostgreSQL', () => {
     await kill(shared)
   })
 
+  it('three instances starting at once on an empty database create one development key between them', async () => {
+    const fresh = await freshDatabase('postgres')
+    const servers = await Promise.all([1, 2, 3].map(() => startServer({ DATABASE_URL: fresh.url }, false)))
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const banners = servers.filter((server) => server.stdout().includes('Created a development application'))
+    expect(banners).toHaveLength(1)
+    expect(await fresh.count('select count(*) as n from apps')).toBe(1)
+    expect(await fresh.count('select count(*) as n from api_keys')).toBe(1)
+    for (const server of servers) await kill(server)
+  })
+
   it('refuses a schema a newer version wrote: exit 1, one stderr line, nothing changed', async () => {
     const fresh = await freshDatabase('postgres')
     const first = await startServer({ DATABASE_URL: fresh.url }, true)
