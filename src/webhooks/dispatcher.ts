@@ -62,6 +62,9 @@ export class Dispatcher implements DeliveryListener {
   private kickScheduled = false
   private stopping = false
   private pollTimer: NodeJS.Timeout | undefined
+  /** when claiming started failing (a database outage), until it works again */
+  private claimFailingSinceMs: number | undefined
+  private lastClaimErrorLogMs = 0
   /** outcomes of ended attempts still waiting for their claim's transaction to end */
   private pendingOutcomes = 0
   private outcomesQueued: (() => void)[] = []
@@ -136,8 +139,18 @@ export class Dispatcher implements DeliveryListener {
         if (await this.claimAndStart()) this.rerun = true
         await this.abortStoppedElsewhere()
       } while (this.rerun && !this.stopping)
+      if (this.claimFailingSinceMs !== undefined) {
+        this.options.log.info({ failedForMs: Date.now() - this.claimFailingSinceMs }, 'webhook dispatcher: claiming deliveries works again')
+        this.claimFailingSinceMs = undefined
+      }
     } catch (error) {
-      this.options.log.error({ err: error }, 'webhook dispatcher: claiming deliveries failed; retrying at the next poll')
+      // During an outage this fails at every poll: log the first failure, then once a minute.
+      const nowMs = Date.now()
+      if (this.claimFailingSinceMs === undefined || nowMs - this.lastClaimErrorLogMs >= 60_000) {
+        this.options.log.error({ err: error }, 'webhook dispatcher: claiming deliveries failed; retrying at each poll')
+        this.lastClaimErrorLogMs = nowMs
+      }
+      this.claimFailingSinceMs ??= nowMs
     } finally {
       this.running = false
       if (!this.stopping) this.pollTimer = setTimeout(() => this.kick(), this.options.pollIntervalMs)
