@@ -25,6 +25,8 @@ export interface SignalSink {
 export class UnitOfWork {
   private deliveries = false
   private readonly stopped = new Set<string>()
+  /** work that must follow the commit, in transactions of its own */
+  readonly followUps: ((db: Db) => Promise<void>)[] = []
 
   constructor(readonly tx: Db) {}
 
@@ -34,6 +36,11 @@ export class UnitOfWork {
 
   webhookStopped(webhookId: string): void {
     this.stopped.add(webhookId)
+  }
+
+  /** Runs `work` once this transaction has committed (never if it rolls back), on the database itself. */
+  afterCommit(work: (db: Db) => Promise<void>): void {
+    this.followUps.push(work)
   }
 
   get signals(): CommitSignals {
@@ -69,5 +76,8 @@ export async function runUnitOfWork<T>(
     options,
   )
   if (committed?.hasSignals === true) sink.committed(committed.signals)
+  // Committed already: a follow-up that fails leaves the change in place and must not turn the
+  // answer into an error; each says in its own comment what its failure leaves behind.
+  for (const followUp of committed?.followUps ?? []) await followUp(db).catch(() => undefined)
   return result
 }

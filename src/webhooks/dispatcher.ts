@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
-import { type Db, writeTransaction } from '../db/database.js'
+import { backendOf, type Db, writeTransaction } from '../db/database.js'
 import { DeliveriesRepository, type DueDelivery } from '../db/repositories/deliveries.js'
 import { newId } from '../db/time.js'
 import type { SignalSink } from '../db/unit-of-work.js'
@@ -12,6 +12,9 @@ import { OutcomeWriter } from './outcome-writer.js'
 import { RETRY_SCHEDULE_MS } from './retry.js'
 import { type SendResult, WebhookSender } from './sender.js'
 import { signedRequest } from './signing.js'
+
+/** How long a PostgreSQL claim waits for its requests to reach their sockets before it commits anyway. */
+const WRITE_WAIT_MS = 1000
 
 /** pino's logger, as Fastify types it (the worker passes a plain pino logger) */
 export type DispatcherLog = Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>
@@ -190,6 +193,7 @@ export class Dispatcher implements DeliveryListener {
         )
         // Registered and started before this transaction commits: see the class comment.
         for (const delivery of chosen) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claimCommitted))
+        if (backendOf(tx) === 'postgres' && started.length > 0) await this.writtenOrLate(started)
         await this.options.beforeClaimCommit?.(started.length)
         return due.length === limit
       })
@@ -201,6 +205,30 @@ export class Dispatcher implements DeliveryListener {
       if (started.length > 0) this.options.log.warn({ err: error, aborted: started.length }, 'webhook dispatcher: claim did not commit; its attempts were aborted')
       for (const attempt of started) attempt.controller.abort()
       throw error
+    }
+  }
+
+  /**
+   * PostgreSQL: a DELETE served by another process waits for this claim's commit and then aborts
+   * the claim's requests through NOTIFY, which takes a few milliseconds to arrive. A request whose
+   * new connection completes in that window would be written after the DELETE answered, so the
+   * claim commits only once its requests are in their sockets (at most WRITE_WAIT_MS: a receiver
+   * that is slow to accept only delays the DELETEs of its own webhook, whose row this claim holds).
+   * In one process the abort runs before the DELETE answers, so SQLite needs no wait.
+   */
+  private async writtenOrLate(started: readonly Attempt[]): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    let unwritten = started.length
+    const allWritten = Promise.all(started.map((attempt) => attempt.written.then(() => void unwritten--)))
+    const late = await Promise.race([
+      allWritten.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), WRITE_WAIT_MS)
+      }),
+    ])
+    clearTimeout(timer)
+    if (late) {
+      this.options.log.warn({ started: started.length, unwritten, waitedMs: WRITE_WAIT_MS }, 'webhook dispatcher: claim committed before all its requests were written')
     }
   }
 
@@ -224,7 +252,12 @@ export class Dispatcher implements DeliveryListener {
       controller: new AbortController(),
       stop: undefined,
       claimCommitted,
+      written: Promise.resolve(),
     }
+    let markWritten: () => void = () => undefined
+    attempt.written = new Promise<void>((resolve) => {
+      markWritten = resolve
+    })
     this.inFlight.add(attempt)
     const request = signedRequest({
       eventId: delivery.event_id,
@@ -234,7 +267,14 @@ export class Dispatcher implements DeliveryListener {
       nowMs: attempt.startedAtMs,
     })
     this.sender
-      .send({ url: delivery.url, headers: request.headers, body: request.body, timeoutMs: this.options.timeoutMs, signal: attempt.controller.signal })
+      .send({
+        url: delivery.url,
+        headers: request.headers,
+        body: request.body,
+        timeoutMs: this.options.timeoutMs,
+        signal: attempt.controller.signal,
+        onWritten: markWritten,
+      })
       .catch((error: unknown): SendResult => ({ kind: 'error', message: error instanceof Error ? error.message : String(error) }))
       .then((result) => this.finish(attempt, result))
     return attempt

@@ -16,6 +16,8 @@ export interface Attempt {
    * visible would not see the claim's token and would record nothing.
    */
   claimCommitted: Promise<boolean>
+  /** settles when the request has been written to its socket (or ended without being written) */
+  written: Promise<void>
 }
 
 /**

@@ -63,9 +63,29 @@ export class OutcomeWriter {
         this.sink,
         async (unit) => {
           const deliveries = new DeliveriesRepository(unit.tx, unit)
-          await deliveries.lockWebhooksForStatistics(batch.map((record) => record.webhookId).sort())
           const notRecorded: AttemptRecord[] = []
-          for (const record of batch) if (!(await deliveries.record(record))) notRecorded.push(record)
+          const counts = new Map<string, { succeeded: number; failed: number; lastStartedAt: string }>()
+          const gone = new Set<string>()
+          for (const record of batch) {
+            if (!(await deliveries.record(record))) {
+              notRecorded.push(record)
+              continue
+            }
+            if (record.gone) gone.add(record.webhookId)
+            if (record.outcome === 'canceled') continue
+            const count = counts.get(record.webhookId) ?? { succeeded: 0, failed: 0, lastStartedAt: record.startedAt }
+            if (record.outcome === 'succeeded') count.succeeded++
+            else count.failed++
+            if (record.startedAt > count.lastStartedAt) count.lastStartedAt = record.startedAt
+            counts.set(record.webhookId, count)
+          }
+          // The webhooks last and in id order: every API write of the application locks these
+          // rows too, so the lock this takes is held only for these final statements.
+          const webhookIds = [...new Set(batch.map((record) => record.webhookId))].sort()
+          for (const webhookId of webhookIds) {
+            await deliveries.settleWebhook(webhookId, counts.get(webhookId))
+            if (gone.has(webhookId)) await deliveries.deactivateGone(webhookId)
+          }
           return notRecorded
         },
         { retries: 3 },

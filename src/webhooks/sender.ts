@@ -17,6 +17,8 @@ export interface SendOptions {
   timeoutMs: number
   /** aborts the attempt (webhook deleted, shutdown); the result is then an error */
   signal: AbortSignal
+  /** called once: when the whole request has been handed to the OS, or it ended without being written */
+  onWritten?: () => void
 }
 
 /**
@@ -39,8 +41,15 @@ export class WebhookSender {
   send(options: SendOptions): Promise<SendResult> {
     return new Promise((resolve) => {
       let settled = false
+      let written = false
       let timer: NodeJS.Timeout | undefined
+      const markWritten = () => {
+        if (written) return
+        written = true
+        options.onWritten?.()
+      }
       const finish = (result: SendResult) => {
+        markWritten()
         if (settled) return
         settled = true
         clearTimeout(timer)
@@ -74,6 +83,8 @@ export class WebhookSender {
         request.destroy()
         finish({ kind: 'error', message: `timed out after ${options.timeoutMs} ms` })
       }, options.timeoutMs)
+      // 'finish': the request's bytes are in the socket (after the connection, if a new one, was made).
+      request.on('finish', markWritten)
       request.on('error', (error: NodeJS.ErrnoException) => {
         const message = error.message || error.code || 'connection error'
         finish({ kind: 'error', message: error.code === 'EADDRREFUSED_SSRF' ? `refused: ${message}` : message })

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { chunks } from '../chunks.js'
-import { backendOf, type Db } from '../database.js'
+import { backendOf, type Db, writeTransaction } from '../database.js'
 import type { UnitOfWork } from '../unit-of-work.js'
 import type { AttemptOutcome, DeliveryStatus } from '../schema.js'
 import { newId, nowIso } from '../time.js'
@@ -45,7 +45,10 @@ export interface AttemptRecord {
  *   conflicts with that KEY SHARE: the deletion either committed before the claim's snapshot or
  *   row check (the row no longer matches and is skipped), or waits for the claim to commit, by
  *   which time the claim's requests have begun, and then aborts them (NOTIFY);
- * - writers that lock several webhook rows lock them in id order, so they can't deadlock.
+ * - writers that lock several webhook rows lock them in id order, so they can't deadlock with
+ *   each other; a deletion never waits for a delivery row while it holds the webhook's
+ *   (`cancelPendingOf`), so it can't deadlock with the outcome writer, which locks deliveries
+ *   first and the webhook last (`settleWebhook`), briefly.
  */
 export class DeliveriesRepository {
   constructor(
@@ -97,32 +100,31 @@ export class DeliveriesRepository {
    * A deleted or inactive webhook gets nothing more: its pending deliveries (claimed ones too)
    * end here. The claim token stays, so the attempt on the wire is still recorded as canceled.
    */
-  async cancelPendingOf(webhookId: string): Promise<void> {
+  async cancelPendingOf(webhookId: string, rowLocks: 'skip' | 'wait' = 'skip'): Promise<void> {
+    let pending = this.db.selectFrom('deliveries').select('id').where('webhook_id', '=', webhookId).where('status', '=', sql.lit('pending'))
+    // PostgreSQL, while holding the webhook's row: rows another transaction holds are skipped, not
+    // waited for (an outcome writer locks deliveries before the webhook, so waiting could
+    // deadlock). The writer cancels its own when it settles the webhook (`settleWebhook`); a claim
+    // may hold rows it skipped; so the stop also cancels again once committed (`afterCommit`),
+    // waiting this time, with no webhook row held.
+    if (backendOf(this.db) === 'postgres') {
+      pending = rowLocks === 'skip' ? pending.forUpdate().skipLocked() : pending.forUpdate()
+      if (rowLocks === 'skip') {
+        this.unit?.afterCommit((db) => writeTransaction(db, (tx) => new DeliveriesRepository(tx).cancelPendingOf(webhookId, 'wait'), { retries: 3 }))
+      }
+    }
     await this.db
       .updateTable('deliveries')
       .set({ status: 'canceled', updated_at: nowIso() })
-      .where('webhook_id', '=', webhookId)
-      .where('status', '=', 'pending')
-      .execute()
-  }
-
-  /** PostgreSQL: locks these webhook rows (in id order) for the statistics this transaction writes. */
-  async lockWebhooksForStatistics(webhookIds: readonly string[]): Promise<void> {
-    if (webhookIds.length === 0 || backendOf(this.db) !== 'postgres') return
-    await this.db
-      .selectFrom('webhooks')
-      .select('id')
-      .where('id', 'in', [...new Set(webhookIds)])
-      .orderBy('id')
-      .forNoKeyUpdate()
+      .where('id', 'in', pending)
       .execute()
   }
 
   /**
-   * Writes one attempt: its row, the delivery's new state and the webhook's statistics, all in
-   * the caller's transaction, and only while the claim is still this attempt's (a claim that
-   * lapsed and was taken by another dispatcher, or never committed, records nothing).
-   * Returns whether it was recorded.
+   * Writes one attempt: its row and the delivery's new state, in the caller's transaction, and
+   * only while the claim is still this attempt's (a claim that lapsed and was taken by another
+   * dispatcher, or never committed, records nothing). Returns whether it was recorded; the
+   * caller then counts it (`addStatistics`) and handles a 410 (`deactivateGone`), last.
    */
   async record(attempt: AttemptRecord): Promise<boolean> {
     const now = nowIso()
@@ -147,7 +149,9 @@ export class DeliveriesRepository {
             .where('status', '=', sql.lit('pending'))
             .returning('id')
             .executeTakeFirst()
-    if (owned === undefined) return false
+    // Canceled (its webhook deleted or deactivated) while this attempt was on the wire: the claim
+    // token stays on a canceled delivery, so the attempt is still this claim's to record.
+    if (owned === undefined && (next.status === 'unchanged' || !(await this.canceledUnder(attempt)))) return false
 
     await this.db
       .insertInto('delivery_attempts')
@@ -164,28 +168,52 @@ export class DeliveriesRepository {
         response_body: attempt.responseBody,
       })
       .execute()
-
-    if (attempt.outcome !== 'canceled') {
-      const startedAt = attempt.startedAt
-      await this.db
-        .updateTable('webhooks')
-        .set((eb) => ({
-          ...(attempt.outcome === 'succeeded'
-            ? { successful_deliveries: eb('successful_deliveries', '+', 1) }
-            : { failed_deliveries: eb('failed_deliveries', '+', 1) }),
-          // the latest attempt, even when attempts finish out of order
-          last_delivery: sql<string>`case when last_delivery is null or last_delivery < ${startedAt} then ${startedAt} else last_delivery end`,
-        }))
-        .where('id', '=', attempt.webhookId)
-        .execute()
-    }
-
-    if (attempt.gone) await this.deactivateGone(attempt.webhookId, now)
     return true
   }
 
+  private async canceledUnder(attempt: AttemptRecord): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('deliveries')
+      .select('id')
+      .where('id', '=', attempt.deliveryId)
+      .where('claim_token', '=', attempt.claimToken)
+      .where('status', '=', sql.lit('canceled'))
+      .executeTakeFirst()
+    return row !== undefined
+  }
+
+  /**
+   * Ends an outcome batch for one webhook: counts its recorded attempts in the statistics (when
+   * any were counted) and, if the webhook was deleted or deactivated meanwhile, cancels what this
+   * batch left pending (`cancelPendingOf` skips rows a writer holds). Locks the webhook's row
+   * FOR NO KEY UPDATE, which waits for a deletion under way, so the deletion is seen.
+   */
+  async settleWebhook(webhookId: string, counts: { succeeded: number; failed: number; lastStartedAt: string } | undefined): Promise<void> {
+    let row: { is_active: number; deleted_at: string | null } | undefined
+    if (counts !== undefined) {
+      const { lastStartedAt } = counts
+      row = await this.db
+        .updateTable('webhooks')
+        .set((eb) => ({
+          successful_deliveries: eb('successful_deliveries', '+', counts.succeeded),
+          failed_deliveries: eb('failed_deliveries', '+', counts.failed),
+          // the latest attempt, even when attempts finish out of order
+          last_delivery: sql<string>`case when last_delivery is null or last_delivery < ${lastStartedAt} then ${lastStartedAt} else last_delivery end`,
+        }))
+        .where('id', '=', webhookId)
+        .returning(['is_active', 'deleted_at'])
+        .executeTakeFirst()
+    } else {
+      let query = this.db.selectFrom('webhooks').select(['is_active', 'deleted_at']).where('id', '=', webhookId)
+      if (backendOf(this.db) === 'postgres') query = query.forNoKeyUpdate()
+      row = await query.executeTakeFirst()
+    }
+    if (row !== undefined && (row.deleted_at !== null || row.is_active === 0)) await this.cancelPendingOf(webhookId)
+  }
+
   /** 410 Gone: the receiver asked for no more. Deactivate the webhook and stop everything to it, as a PATCH would. */
-  private async deactivateGone(webhookId: string, now: string): Promise<void> {
+  async deactivateGone(webhookId: string): Promise<void> {
+    const now = nowIso()
     if (backendOf(this.db) === 'postgres') {
       await this.db.selectFrom('webhooks').select('id').where('id', '=', webhookId).forUpdate().execute()
     }

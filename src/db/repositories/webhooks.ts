@@ -77,7 +77,7 @@ export class WebhooksRepository {
 
   /** Ends everything pending to a webhook that was just deleted or deactivated, and signals it at commit. */
   private async stopped(webhookId: string): Promise<void> {
-    await new DeliveriesRepository(this.db).cancelPendingOf(webhookId)
+    await new DeliveriesRepository(this.db, this.unit).cancelPendingOf(webhookId)
     this.unit?.webhookStopped(webhookId)
   }
 
