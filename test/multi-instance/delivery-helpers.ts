@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { ownerOfClientPort } from '../fixtures/socket-owner.mjs'
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
@@ -245,55 +245,7 @@ export async function startRecordingReceiver(options: { candidatePids?: () => re
   }
 }
 
-/**
- * Which of `pids` holds the client end of the loopback connection from `clientPort` to
- * `serverPort`: the socket's inode from /proc/net/tcp{,6}, then the process whose fds include it.
- * Undefined when that cannot be told (no /proc, or the socket is already gone).
- */
-export function ownerOfClientPort(clientPort: number, serverPort: number, pids: readonly number[]): number | undefined {
-  try {
-    let inode: string | undefined
-    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-      let text: string
-      try {
-        text = readFileSync(table, 'utf8')
-      } catch {
-        continue
-      }
-      for (const line of text.split('\n').slice(1)) {
-        const fields = line.trim().split(/\s+/)
-        const local = fields[1]
-        const remote = fields[2]
-        if (local === undefined || remote === undefined) continue
-        if (parseInt(local.split(':')[1] ?? '', 16) === clientPort && parseInt(remote.split(':')[1] ?? '', 16) === serverPort) {
-          inode = fields[9]
-          break
-        }
-      }
-      if (inode !== undefined) break
-    }
-    if (inode === undefined || inode === '0') return undefined
-    const target = `socket:[${inode}]`
-    for (const pid of pids) {
-      let fds: string[]
-      try {
-        fds = readdirSync(`/proc/${pid}/fd`)
-      } catch {
-        continue
-      }
-      for (const fd of fds) {
-        try {
-          if (readlinkSync(`/proc/${pid}/fd/${fd}`) === target) return pid
-        } catch {
-          // the fd closed meanwhile
-        }
-      }
-    }
-    return undefined
-  } catch {
-    return undefined
-  }
-}
+export { ownerOfClientPort }
 
 // ---------------------------------------------------------------------------------------------
 // The race receiver: its own process (test/fixtures/multi-race-receiver.mjs)
