@@ -258,6 +258,9 @@ await app.transact(async (tx) => {
 })
 
 // 100,000 pending retries: events queued through the outbox, each failed once and due in an hour.
+// Only the rows this transaction wrote are touched: on PostgreSQL, updating every pending row
+// would wait for the dispatcher's own rows while holding every webhook (a deadlock).
+const backlogSince = new Date().toISOString()
 await runUnitOfWork(db, app.notifier, async (unit) => {
   const tx = unit.tx
   const events = new EventsRepository(tx, unit)
@@ -266,6 +269,7 @@ await runUnitOfWork(db, app.notifier, async (unit) => {
     .updateTable('deliveries')
     .set({ attempts: 1, next_attempt_at: new Date(Date.now() + 3_600_000).toISOString() })
     .where('status', '=', 'pending')
+    .where('created_at', '>=', backlogSince)
     .execute()
 })
 const pendingRetries = Number((await sql<{ n: number }>`select count(*) as n from deliveries where status = 'pending'`.execute(db)).rows[0]?.n ?? 0)
