@@ -258,20 +258,23 @@ await app.transact(async (tx) => {
 })
 
 // 100,000 pending retries: events queued through the outbox, each failed once and due in an hour.
-// Only the rows this transaction wrote are touched: on PostgreSQL, updating every pending row
-// would wait for the dispatcher's own rows while holding every webhook (a deadlock).
-const backlogSince = new Date().toISOString()
-await runUnitOfWork(db, app.notifier, async (unit) => {
-  const tx = unit.tx
-  const events = new EventsRepository(tx, unit)
-  for (let i = 0; i < PENDING_RETRIES; i++) await events.emit(appIds[1 + (i % (WEBHOOKS - 1))] ?? '', 'tax.updated', data)
-  await tx
-    .updateTable('deliveries')
-    .set({ attempts: 1, next_attempt_at: new Date(Date.now() + 3_600_000).toISOString() })
-    .where('status', '=', 'pending')
-    .where('created_at', '>=', backlogSince)
-    .execute()
-})
+// In transactions of 5,000 events (one of 100,000 outlived PostgreSQL's statement timeout), each
+// touching only the rows it wrote: updating every pending row would wait for the dispatcher's own
+// rows while holding every webhook (a deadlock on PostgreSQL).
+for (let done = 0; done < PENDING_RETRIES; done += 5_000) {
+  const since = new Date().toISOString()
+  await runUnitOfWork(db, app.notifier, async (unit) => {
+    const tx = unit.tx
+    const events = new EventsRepository(tx, unit)
+    for (let i = done; i < Math.min(PENDING_RETRIES, done + 5_000); i++) await events.emit(appIds[1 + (i % (WEBHOOKS - 1))] ?? '', 'tax.updated', data)
+    await tx
+      .updateTable('deliveries')
+      .set({ attempts: 1, next_attempt_at: new Date(Date.now() + 3_600_000).toISOString() })
+      .where('status', '=', 'pending')
+      .where('created_at', '>=', since)
+      .execute()
+  })
+}
 const pendingRetries = Number((await sql<{ n: number }>`select count(*) as n from deliveries where status = 'pending'`.execute(db)).rows[0]?.n ?? 0)
 const withRetries = await deliveryLatency(0)
 rows.push([
