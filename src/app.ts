@@ -12,7 +12,7 @@ import { databasePlugin } from './plugins/database.js'
 import { errorsPlugin } from './plugins/errors.js'
 import { openapiPlugin } from './plugins/openapi.js'
 import { customerRoutes } from './routes/customers/index.js'
-import { healthRoutes, publicHealthRoutes } from './routes/health/index.js'
+import { healthRoutes, publicHealthRoutes, type RedisState } from './routes/health/index.js'
 import { liquidationAddressRoutes } from './routes/liquidation-addresses/index.js'
 import { taxGuardRoutes, taxRoutes } from './routes/taxes/index.js'
 import { webhookRoutes } from './routes/webhooks/index.js'
@@ -112,8 +112,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   )
   return app
 }
-
-export type RedisState = 'ok' | 'error' | 'not configured'
 
 /**
  * The rate limiter: shared and exact in Redis when REDIS_URL is set, falling back to this

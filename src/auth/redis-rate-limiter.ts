@@ -3,6 +3,7 @@
  * kept in Redis, plus a fallback wrapper for Redis outages and the client factory.
  */
 import { Redis } from 'ioredis'
+import { redactUrl } from '../config.js'
 import { HOUR_MS, type RateLimitDecision, type RateLimiter } from './rate-limiter.js'
 
 /** ioredis command name the script is registered under (defineCommand). */
@@ -232,16 +233,5 @@ export async function redisAnswers(redis: Redis, timeoutMs = 1000): Promise<bool
     return false
   } finally {
     clearTimeout(timer)
-  }
-}
-
-/** Hide a password in a redis:// URL before it reaches an error message or a log. */
-function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url)
-    if (parsed.password !== '') parsed.password = '***'
-    return parsed.toString()
-  } catch {
-    return '(invalid Redis URL)'
   }
 }

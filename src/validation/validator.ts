@@ -36,21 +36,16 @@ export function createValidatorCompiler(rules: RuleSet): FastifySchemaCompiler<u
   return ({ schema, httpPart }) => withoutNul((httpPart === 'body' ? strict : coercing).compile(schema as object))
 }
 
-/** The path (JSON pointer) of the first string in `data` that holds a NUL character, if any. */
-function nulPath(data: unknown, path: string): string | undefined {
-  if (typeof data === 'string') return data.includes('\u0000') ? path : undefined
-  if (Array.isArray(data)) {
-    for (let i = 0; i < data.length; i++) {
-      const found = nulPath(data[i], `${path}/${i}`)
-      if (found !== undefined) return found
-    }
-    return undefined
-  }
-  if (typeof data === 'object' && data !== null) {
-    for (const [key, value] of Object.entries(data)) {
-      const found = nulPath(value, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`)
-      if (found !== undefined) return found
-    }
+/**
+ * The path (JSON pointer) of the first string in `data` that holds a NUL character, if any. The
+ * path is built only on the way back from a hit: every request's data passes through here.
+ */
+function nulPath(data: unknown): string | undefined {
+  if (typeof data === 'string') return data.includes('\u0000') ? '' : undefined
+  if (typeof data !== 'object' || data === null) return undefined
+  for (const [key, value] of Array.isArray(data) ? data.entries() : Object.entries(data)) {
+    const found = nulPath(value)
+    if (found !== undefined) return `/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}${found}`
   }
   return undefined
 }
@@ -66,7 +61,7 @@ function withoutNul(validate: ValidateFunction): ValidateFunction {
       checked.errors = validate.errors
       return false
     }
-    const path = nulPath(data, '')
+    const path = nulPath(data)
     if (path === undefined) {
       checked.errors = null
       return true

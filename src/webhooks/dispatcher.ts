@@ -74,8 +74,7 @@ export class Dispatcher implements DeliveryListener {
   private claimFailingSinceMs: number | undefined
   private lastClaimErrorLogMs = 0
   /** outcomes of ended attempts still waiting for their claim's transaction to end */
-  private pendingOutcomes = 0
-  private outcomesQueued: (() => void)[] = []
+  private readonly handOffs = new Set<Promise<void>>()
 
   constructor(private readonly options: DispatcherOptions) {
     this.deliveries = new DeliveriesRepository(options.db)
@@ -116,7 +115,7 @@ export class Dispatcher implements DeliveryListener {
       this.inFlight.abort('shutdown')
       await this.inFlight.whenIdle()
     }
-    if (this.pendingOutcomes > 0) await new Promise<void>((resolve) => this.outcomesQueued.push(resolve))
+    await Promise.all(this.handOffs)
     await this.outcomes.close()
     this.sender.close()
   }
@@ -172,10 +171,7 @@ export class Dispatcher implements DeliveryListener {
     const cap = this.options.perWebhookConcurrency
     const limit = Math.min(free, 500)
     const started: Attempt[] = []
-    let settleClaim: (committed: boolean) => void = () => undefined
-    const claimCommitted = new Promise<boolean>((resolve) => {
-      settleClaim = resolve
-    })
+    const claim = deferred<boolean>()
     try {
       const filled = await writeTransaction(this.options.db, async (tx) => {
         const deliveries = new DeliveriesRepository(tx)
@@ -197,16 +193,16 @@ export class Dispatcher implements DeliveryListener {
           new Date(nowMs + this.leaseMs).toISOString(),
         )
         // Registered and started before this transaction commits: see the class comment.
-        for (const delivery of chosen) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claimCommitted))
+        for (const delivery of chosen) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claim.promise))
         if (backendOf(tx) === 'postgres' && started.length > 0) await this.writtenOrLate(started)
         await this.options.beforeClaimCommit?.(started.length)
         return due.length === limit
       })
-      settleClaim(true)
+      claim.resolve(true)
       return filled
     } catch (error) {
       // The claim did not commit: what started has no claim to record under. Abort it quietly.
-      settleClaim(false)
+      claim.resolve(false)
       if (started.length > 0) this.options.log.warn({ err: error, aborted: started.length }, 'webhook dispatcher: claim did not commit; its attempts were aborted')
       for (const attempt of started) attempt.controller.abort()
       throw error
@@ -249,6 +245,7 @@ export class Dispatcher implements DeliveryListener {
 
   /** Prepare and call: registers the attempt, signs the request and puts it on the wire. */
   private begin(delivery: DueDelivery, claimToken: string, claimCommitted: Promise<boolean>): Attempt {
+    const written = deferred<void>()
     const attempt: Attempt = {
       delivery,
       claimToken,
@@ -257,12 +254,8 @@ export class Dispatcher implements DeliveryListener {
       controller: new AbortController(),
       stop: undefined,
       claimCommitted,
-      written: Promise.resolve(),
+      written: written.promise,
     }
-    let markWritten: () => void = () => undefined
-    attempt.written = new Promise<void>((resolve) => {
-      markWritten = resolve
-    })
     this.inFlight.add(attempt)
     const request = signedRequest({
       eventId: delivery.event_id,
@@ -278,7 +271,7 @@ export class Dispatcher implements DeliveryListener {
         body: request.body,
         timeoutMs: this.options.timeoutMs,
         signal: attempt.controller.signal,
-        onWritten: markWritten,
+        onWritten: () => written.resolve(),
       })
       .catch((error: unknown): SendResult => ({ kind: 'error', message: error instanceof Error ? error.message : String(error) }))
       .then((result) => this.finish(attempt, result))
@@ -289,14 +282,22 @@ export class Dispatcher implements DeliveryListener {
   private finish(attempt: Attempt, result: SendResult): void {
     this.inFlight.remove(attempt)
     const record = decideOutcome(attempt, result, Date.now(), { schedule: this.schedule, random: this.random })
-    this.pendingOutcomes++
-    void attempt.claimCommitted.then((committed) => {
-      this.pendingOutcomes--
+    const handOff = attempt.claimCommitted.then((committed) => {
       if (committed) this.outcomes.add(record)
-      if (this.pendingOutcomes === 0) for (const resolve of this.outcomesQueued.splice(0)) resolve()
     })
+    this.handOffs.add(handOff)
+    void handOff.finally(() => this.handOffs.delete(handOff))
     this.kick()
   }
+}
+
+/** A promise with its resolve function, for what a later step settles. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve: (value: T) => void = () => undefined
+  const promise = new Promise<T>((settle) => {
+    resolve = settle
+  })
+  return { promise, resolve }
 }
 
 /** Extra dispatcher settings that are not configuration: injected by tests and benchmarks. */

@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import pg from 'pg'
 import { backendOf, type Db, POSTGRES_TIMEOUTS } from '../db/database.js'
 import type { CommitSignals, SignalSink } from '../db/unit-of-work.js'
+import type { DispatcherLog } from './dispatcher.js'
 
 /** What a dispatcher wants to hear from the API, as it happens. */
 export interface DeliveryListener {
@@ -45,10 +46,6 @@ export class DeliveryNotifier implements SignalSink {
   }
 }
 
-export interface ListenLog {
-  warn(object: object, message: string): void
-  info(object: object, message: string): void
-}
 
 /**
  * LISTENs for other processes' commit signals on one dedicated PostgreSQL connection (outside the
@@ -65,7 +62,7 @@ export class PostgresSignalListener {
   constructor(
     private readonly url: string,
     private readonly listener: DeliveryListener,
-    private readonly log: ListenLog,
+    private readonly log: DispatcherLog,
   ) {}
 
   /** Connects (retrying in the background on failure); resolves once the first attempt ends. */

@@ -1,11 +1,8 @@
 import { type Db } from '../db/database.js'
 import { type AttemptRecord, DeliveriesRepository } from '../db/repositories/deliveries.js'
 import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
+import type { DispatcherLog } from './dispatcher.js'
 
-export interface OutcomeWriterLog {
-  error(object: object, message: string): void
-  warn(object: object, message: string): void
-}
 
 /**
  * Writes attempt outcomes: what ends within one event-loop turn is written in one transaction
@@ -21,7 +18,7 @@ export class OutcomeWriter {
   constructor(
     private readonly db: Db,
     private readonly sink: SignalSink,
-    private readonly log: OutcomeWriterLog,
+    private readonly log: DispatcherLog,
   ) {}
 
   add(record: AttemptRecord): void {

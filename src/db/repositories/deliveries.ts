@@ -124,19 +124,14 @@ export class DeliveriesRepository {
    * Writes one attempt: its row and the delivery's new state, in the caller's transaction, and
    * only while the claim is still this attempt's (a claim that lapsed and was taken by another
    * dispatcher, or never committed, records nothing). Returns whether it was recorded; the
-   * caller then counts it (`addStatistics`) and handles a 410 (`deactivateGone`), last.
+   * caller then counts it (`settleWebhook`) and handles a 410 (`deactivateGone`), last.
    */
   async record(attempt: AttemptRecord): Promise<boolean> {
     const now = nowIso()
     const next = attempt.next
-    const owned =
+    const updated =
       next.status === 'unchanged'
-        ? await this.db
-            .selectFrom('deliveries')
-            .select('id')
-            .where('id', '=', attempt.deliveryId)
-            .where('claim_token', '=', attempt.claimToken)
-            .executeTakeFirst()
+        ? undefined
         : await this.db
             .updateTable('deliveries')
             .set(
@@ -149,9 +144,10 @@ export class DeliveriesRepository {
             .where('status', '=', sql.lit('pending'))
             .returning('id')
             .executeTakeFirst()
-    // Canceled (its webhook deleted or deactivated) while this attempt was on the wire: the claim
-    // token stays on a canceled delivery, so the attempt is still this claim's to record.
-    if (owned === undefined && (next.status === 'unchanged' || !(await this.canceledUnder(attempt)))) return false
+    // No state change (an abort for a stopped webhook), or the delivery was canceled while this
+    // attempt was on the wire: a row that still carries this claim's token is this claim's to
+    // record (ended deliveries drop the token; only cancellation keeps it).
+    if (updated === undefined && !(await this.carriesClaim(attempt))) return false
 
     await this.db
       .insertInto('delivery_attempts')
@@ -171,13 +167,12 @@ export class DeliveriesRepository {
     return true
   }
 
-  private async canceledUnder(attempt: AttemptRecord): Promise<boolean> {
+  private async carriesClaim(attempt: AttemptRecord): Promise<boolean> {
     const row = await this.db
       .selectFrom('deliveries')
       .select('id')
       .where('id', '=', attempt.deliveryId)
       .where('claim_token', '=', attempt.claimToken)
-      .where('status', '=', sql.lit('canceled'))
       .executeTakeFirst()
     return row !== undefined
   }
@@ -211,23 +206,36 @@ export class DeliveriesRepository {
     if (row !== undefined && (row.deleted_at !== null || row.is_active === 0)) await this.cancelPendingOf(webhookId)
   }
 
+  /**
+   * PostgreSQL: takes a webhook's row FOR UPDATE before it is stopped (deleted or deactivated),
+   * the lock that conflicts with the claims' FOR KEY SHARE. `appId` keeps a route's lock within
+   * its own application.
+   */
+  async lockToStop(webhookId: string, appId?: string): Promise<void> {
+    if (backendOf(this.db) !== 'postgres') return
+    let row = this.db.selectFrom('webhooks').select('id').where('id', '=', webhookId).where('deleted_at', 'is', null)
+    if (appId !== undefined) row = row.where('app_id', '=', appId)
+    await row.forUpdate().execute()
+  }
+
+  /** A webhook was just deleted or deactivated: end what is pending to it, and abort its attempts once committed. */
+  async stopped(webhookId: string): Promise<void> {
+    await this.cancelPendingOf(webhookId)
+    this.unit?.webhookStopped(webhookId)
+  }
+
   /** 410 Gone: the receiver asked for no more. Deactivate the webhook and stop everything to it, as a PATCH would. */
   async deactivateGone(webhookId: string): Promise<void> {
-    const now = nowIso()
-    if (backendOf(this.db) === 'postgres') {
-      await this.db.selectFrom('webhooks').select('id').where('id', '=', webhookId).forUpdate().execute()
-    }
+    await this.lockToStop(webhookId)
     const row = await this.db
       .updateTable('webhooks')
-      .set({ is_active: 0, updated_at: now })
+      .set({ is_active: 0, updated_at: nowIso() })
       .where('id', '=', webhookId)
       .where('is_active', '=', 1)
       .where('deleted_at', 'is', null)
       .returning('id')
       .executeTakeFirst()
-    if (row === undefined) return
-    await this.cancelPendingOf(webhookId)
-    this.unit?.webhookStopped(webhookId)
+    if (row !== undefined) await this.stopped(webhookId)
   }
 
   /** Of these webhooks, the ones deleted or deactivated (by any process). */

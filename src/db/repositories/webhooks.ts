@@ -1,6 +1,6 @@
 import type { Selectable, Updateable } from 'kysely'
 import type { Webhook } from '../../schemas/webhooks.js'
-import { backendOf, type Db } from '../database.js'
+import type { Db } from '../database.js'
 import type { UnitOfWork } from '../unit-of-work.js'
 import { DeliveriesRepository } from './deliveries.js'
 import type { WebhooksTable } from '../schema.js'
@@ -59,26 +59,9 @@ export class WebhooksRepository {
     private readonly unit?: UnitOfWork,
   ) {}
 
-  /**
-   * PostgreSQL: takes the webhook's row FOR UPDATE before it is stopped, the lock that conflicts
-   * with the dispatchers' claims (FOR KEY SHARE); see DeliveriesRepository.
-   */
-  private async lockToStop(appId: string, id: string): Promise<void> {
-    if (backendOf(this.db) !== 'postgres') return
-    await this.db
-      .selectFrom('webhooks')
-      .select('id')
-      .where('app_id', '=', appId)
-      .where('id', '=', id.toLowerCase())
-      .where('deleted_at', 'is', null)
-      .forUpdate()
-      .execute()
-  }
-
-  /** Ends everything pending to a webhook that was just deleted or deactivated, and signals it at commit. */
-  private async stopped(webhookId: string): Promise<void> {
-    await new DeliveriesRepository(this.db, this.unit).cancelPendingOf(webhookId)
-    this.unit?.webhookStopped(webhookId)
+  /** Stopping a webhook (lock, cancel, signal) is the delivery queue's business; see DeliveriesRepository. */
+  private get queue(): DeliveriesRepository {
+    return new DeliveriesRepository(this.db, this.unit)
   }
 
   /** The starting point of every read: this application's webhooks that are not deleted. */
@@ -139,12 +122,12 @@ export class WebhooksRepository {
     if (patch.signingSecret !== undefined) changes.signing_secret = patch.signingSecret
     // An update that names no field changes nothing, not even updated_at.
     if (Object.keys(changes).length === 0) return this.find(appId, id)
-    if (changes.is_active === 0) await this.lockToStop(appId, id)
+    if (changes.is_active === 0) await this.queue.lockToStop(id.toLowerCase(), appId)
     const row = await this.updateOwned(appId, id)
       .set({ ...changes, updated_at: nowIso() })
       .returningAll()
       .executeTakeFirst()
-    if (row !== undefined && row.is_active === 0) await this.stopped(row.id)
+    if (row !== undefined && row.is_active === 0) await this.queue.stopped(row.id)
     return row
   }
 
@@ -154,9 +137,9 @@ export class WebhooksRepository {
    * row. Run it in a transaction (`transact`), so the cancellation commits with the deletion.
    */
   async delete(appId: string, id: string): Promise<WebhookRow | undefined> {
-    await this.lockToStop(appId, id)
+    await this.queue.lockToStop(id.toLowerCase(), appId)
     const row = await this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll().executeTakeFirst()
-    if (row !== undefined) await this.stopped(row.id)
+    if (row !== undefined) await this.queue.stopped(row.id)
     return row
   }
 }

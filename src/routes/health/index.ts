@@ -13,8 +13,10 @@ export const publicHealthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   )
 }
 
+export type RedisState = 'ok' | 'error' | 'not configured'
+
 export interface HealthRoutesOptions {
-  redisState: () => Promise<'ok' | 'error' | 'not configured'>
+  redisState: () => Promise<RedisState>
 }
 
 /**
