@@ -160,6 +160,36 @@ migrations['0002_webhook_deliveries'] = {
   },
 }
 
+migrations['0003_owner_tools'] = {
+  async up(db: Kysely<unknown>) {
+    // Secret rotation: the secret replaced last keeps signing beside the new one until it expires.
+    await db.schema.alterTable('webhooks').addColumn('previous_signing_secret', 'text').execute()
+    await db.schema.alterTable('webhooks').addColumn('previous_secret_expires_at', 'text').execute()
+    // 1 when the owner asked for one more attempt (POST .../retry): that attempt is the last.
+    await db.schema
+      .alterTable('deliveries')
+      .addColumn('resend', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute()
+    // The owner's delivery log, newest first.
+    await db.schema.createIndex('deliveries_webhook_id_created_at').on('deliveries').columns(['webhook_id', 'created_at']).execute()
+
+    // Idempotency-Key: one row per (application, key); status_code is null while the first request runs.
+    await db.schema
+      .createTable('idempotency_keys')
+      .addColumn('app_id', 'text', (c) => c.notNull().references('apps.id'))
+      .addColumn('key', 'text', (c) => c.notNull())
+      .addColumn('fingerprint', 'text', (c) => c.notNull())
+      .addColumn('status_code', 'integer')
+      .addColumn('content_type', 'text')
+      .addColumn('body', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('lease_until', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('idempotency_keys_pk', ['app_id', 'key'])
+      .execute()
+    await db.schema.createIndex('idempotency_keys_created_at').on('idempotency_keys').column('created_at').execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

@@ -39,6 +39,9 @@ export interface WebhooksTable {
   updated_at: string
   /** Set by DELETE; the row stays for audit and is invisible to the API from then on. */
   deleted_at: string | null
+  /** the secret a rotation replaced: deliveries are signed with it too until `previous_secret_expires_at` */
+  previous_signing_secret: string | null
+  previous_secret_expires_at: string | null
 }
 
 export interface CustomersTable {
@@ -120,6 +123,8 @@ export interface DeliveriesTable {
   next_attempt_at: string
   /** set while a dispatcher holds the delivery; its outcome is written only under the same token */
   claim_token: string | null
+  /** 1 when the owner asked for one more attempt (retry route): a failure then ends the delivery */
+  resend: number
   created_at: string
   updated_at: string
 }
@@ -141,6 +146,21 @@ export interface DeliveryAttemptsTable {
   response_body: string | null
 }
 
+/** An Idempotency-Key's first request and, once it answered, its response (replayed for 24 hours). */
+export interface IdempotencyKeysTable {
+  app_id: string
+  key: string
+  /** SHA-256 of method, path and body: the same key with another request is refused */
+  fingerprint: string
+  /** null while the first request is running */
+  status_code: number | null
+  content_type: string | null
+  body: string | null
+  created_at: string
+  /** a running request's claim lapses then (its process died), so the key can be used again */
+  lease_until: string
+}
+
 export interface Database {
   apps: AppsTable
   api_keys: ApiKeysTable
@@ -151,4 +171,5 @@ export interface Database {
   events: EventsTable
   deliveries: DeliveriesTable
   delivery_attempts: DeliveryAttemptsTable
+  idempotency_keys: IdempotencyKeysTable
 }

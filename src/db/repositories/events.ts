@@ -61,6 +61,7 @@ export class EventsRepository {
             attempts: 0,
             next_attempt_at: now,
             claim_token: null,
+            resend: 0,
             created_at: now,
             updated_at: now,
           })),

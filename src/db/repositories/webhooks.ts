@@ -95,6 +95,8 @@ export class WebhooksRepository {
       created_at: now,
       updated_at: now,
       deleted_at: null,
+      previous_signing_secret: null,
+      previous_secret_expires_at: null,
     }
     await this.db.insertInto('webhooks').values(row).execute()
     return row
