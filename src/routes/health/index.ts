@@ -1,15 +1,46 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { sql } from 'kysely'
 import { Type } from 'typebox'
-import { errorResponses } from '../../schemas/common.js'
+import { isDatabaseUnavailable } from '../../db/errors.js'
+import { errorResponses, Timestamp } from '../../schemas/common.js'
+import { VERSION } from '../../version.js'
 
-const HealthSchema = Type.Object({ status: Type.Literal('ok') })
+const version = Type.String({ description: 'the server version', examples: [VERSION] })
 
+/** The published client's public health model. */
+export const PublicHealthSchema = Type.Object(
+  { status: Type.Literal('ok'), timestamp: Timestamp, version },
+  { $id: 'PublicHealth' },
+)
+
+/** The published client's authenticated health model. */
+export const HealthSchema = Type.Object(
+  {
+    status: Type.Union([Type.Literal('ok'), Type.Literal('error')]),
+    timestamp: Timestamp,
+    version,
+    database: Type.Union([Type.Literal('connected'), Type.Literal('error')]),
+    message: Type.String({ examples: ['Service is up and running'] }),
+    authenticated: Type.Boolean({ description: 'false only when the database could not be reached to check the key' }),
+  },
+  { $id: 'Health' },
+)
+
+/** Liveness: answers while the process runs, whatever the database does. */
 export const publicHealthRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/health/public',
-    { schema: { tags: ['health'], summary: 'Liveness, without authentication', security: [], response: { 200: HealthSchema } } },
-    async () => ({ status: 'ok' as const }),
+    {
+      schema: {
+        tags: ['health'],
+        summary: 'Liveness, without authentication',
+        description: 'Answers as long as the process serves requests; it does not touch the database.',
+        security: [],
+        response: { 200: PublicHealthSchema },
+      },
+    },
+    async () => ({ status: 'ok' as const, timestamp: new Date().toISOString(), version: VERSION }),
   )
 }
 
@@ -19,10 +50,14 @@ export interface HealthRoutesOptions {
   redisState: () => Promise<RedisState>
 }
 
+const UP = 'Service is up and running'
+const DATABASE_DOWN = 'The database is unavailable'
+
 /**
- * Readiness of each part. The database is required: when it does not answer, this route (like
- * every authenticated one) answers 503 "The database is unavailable". Redis is not: while it is
- * down the instance serves with per-instance rate limits, so it stays 200 and says "degraded".
+ * Readiness. The database is required: when it does not answer (here, or already while the key
+ * was being checked) the answer is 503 in this route's own shape, `status: "error"`. Redis is
+ * not: while it is down the instance serves with per-instance rate limits, so the answer stays
+ * 200 and the message says so.
  */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (app, options) => {
   app.get(
@@ -30,20 +65,36 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
     {
       schema: {
         tags: ['health'],
-        summary: 'Readiness: the database and Redis answer (authenticated)',
-        response: {
-          200: Type.Object({
-            status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
-            database: Type.Literal('ok'),
-            redis: Type.Union([Type.Literal('ok'), Type.Literal('error'), Type.Literal('not configured')]),
-          }),
-          ...errorResponses(401, 403, 429, 503),
-        },
+        summary: 'Readiness: the database answers (authenticated)',
+        response: { 200: HealthSchema, 503: HealthSchema, ...errorResponses(401, 403, 429) },
+      },
+      // Errors of this route, its authentication included: a database fault answers in the health shape.
+      errorHandler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+        if (!isDatabaseUnavailable(error)) throw error
+        request.log.warn({ err: error }, 'health: database unavailable')
+        return reply
+          .code(503)
+          .header('Retry-After', '1')
+          .send({
+            status: 'error' as const,
+            timestamp: new Date().toISOString(),
+            version: VERSION,
+            database: 'error' as const,
+            message: DATABASE_DOWN,
+            authenticated: request.auth !== null,
+          })
       },
     },
     async () => {
       const [, redis] = await Promise.all([sql`select 1`.execute(app.db), options.redisState()])
-      return { status: redis === 'error' ? ('degraded' as const) : ('ok' as const), database: 'ok' as const, redis }
+      return {
+        status: 'ok' as const,
+        timestamp: new Date().toISOString(),
+        version: VERSION,
+        database: 'connected' as const,
+        message: redis === 'error' ? `${UP}; Redis is unavailable: rate limits are counted per instance` : UP,
+        authenticated: true,
+      }
     },
   )
 }
