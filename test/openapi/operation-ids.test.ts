@@ -1,0 +1,112 @@
+import Fastify from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { OPERATION_IDS, openapiPlugin } from '../../src/plugins/openapi.js'
+import { startTestServer, type TestServer } from '../helper.js'
+
+/** platform-context.md, "Operation names in the published client": copied, so a drift in the map fails here. */
+const PUBLISHED_CLIENT_NAMES: Record<string, string> = {
+  'GET /api/v0/health/public': 'healthControllerPublicHealthCheckV0',
+  'GET /api/v0/health': 'healthControllerCheckV0',
+  'POST /api/v0/webhooks': 'webhookControllerCreate',
+  'GET /api/v0/webhooks': 'webhookControllerFindAll',
+  'GET /api/v0/webhooks/{id}': 'webhookControllerFindOne',
+  'PATCH /api/v0/webhooks/{id}': 'webhookControllerUpdate',
+  'DELETE /api/v0/webhooks/{id}': 'webhookControllerRemove',
+  'POST /api/v0/customers': 'customerControllerCreate',
+  'GET /api/v0/customers': 'customerControllerFindAll',
+  'GET /api/v0/customers/{id}': 'customerControllerFindOne',
+  'PATCH /api/v0/customers/{id}': 'customerControllerUpdate',
+  'POST /api/v0/customers/{customerId}/liquidation_addresses': 'liquidationAddressControllerCreateLiquidationAddress',
+  'GET /api/v0/customers/{customerId}/liquidation_addresses': 'liquidationAddressControllerGetLiquidationAddresses',
+  'GET /api/v0/customers/{customerId}/liquidation_addresses/{liquidationAddressId}': 'liquidationAddressControllerGetLiquidationAddress',
+  'POST /api/v0/taxes': 'taxControllerCreate',
+  'GET /api/v0/taxes': 'taxControllerFindAll',
+  'GET /api/v0/taxes/{id}': 'taxControllerFindOne',
+  'PUT /api/v0/taxes/{id}': 'taxControllerUpdate',
+  'DELETE /api/v0/taxes/{id}': 'taxControllerRemove',
+  'PUT /api/v0/taxes': 'taxControllerUpdateWithoutId',
+  'DELETE /api/v0/taxes': 'taxControllerDeleteWithoutId',
+}
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, { operationId?: string }>>
+}
+
+/** "METHOD /path" → operationId (undefined when missing), for every operation in the document. */
+function operationsOf(document: OpenApiDocument): Map<string, string | undefined> {
+  const operations = new Map<string, string | undefined>()
+  for (const [path, methods] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(methods)) operations.set(`${method.toUpperCase()} ${path}`, operation.operationId)
+  }
+  return operations
+}
+
+describe('operationIds in the served document', () => {
+  let server: TestServer
+  let operations: Map<string, string | undefined>
+  beforeAll(async () => {
+    server = await startTestServer()
+    const res = await server.request<OpenApiDocument>('GET', '/api/v0/openapi.json')
+    expect(res.status).toBe(200)
+    operations = operationsOf(res.body)
+  })
+  afterAll(async () => server.close())
+
+  it('names each operation of the published client exactly as it does', () => {
+    for (const [operation, operationId] of Object.entries(PUBLISHED_CLIENT_NAMES)) {
+      expect({ operation, operationId: operations.get(operation) }).toEqual({ operation, operationId })
+    }
+  })
+
+  it('names every operation, each with its own name', () => {
+    const unnamed = [...operations].filter(([, operationId]) => operationId === undefined).map(([operation]) => operation)
+    expect(unnamed).toEqual([])
+    const names = [...operations.values()]
+    expect(new Set(names).size).toBe(names.length)
+  })
+
+  it('the map gives no two routes the same name', () => {
+    const names = Object.values(OPERATION_IDS)
+    expect(new Set(names).size).toBe(names.length)
+  })
+})
+
+describe('a route the document shows must be named', () => {
+  it('stops the app from building, naming the route and where to name it', async () => {
+    const app = Fastify({ logger: false })
+    await app.register(openapiPlugin)
+    const build = async () => {
+      await app.register(
+        async (api) => {
+          api.get('/unnamed', { schema: { tags: ['webhooks'] } }, async () => ({}))
+        },
+        { prefix: '/api/v0' },
+      )
+      await app.ready()
+    }
+    await expect(build()).rejects.toThrow(
+      'OpenAPI: route "GET /api/v0/unnamed" is in the document but has no operationId: add it to OPERATION_IDS in src/plugins/openapi.ts (or hide the route with schema.hide)',
+    )
+    await app.close()
+  })
+
+  it('refuses an operationId set on the route instead of in the map', async () => {
+    const app = Fastify({ logger: false })
+    await app.register(openapiPlugin)
+    expect(() => app.get('/api/v0/health/public', { schema: { operationId: 'publicHealth' } }, async () => ({}))).toThrow(
+      'sets its own operationId "publicHealth"',
+    )
+    await app.close()
+  })
+
+  it('hidden routes need no name, and the document leaves them out', async () => {
+    const app = Fastify({ logger: false })
+    await app.register(openapiPlugin)
+    app.get('/api/v0/internal', { schema: { hide: true } }, async () => ({}))
+    app.get('/api/v0/health/public', async () => ({ status: 'ok' }))
+    await app.ready()
+    const document = app.swagger() as unknown as OpenApiDocument
+    expect(Object.fromEntries(operationsOf(document))).toEqual({ 'GET /api/v0/health/public': 'healthControllerPublicHealthCheckV0' })
+    await app.close()
+  })
+})
