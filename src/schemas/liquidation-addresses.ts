@@ -22,11 +22,11 @@ export const CreateLiquidationAddressBody = Type.Object(
     bridge_wallet_id: Type.Optional(id42),
     destination_payment_rail: Type.Optional(Type.Enum([...PAYMENT_RAILS], { default: 'ach' })),
     destination_currency: Type.Optional(Type.Enum([...DESTINATION_CURRENCIES], { default: 'usd' })),
-    destination_wire_message: Type.Optional(Type.String({ maxLength: 256 })),
+    destination_wire_message: Type.Optional(Type.String({ maxLength: 256, 'x-free-text': true })),
     destination_sepa_reference: Type.Optional(Type.String({ minLength: 6, maxLength: 140 })),
     destination_ach_reference: Type.Optional(Type.String({ maxLength: 10 })),
     destination_address: Type.Optional(Type.String({ description: 'crypto address, valid on the chain of destination_payment_rail' })),
-    destination_blockchain_memo: Type.Optional(Type.String({ maxLength: 256 })),
+    destination_blockchain_memo: Type.Optional(Type.String({ maxLength: 256, 'x-free-text': true })),
     return_address: Type.Optional(Type.String({ description: 'address on the same chain; not supported on stellar' })),
     custom_developer_fee_percent: Type.Optional(
       Type.String({

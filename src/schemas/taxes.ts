@@ -17,7 +17,8 @@ export type Tax = Static<typeof TaxSchema>
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 100 }),
-  description: Type.String({ maxLength: 255 }),
+  // Free text: tab and line breaks allowed.
+  description: Type.String({ maxLength: 255, 'x-free-text': true }),
   percentage: Type.Number({ minimum: 0, maximum: 100 }),
   active: Type.Boolean(),
   appIds: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100 }),

@@ -1,4 +1,4 @@
-import { Ajv, type ErrorObject, type Options, type SchemaValidateFunction, type ValidateFunction } from 'ajv'
+import { Ajv, type ErrorObject, type FuncKeywordDefinition, type Options, type ValidateFunction } from 'ajv'
 import type { FastifySchemaCompiler } from 'fastify'
 import type { RuleSet } from './rules.js'
 
@@ -8,21 +8,40 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const EMAIL = /^[^\s@]+@[^\s@.]+(\.[^\s@.]+)+$/
 const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
 
+/** What a compiled keyword checks each value with (Ajv does not export the name). */
+type KeywordCheck = ReturnType<NonNullable<FuncKeywordDefinition['compile']>>
+
+/** Schema annotation: a free-text field, where tab, LF and CR are allowed (other control characters never are). */
+const FREE_TEXT = 'x-free-text'
+
 function createAjv(options: Options, rules: RuleSet): Ajv {
   const ajv = new Ajv({ allErrors: true, verbose: true, removeAdditional: false, useDefaults: true, strict: false, ...options })
   ajv.addFormat('uuid', UUID)
   ajv.addFormat('email', EMAIL)
   ajv.addFormat('date-time', DATE_TIME)
-  // Annotation only: the whole 400 message used when this subschema fails.
+  // Annotations only: the whole 400 message used when this subschema fails; a free-text field.
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' })
-  const validate: SchemaValidateFunction = (ruleName: string, data: Record<string, unknown>) => {
-    const rule = rules[ruleName]
-    if (rule === undefined) throw new Error(`unknown validation rule ${ruleName}`)
-    const problems = rule(data)
-    validate.errors = problems.map((message) => ({ keyword: 'x-rules', message, params: {} }))
-    return problems.length === 0
-  }
-  ajv.addKeyword({ keyword: 'x-rules', type: 'object', schemaType: 'string', errors: true, validate })
+  ajv.addKeyword({ keyword: FREE_TEXT, schemaType: 'boolean' })
+  ajv.addKeyword({
+    keyword: 'x-rules',
+    type: 'object',
+    schemaType: 'string',
+    errors: true,
+    // The rule is looked up when the schema is compiled (Fastify compiles route schemas when the
+    // app gets ready), so a misspelt name stops start-up instead of failing the first request.
+    compile(ruleName: string) {
+      const rule = rules[ruleName]
+      if (rule === undefined) {
+        throw new Error(`x-rules names an unknown validation rule "${ruleName}" (known rules: ${Object.keys(rules).join(', ')})`)
+      }
+      const check: KeywordCheck = (data: Record<string, unknown>) => {
+        const problems = rule(data)
+        check.errors = problems.map((message) => ({ keyword: 'x-rules', message, params: {} }))
+        return problems.length === 0
+      }
+      return check
+    },
+  })
   return ajv
 }
 
@@ -33,43 +52,178 @@ function createAjv(options: Options, rules: RuleSet): Ajv {
 export function createValidatorCompiler(rules: RuleSet): FastifySchemaCompiler<unknown> {
   const strict = createAjv({ coerceTypes: false }, rules)
   const coercing = createAjv({ coerceTypes: 'array' }, rules)
-  return ({ schema, httpPart }) => withoutNul((httpPart === 'body' ? strict : coercing).compile(schema as object))
+  return ({ schema, httpPart }) => {
+    const isBody = httpPart === 'body'
+    const validate = (isBody ? strict : coercing).compile(schema as object)
+    return checked(validate, shapeOf(schema), isBody)
+  }
 }
 
 /**
- * The path (JSON pointer) of the first string in `data` that holds a NUL character, if any. The
- * path is built only on the way back from a hit: every request's data passes through here.
+ * What a schema says about one place in the data, read once when the schema is compiled so each
+ * request only follows it: which null properties mean "absent", which strings must hold more
+ * than white space, which may hold line breaks.
  */
-function nulPath(data: unknown): string | undefined {
-  if (typeof data === 'string') return data.includes('\u0000') ? '' : undefined
-  if (typeof data !== 'object' || data === null) return undefined
-  for (const [key, value] of Array.isArray(data) ? data.entries() : Object.entries(data)) {
-    const found = nulPath(value)
-    if (found !== undefined) return `/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}${found}`
+interface Shape {
+  /** optional properties whose schema does not allow null: a null there is dropped (bodies) */
+  nullMeansAbsent: readonly string[]
+  /** the properties (objects, or arrays of them) with nulls of their own to drop */
+  nested: ReadonlyMap<string, Shape>
+  properties: ReadonlyMap<string, Shape>
+  items: Shape | undefined
+  /** a string here must hold a non-white-space character (its schema asks for at least one character) */
+  notBlank: boolean
+  /** tab, LF and CR are allowed here */
+  freeText: boolean
+}
+
+type SchemaNode = Record<string, unknown>
+
+function isNode(value: unknown): value is SchemaNode {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function nodes(value: unknown): SchemaNode[] {
+  return Array.isArray(value) ? value.filter(isNode) : []
+}
+
+function allowsNull(schema: SchemaNode): boolean {
+  const type = schema.type
+  if (type === 'null' || (Array.isArray(type) && type.includes('null'))) return true
+  if (schema.const === null || (Array.isArray(schema.enum) && schema.enum.includes(null))) return true
+  return [...nodes(schema.anyOf), ...nodes(schema.oneOf)].some(allowsNull)
+}
+
+function hasNullsToDrop(shape: Shape): boolean {
+  return shape.nullMeansAbsent.length > 0 || shape.nested.size > 0 || (shape.items !== undefined && hasNullsToDrop(shape.items))
+}
+
+/**
+ * Properties and items are followed; a union's (anyOf/oneOf/allOf) string rules apply to its
+ * strings, but nulls inside a union's objects are left as sent (which branch applies is not known
+ * before validation). No body schema uses $ref.
+ */
+function shapeOf(schema: unknown): Shape {
+  const node = isNode(schema) ? schema : {}
+  const branches = [node, ...nodes(node.anyOf), ...nodes(node.oneOf), ...nodes(node.allOf)]
+  const required = new Set(Array.isArray(node.required) ? node.required : [])
+  const nullMeansAbsent: string[] = []
+  const nested = new Map<string, Shape>()
+  const properties = new Map<string, Shape>()
+  for (const [name, propertySchema] of Object.entries(isNode(node.properties) ? node.properties : {})) {
+    if (!isNode(propertySchema)) continue
+    const shape = shapeOf(propertySchema)
+    properties.set(name, shape)
+    if (!required.has(name) && !allowsNull(propertySchema)) nullMeansAbsent.push(name)
+    if (hasNullsToDrop(shape)) nested.set(name, shape)
   }
+  return {
+    nullMeansAbsent,
+    nested,
+    properties,
+    items: isNode(node.items) ? shapeOf(node.items) : undefined,
+    notBlank: branches.some((branch) => typeof branch.minLength === 'number' && branch.minLength >= 1),
+    freeText: branches.some((branch) => branch[FREE_TEXT] === true),
+  }
+}
+
+/** Drops the nulls the shape says mean "absent", in place, before the body is validated. */
+function dropNulls(data: unknown, shape: Shape): void {
+  if (typeof data !== 'object' || data === null) return
+  if (Array.isArray(data)) {
+    if (shape.items !== undefined) for (const item of data) dropNulls(item, shape.items)
+    return
+  }
+  const record = data as Record<string, unknown>
+  for (const name of shape.nullMeansAbsent) {
+    if (Object.hasOwn(record, name) && record[name] === null) delete record[name]
+  }
+  for (const [name, child] of shape.nested) {
+    if (Object.hasOwn(record, name)) dropNulls(record[name], child)
+  }
+}
+
+// Any C0 control character, DEL, or half of a surrogate pair: one test per string finds every
+// string that needs a closer look, and almost none do.
+const SUSPECT = /[\u0000-\u001f\u007f\ud800-\udfff]/
+const CONTROL = /[\u0000-\u001f\u007f]/
+const CONTROL_BUT_LINE_BREAKS_AND_TABS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
+const NOT_WHITE_SPACE = /\S/
+
+function stringProblem(value: string, shape: Shape | undefined): string | undefined {
+  if (SUSPECT.test(value)) {
+    if ((shape?.freeText === true ? CONTROL_BUT_LINE_BREAKS_AND_TABS : CONTROL).test(value)) return 'must not contain control characters'
+    if (LONE_SURROGATE.test(value)) return 'must be valid Unicode text'
+  }
+  if (shape?.notBlank === true && !NOT_WHITE_SPACE.test(value)) return 'should not be empty'
   return undefined
 }
 
+interface TextProblem {
+  /** JSON pointer below the scanned value */
+  path: string
+  message: string
+}
+
+function under(key: string | number, problems: TextProblem[]): TextProblem[] {
+  const segment = `/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`
+  return problems.map((problem) => ({ path: segment + problem.path, message: problem.message }))
+}
+
 /**
- * No stored or compared text holds NUL: PostgreSQL's text refuses it (an error mid-query), SQLite
- * would store it. Refusing it here, for every body, query string and path parameter, makes both
+ * Every string in `data` that is not text: control characters (tab, LF and CR allowed in
+ * free-text fields), lone surrogates, or only white space where the schema asks for at least one
+ * character. One pass; paths are built only on the way back from a hit, since every request's
+ * data passes through here.
+ */
+function textProblems(data: unknown, shape: Shape | undefined): TextProblem[] | undefined {
+  if (typeof data === 'string') {
+    const message = stringProblem(data, shape)
+    return message === undefined ? undefined : [{ path: '', message }]
+  }
+  if (typeof data !== 'object' || data === null) return undefined
+  let found: TextProblem[] | undefined
+  if (Array.isArray(data)) {
+    for (let index = 0; index < data.length; index++) {
+      const problems = textProblems(data[index], shape?.items)
+      if (problems !== undefined) found = [...(found ?? []), ...under(index, problems)]
+    }
+  } else {
+    for (const [key, value] of Object.entries(data)) {
+      const problems = textProblems(value, shape?.properties.get(key))
+      if (problems !== undefined) found = [...(found ?? []), ...under(key, problems)]
+    }
+  }
+  return found
+}
+
+/**
+ * The compiled schema with what every request part goes through around it: in a body, nulls that
+ * mean "absent" are dropped first (the published client sends unset fields as null); after the
+ * schema passes, every string is checked to be text. No stored or compared text holds a control
+ * character or a lone surrogate: PostgreSQL's text refuses NUL (an error mid-query) where SQLite
+ * would store it, and a lone surrogate has no UTF-8 form (drivers would store U+FFFD in its
+ * place). Refusing them here, for every body, query string and path parameter, makes both
  * backends answer the same 400 naming the field.
  */
-function withoutNul(validate: ValidateFunction): ValidateFunction {
-  const checked = ((data: unknown) => {
+function checked(validate: ValidateFunction, shape: Shape, isBody: boolean): ValidateFunction {
+  const dropsNulls = isBody && hasNullsToDrop(shape)
+  const check = ((data: unknown) => {
+    if (dropsNulls) dropNulls(data, shape)
     if (!validate(data)) {
-      checked.errors = validate.errors
+      check.errors = validate.errors
       return false
     }
-    const path = nulPath(data)
-    if (path === undefined) {
-      checked.errors = null
+    const problems = textProblems(data, shape)
+    if (problems === undefined) {
+      check.errors = null
       return true
     }
-    checked.errors = [{ keyword: 'x-text', instancePath: path, schemaPath: '#', params: {}, message: 'must not contain NUL characters' }]
+    check.errors = problems.map(({ path, message }) => ({ keyword: 'x-text', instancePath: path, schemaPath: '#', params: {}, message }))
     return false
   }) as ValidateFunction
-  return checked
+  return check
 }
 
 function fieldName(instancePath: string, child?: string): string {

@@ -439,7 +439,6 @@ describe('custom_developer_fee_percent', () => {
     ['empty', ''],
     ['exponent notation', '1e2'],
     ['a leading zero', '01'],
-    ['null', null],
   ])('rejects %s', async (_label, fee) => {
     expectBadRequest(await create(body({ custom_developer_fee_percent: fee })), 'custom_developer_fee_percent')
   })
