@@ -1,0 +1,409 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createClient as generateClient } from '@hey-api/openapi-ts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { VERSION } from '../../src/version.js'
+import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { type Receiver, startReceiver } from '../receiver.js'
+
+/**
+ * A TypeScript client is generated from the document the server serves (@hey-api/openapi-ts, its
+ * fetch client, dates parsed into Date objects), then every operation is driven through it against
+ * the real server. Its function names are the document's operationIds, so a name that drifts from
+ * the published client's fails here. One `it` per operation: a new route is one more block, and the
+ * last test fails until every operation in the document has one.
+ */
+
+/** What the tests pass to a generated SDK function (hey-api's per-call options). */
+interface CallOptions {
+  client?: GeneratedClient
+  path?: Record<string, string>
+  query?: Record<string, string | number | boolean>
+  body?: unknown
+  headers?: Record<string, string>
+}
+
+/** What a generated SDK function resolves to (hey-api's default "fields" response style). */
+interface CallResult {
+  /** the parsed success body (after the response transformer: date-times are Dates) */
+  data?: unknown
+  /** the parsed error body */
+  error?: unknown
+  response: Response
+}
+
+type SdkFunction = (options: CallOptions) => Promise<CallResult>
+
+interface GeneratedClient {
+  setConfig(config: { baseUrl: string; headers?: Record<string, string> }): unknown
+}
+
+interface GeneratedClientModule {
+  createClient(config: unknown): GeneratedClient
+  createConfig(config: { baseUrl: string; headers?: Record<string, string> }): unknown
+}
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, { operationId?: string }>>
+}
+
+interface Fixture {
+  id: string
+}
+
+const TSCONFIG = fileURLToPath(new URL('../../tsconfig.json', import.meta.url))
+const A_VALID_DATE = expect.toSatisfy((value: unknown) => value instanceof Date && !Number.isNaN(value.getTime()), 'a valid Date')
+const A_UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
+
+let server: TestServer
+let key: TestKey
+/** where every webhook here points, so the dispatcher's deliveries end (and can be retried) */
+let receiver: Receiver
+let directory: string
+let sdk: Record<string, unknown>
+/** a second client of the same generated code, configured with no key */
+let anonymous: GeneratedClient
+let documentOperationIds: string[]
+const driven = new Set<string>()
+
+/** Calls the generated SDK function named operationId (through the client configured with the key, unless options.client). */
+async function call(operationId: string, options: CallOptions = {}): Promise<CallResult> {
+  const operation = sdk[operationId]
+  if (typeof operation !== 'function') throw new Error(`the generated client has no function ${operationId}`)
+  driven.add(operationId)
+  return (operation as SdkFunction)(options)
+}
+
+/** Fixtures are made with plain HTTP, so each block drives only its own operation through the client. */
+async function created(path: string, body: Record<string, unknown>): Promise<Fixture> {
+  const res = await server.request<Fixture>('POST', path, { key, body })
+  expect(res.status).toBe(201)
+  return res.body
+}
+
+const newWebhook = (body: Record<string, unknown> = {}) => created('/api/v0/webhooks', { name: 'orders', url: receiver.url('/hooks'), ...body })
+const newCustomer = () =>
+  created('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100', email: `${crypto.randomUUID()}@example.com` })
+const newTax = () => created('/api/v0/taxes', { name: `VAT ${crypto.randomUUID()}`, percentage: 20 })
+const newLiquidationAddress = (customerId: string) =>
+  created(`/api/v0/customers/${customerId}/liquidation_addresses`, {
+    chain: 'ethereum',
+    currency: 'usdc',
+    address: randomEvmAddress(),
+    external_account_id: 'ext_acct_1',
+  })
+
+const WEBHOOK_SHAPE = {
+  id: A_UUID,
+  name: expect.any(String),
+  url: expect.any(String),
+  isActive: expect.any(Boolean),
+  encrypted: expect.any(Boolean),
+  created_at: A_VALID_DATE,
+  updated_at: A_VALID_DATE,
+  delivery_stats: expect.objectContaining({ total_events: expect.any(Number), successful_deliveries: expect.any(Number), failed_deliveries: expect.any(Number) }),
+}
+const CUSTOMER_SHAPE = { id: A_UUID, first_name: expect.any(String), status: expect.any(String), created_at: A_VALID_DATE, updated_at: A_VALID_DATE }
+const TAX_SHAPE = { id: A_UUID, name: expect.any(String), percentage: expect.any(Number), active: expect.any(Boolean), created_at: A_VALID_DATE, updated_at: A_VALID_DATE }
+const DELIVERY_SHAPE = {
+  id: A_UUID,
+  event: { id: A_UUID, type: 'webhook.test', created_at: A_VALID_DATE },
+  status: expect.any(String),
+  attempts: expect.any(Number),
+  created_at: A_VALID_DATE,
+  updated_at: A_VALID_DATE,
+  attempt_log: expect.any(Array),
+}
+const LIQUIDATION_ADDRESS_SHAPE = { id: A_UUID, state: 'active', chain: 'ethereum', currency: 'usdc', created_at: A_VALID_DATE, updated_at: A_VALID_DATE }
+
+/** A webhook.test delivery to a new webhook, once it has ended (the receiver answers 200). */
+async function deliveredTest(): Promise<{ webhookId: string; deliveryId: string }> {
+  const webhook = await newWebhook()
+  const sent = await server.request<Fixture>('POST', `/api/v0/webhooks/${webhook.id}/test`, { key })
+  expect(sent.status).toBe(202)
+  const deadline = Date.now() + 10_000
+  for (;;) {
+    const res = await server.request<{ status: string }>('GET', `/api/v0/webhooks/${webhook.id}/deliveries/${sent.body.id}`, { key })
+    if (res.body.status === 'succeeded') return { webhookId: webhook.id, deliveryId: sent.body.id }
+    if (Date.now() > deadline) throw new Error(`delivery ${sent.body.id} still ${res.body.status} after 10 s`)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+beforeAll(async () => {
+  receiver = await startReceiver()
+  // The dispatcher on, so deliveries end and the delivery routes have something to show and retry.
+  server = await startTestServer({ webhooks: { dispatcher: true, timeoutMs: 1000, pollIntervalMs: 20 } })
+  key = await server.createKey()
+  directory = await mkdtemp(join(tmpdir(), 'devplatform-client-'))
+  await generateClient({
+    input: `${server.baseUrl}/api/v0/openapi.json`,
+    output: { path: directory, tsConfigPath: TSCONFIG },
+    logs: { level: 'silent', file: false },
+    plugins: ['@hey-api/client-fetch', { name: '@hey-api/sdk', transformer: true }, { name: '@hey-api/transformers', dates: true }],
+  })
+  sdk = (await import(join(directory, 'sdk.gen.ts'))) as Record<string, unknown>
+  // As a user would: the generated client's own configuration carries the base URL and the key headers.
+  const { client } = (await import(join(directory, 'client.gen.ts'))) as { client: GeneratedClient }
+  client.setConfig({ baseUrl: server.baseUrl, headers: key.headers })
+  const clientModule = (await import(join(directory, 'client', 'index.ts'))) as GeneratedClientModule
+  anonymous = clientModule.createClient(clientModule.createConfig({ baseUrl: server.baseUrl }))
+
+  const document = (await server.request<OpenApiDocument>('GET', '/api/v0/openapi.json')).body
+  documentOperationIds = Object.values(document.paths).flatMap((methods) => Object.values(methods).map((operation) => operation.operationId ?? '(unnamed)'))
+})
+
+afterAll(async () => {
+  await server.close()
+  await receiver.close()
+  await rm(directory, { recursive: true, force: true })
+})
+
+describe('health', () => {
+  it('healthControllerPublicHealthCheckV0: GET /health/public, without a key', async () => {
+    const { data, response } = await call('healthControllerPublicHealthCheckV0', { client: anonymous })
+    expect(response.status).toBe(200)
+    expect(data).toEqual({ status: 'ok', timestamp: A_VALID_DATE, version: VERSION })
+  })
+
+  it('healthControllerCheckV0: GET /health', async () => {
+    const { data, response } = await call('healthControllerCheckV0')
+    expect(response.status).toBe(200)
+    expect(data).toEqual({
+      status: 'ok',
+      timestamp: A_VALID_DATE,
+      version: VERSION,
+      database: 'connected',
+      message: 'Service is up and running',
+      authenticated: true,
+    })
+  })
+})
+
+describe('webhooks', () => {
+  it('webhookControllerCreate: POST /webhooks', async () => {
+    const { data, response } = await call('webhookControllerCreate', { body: { name: 'orders', url: receiver.url('/created'), isActive: true, encrypted: false } })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...WEBHOOK_SHAPE, name: 'orders', url: receiver.url('/created'), isActive: true, encrypted: false })
+  })
+
+  it('webhookControllerFindAll: GET /webhooks', async () => {
+    const webhook = await newWebhook()
+    const { data, response } = await call('webhookControllerFindAll', { query: { skip: 0, take: 100 } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual(expect.arrayContaining([expect.objectContaining({ ...WEBHOOK_SHAPE, id: webhook.id })]))
+  })
+
+  it('webhookControllerFindOne: GET /webhooks/{id}', async () => {
+    const webhook = await newWebhook()
+    const { data, response } = await call('webhookControllerFindOne', { path: { id: webhook.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...WEBHOOK_SHAPE, id: webhook.id })
+  })
+
+  it('webhookControllerUpdate: PATCH /webhooks/{id}', async () => {
+    const webhook = await newWebhook()
+    const { data, response } = await call('webhookControllerUpdate', { path: { id: webhook.id }, body: { name: 'renamed', isActive: false } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...WEBHOOK_SHAPE, id: webhook.id, name: 'renamed', isActive: false })
+  })
+
+  it('webhookControllerRemove: DELETE /webhooks/{id}, then it is gone (the error body as the client parses it)', async () => {
+    const webhook = await newWebhook()
+    const removed = await call('webhookControllerRemove', { path: { id: webhook.id } })
+    expect(removed.response.status).toBe(200)
+    expect(removed.data).toMatchObject({ ...WEBHOOK_SHAPE, id: webhook.id })
+    const { data, error, response } = await call('webhookControllerFindOne', { path: { id: webhook.id } })
+    expect(response.status).toBe(404)
+    expect(data).toBeUndefined()
+    expect(error).toEqual({ statusCode: 404, error: 'Not Found', message: 'Webhook not found' })
+  })
+
+  it('webhookControllerGetSecret: GET /webhooks/{id}/secret', async () => {
+    const signingSecret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`
+    const webhook = await newWebhook({ signing_secret: signingSecret })
+    const { data, response } = await call('webhookControllerGetSecret', { path: { id: webhook.id } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual({ signing_secret: signingSecret })
+  })
+
+  it('webhookControllerRotateSecret: POST /webhooks/{id}/secret/rotate, without a body (a new secret is generated)', async () => {
+    const webhook = await newWebhook()
+    const { data, response } = await call('webhookControllerRotateSecret', { path: { id: webhook.id } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual({ signing_secret: expect.stringMatching(/^whsec_/) })
+    const current = await server.request<{ signing_secret: string }>('GET', `/api/v0/webhooks/${webhook.id}/secret`, { key })
+    expect(current.body).toEqual(data)
+  })
+
+  it('webhookControllerSendTest: POST /webhooks/{id}/test', async () => {
+    const webhook = await newWebhook()
+    const { data, response } = await call('webhookControllerSendTest', { path: { id: webhook.id } })
+    expect(response.status).toBe(202)
+    expect(data).toMatchObject({ ...DELIVERY_SHAPE, webhook_id: webhook.id })
+  })
+
+  it('webhookControllerFindDeliveries: GET /webhooks/{id}/deliveries', async () => {
+    const { webhookId, deliveryId } = await deliveredTest()
+    const { data, response } = await call('webhookControllerFindDeliveries', { path: { id: webhookId }, query: { status: 'succeeded', skip: 0, take: 100 } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual(expect.arrayContaining([expect.objectContaining({ ...DELIVERY_SHAPE, id: deliveryId, status: 'succeeded' })]))
+  })
+
+  it('webhookControllerFindDelivery: GET /webhooks/{id}/deliveries/{deliveryId}', async () => {
+    const { webhookId, deliveryId } = await deliveredTest()
+    const { data, response } = await call('webhookControllerFindDelivery', { path: { id: webhookId, deliveryId } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({
+      ...DELIVERY_SHAPE,
+      id: deliveryId,
+      webhook_id: webhookId,
+      status: 'succeeded',
+      attempts: 1,
+      next_attempt_at: null,
+      attempt_log: [{ attempt: 1, started_at: A_VALID_DATE, outcome: 'succeeded', status_code: 200 }],
+    })
+  })
+
+  it('webhookControllerRetryDelivery: POST /webhooks/{id}/deliveries/{deliveryId}/retry', async () => {
+    const { webhookId, deliveryId } = await deliveredTest()
+    const { data, response } = await call('webhookControllerRetryDelivery', { path: { id: webhookId, deliveryId } })
+    expect(response.status).toBe(202)
+    expect(data).toMatchObject({ ...DELIVERY_SHAPE, id: deliveryId, webhook_id: webhookId })
+  })
+
+  it('without the key headers in the configuration: 401', async () => {
+    const { error, response } = await call('webhookControllerFindAll', { client: anonymous })
+    expect(response.status).toBe(401)
+    expect(error).toMatchObject({ statusCode: 401, error: 'Unauthorized' })
+  })
+})
+
+describe('customers', () => {
+  it('customerControllerCreate: POST /customers (null for an optional field, as the published client sends it)', async () => {
+    const email = `${crypto.randomUUID()}@example.com`
+    const { data, response } = await call('customerControllerCreate', {
+      body: { first_name: 'Grace', last_name: 'Hopper', phone_number: '+15550101', email, customer_type: null },
+    })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...CUSTOMER_SHAPE, first_name: 'Grace', email, customer_type: null, status: 'ACTIVE' })
+  })
+
+  it('customerControllerFindAll: GET /customers', async () => {
+    const customer = await newCustomer()
+    const email = (await server.request<{ email: string }>('GET', `/api/v0/customers/${customer.id}`, { key })).body.email
+    const { data, response } = await call('customerControllerFindAll', { query: { email } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual({ data: [expect.objectContaining({ ...CUSTOMER_SHAPE, id: customer.id })], total: 1, skip: 0, take: 10 })
+  })
+
+  it('customerControllerFindOne: GET /customers/{id}', async () => {
+    const customer = await newCustomer()
+    const { data, response } = await call('customerControllerFindOne', { path: { id: customer.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...CUSTOMER_SHAPE, id: customer.id })
+  })
+
+  it('customerControllerUpdate: PATCH /customers/{id}', async () => {
+    const customer = await newCustomer()
+    const { data, response } = await call('customerControllerUpdate', { path: { id: customer.id }, body: { last_name: 'Byron', status: 'DEACTIVATED' } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...CUSTOMER_SHAPE, id: customer.id, last_name: 'Byron', status: 'DEACTIVATED' })
+  })
+})
+
+describe('liquidation addresses', () => {
+  it('liquidationAddressControllerCreateLiquidationAddress: POST /customers/{customerId}/liquidation_addresses', async () => {
+    const customer = await newCustomer()
+    const address = randomEvmAddress()
+    const { data, response } = await call('liquidationAddressControllerCreateLiquidationAddress', {
+      path: { customerId: customer.id },
+      body: { chain: 'ethereum', currency: 'usdc', address, external_account_id: 'ext_acct_1', destination_payment_rail: 'ach' },
+    })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...LIQUIDATION_ADDRESS_SHAPE, customer_id: customer.id, address, external_account_id: 'ext_acct_1' })
+  })
+
+  it('liquidationAddressControllerGetLiquidationAddresses: GET /customers/{customerId}/liquidation_addresses', async () => {
+    const customer = await newCustomer()
+    const address = await newLiquidationAddress(customer.id)
+    const { data, response } = await call('liquidationAddressControllerGetLiquidationAddresses', { path: { customerId: customer.id } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual([expect.objectContaining({ ...LIQUIDATION_ADDRESS_SHAPE, id: address.id, customer_id: customer.id })])
+  })
+
+  it('liquidationAddressControllerGetLiquidationAddress: GET /customers/{customerId}/liquidation_addresses/{liquidationAddressId}', async () => {
+    const customer = await newCustomer()
+    const address = await newLiquidationAddress(customer.id)
+    const { data, response } = await call('liquidationAddressControllerGetLiquidationAddress', {
+      path: { customerId: customer.id, liquidationAddressId: address.id },
+    })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...LIQUIDATION_ADDRESS_SHAPE, id: address.id, customer_id: customer.id })
+  })
+})
+
+describe('taxes', () => {
+  it('taxControllerCreate: POST /taxes', async () => {
+    const { data, response } = await call('taxControllerCreate', { body: { name: 'Sales tax', description: 'state', percentage: 7.25, active: true, appIds: [] } })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...TAX_SHAPE, name: 'Sales tax', description: 'state', percentage: 7.25, active: true })
+  })
+
+  it('taxControllerFindAll: GET /taxes', async () => {
+    const tax = await newTax()
+    const { data, response } = await call('taxControllerFindAll', { query: { skip: 0, take: 100 } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual(expect.arrayContaining([expect.objectContaining({ ...TAX_SHAPE, id: tax.id })]))
+  })
+
+  it('taxControllerFindOne: GET /taxes/{id}', async () => {
+    const tax = await newTax()
+    const { data, response } = await call('taxControllerFindOne', { path: { id: tax.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...TAX_SHAPE, id: tax.id, percentage: 20 })
+  })
+
+  it('taxControllerUpdate: PUT /taxes/{id}', async () => {
+    const tax = await newTax()
+    const { data, response } = await call('taxControllerUpdate', { path: { id: tax.id }, body: { percentage: 21.5, active: false } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...TAX_SHAPE, id: tax.id, percentage: 21.5, active: false })
+  })
+
+  it('taxControllerRemove: DELETE /taxes/{id}', async () => {
+    const tax = await newTax()
+    const { data, response } = await call('taxControllerRemove', { path: { id: tax.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...TAX_SHAPE, id: tax.id })
+    expect((await server.request('GET', `/api/v0/taxes/${tax.id}`, { key })).status).toBe(404)
+  })
+
+  it('taxControllerUpdateWithoutId: PUT /taxes is always 400', async () => {
+    const { error, response } = await call('taxControllerUpdateWithoutId')
+    expect(response.status).toBe(400)
+    expect(error).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: 'Tax ID is required in the URL path. Use PUT /api/v0/taxes/{id} to update a specific tax.',
+    })
+  })
+
+  it('taxControllerDeleteWithoutId: DELETE /taxes is always 400', async () => {
+    const { error, response } = await call('taxControllerDeleteWithoutId')
+    expect(response.status).toBe(400)
+    expect(error).toEqual({
+      statusCode: 400,
+      error: 'Bad Request',
+      message: 'Tax ID is required in the URL path. Use DELETE /api/v0/taxes/{id} to delete a specific tax.',
+    })
+  })
+})
+
+describe('coverage', () => {
+  it('every operation in the served document was driven through the generated client above', () => {
+    expect([...documentOperationIds].sort()).toEqual([...driven].sort())
+  })
+})
