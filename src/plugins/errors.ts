@@ -1,4 +1,5 @@
-import type { FastifyError, FastifyInstance } from 'fastify'
+import type { IncomingHttpHeaders } from 'node:http'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
 import { isDatabaseUnavailable } from '../db/errors.js'
@@ -8,29 +9,81 @@ import { validationMessage } from '../validation/validator.js'
 export const DATABASE_UNAVAILABLE = 'The database is unavailable'
 const DATABASE_RETRY_AFTER_SECONDS = 1
 
+/** Longest value of a path parameter the router matches (every id in the API is a 36-character UUID). */
+export const MAX_PATH_PARAMETER_LENGTH = 100
+
+/** Node's test for an Expect header it can honour (it answers 100 Continue itself). */
+const CONTINUE_EXPECTATION = /(?:^|\W)100-continue(?:$|\W)/i
+const UTF8_CHARSETS = new Set(['utf-8', 'utf8'])
+const utf8 = new TextDecoder('utf-8', { fatal: true })
+
+interface ErrorAnswer {
+  statusCode: number
+  message: string
+}
+
 function isFastifyError(error: unknown): error is FastifyError {
   return error instanceof Error && ('statusCode' in error || 'code' in error || 'validation' in error)
 }
 
 /**
  * The one place errors become responses: ApiError as thrown, validation failures as 400 naming
- * every failed field, Fastify's own client errors in the contract's body, and anything else
- * as a 500 that shows no internals and is logged with the request id.
+ * every failed field, Fastify's own client errors in the contract's body (never with Fastify's
+ * `code`), and anything else as a 500 that shows no internals and is logged with the request id.
+ * The errors answered before routing use the same bodies: answerFrameworkError here, and
+ * answerClientError (src/http/client-errors.ts) for Node's parser.
  */
 export const errorsPlugin = fp(
   async (app: FastifyInstance) => {
-    // Replace the default parsers: JSON only (anything else is 415), and an empty JSON body is
-    // "no body" (generated clients send Content-Type: application/json on DELETE).
+    // Replace the default parsers: JSON only (anything else is 415), read as UTF-8 and nothing
+    // else, and an empty JSON body is "no body" (generated clients send Content-Type: application/json on DELETE).
     const parseJson = app.getDefaultJsonParser('error', 'error')
     app.removeAllContentTypeParsers()
-    app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-      const text = body.toString()
+    app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+      if (body.length === 0) {
+        done(null, undefined)
+        return
+      }
+      const unreadable = unreadableBody(request.headers)
+      if (unreadable !== undefined) {
+        done(unreadable, undefined)
+        return
+      }
+      let text: string
+      try {
+        text = utf8.decode(body)
+      } catch {
+        done(ApiError.badRequest('Request body is not valid UTF-8'), undefined)
+        return
+      }
       // A body of only white space is no body.
       if (!/\S/.test(text)) {
         done(null, undefined)
         return
       }
       parseJson(request, text, done)
+    })
+
+    // Node's own refusals of a missing Host and of an unknown Expect answer with an empty body,
+    // and Fastify's 503 while closing has no x-request-id: they are made here instead
+    // (requireHostHeader and return503OnClosing are off in app.ts).
+    let closing = false
+    app.addHook('preClose', async () => {
+      closing = true
+    })
+    app.server.on('checkExpectation', (req, res) => app.routing(req, res))
+    app.addHook('onRequest', async (request) => {
+      if (closing) {
+        throw new ApiError(503, 'The server is shutting down', { details: 'Retry the request', headers: { 'Retry-After': '1' } })
+      }
+      const raw = request.raw
+      if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && raw.headers.host === undefined) {
+        throw ApiError.badRequest('Host header is required')
+      }
+      const expectation = raw.headers.expect
+      if (expectation !== undefined && !CONTINUE_EXPECTATION.test(expectation)) {
+        throw new ApiError(417, 'Expect supports only 100-continue')
+      }
     })
 
     app.setErrorHandler((error: unknown, request, reply) => {
@@ -53,10 +106,8 @@ export const errorsPlugin = fp(
           const message = validationMessage(error.validation as unknown as ErrorObject[])
           return reply.code(400).send(errorBody(400, message))
         }
-        const status = error.statusCode ?? 500
-        if (status >= 400 && status < 500) {
-          return reply.code(status).send(errorBody(status, clientErrorMessage(error, status)))
-        }
+        const answer = fastifyErrorAnswer(error)
+        if (answer !== undefined) return reply.code(answer.statusCode).send(errorBody(answer.statusCode, answer.message))
       }
       request.log.error({ err: error }, 'unhandled error')
       return reply.code(500).send(errorBody(500, 'Internal server error'))
@@ -70,19 +121,73 @@ export const errorsPlugin = fp(
   { name: 'errors' },
 )
 
-function clientErrorMessage(error: FastifyError, status: number): string {
-  switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return 'Unsupported Media Type: send application/json'
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return 'Request body is larger than 1 MiB'
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return 'Request body size did not match Content-Length'
-    default:
-      // JSON syntax errors and prototype-poisoning attempts from the JSON parser.
-      if (status === 400 && (error instanceof SyntaxError || error.code === 'FST_ERR_CTP_INVALID_JSON_BODY')) {
-        return 'Request body is not valid JSON'
-      }
-      return error.message
+/**
+ * Fastify's frameworkErrors option: the router's errors (a path that is not valid
+ * percent-encoding, a path parameter over MAX_PATH_PARAMETER_LENGTH), answered before any hook
+ * runs, so the x-request-id header is set here.
+ */
+export function answerFrameworkError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', request.id)
+  const answer = fastifyErrorAnswer(error)
+  if (answer === undefined) {
+    request.log.error({ err: error }, 'unhandled error')
+    void reply.code(500).send(errorBody(500, 'Internal server error'))
+    return
   }
+  void reply.code(answer.statusCode).send(errorBody(answer.statusCode, answer.message))
+}
+
+/** A Fastify error the client caused, as the contract's status and message; undefined for a fault of ours. */
+function fastifyErrorAnswer(error: FastifyError): ErrorAnswer | undefined {
+  switch (error.code) {
+    case 'FST_ERR_BAD_URL':
+      return { statusCode: 400, message: 'Path is not valid percent-encoding' }
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { statusCode: 414, message: `A path parameter is longer than ${MAX_PATH_PARAMETER_LENGTH} characters` }
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { statusCode: 415, message: 'Unsupported Media Type: send application/json' }
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { statusCode: 413, message: 'Request body is larger than 1 MiB' }
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return { statusCode: 400, message: 'Request body size did not match Content-Length' }
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      // JSON syntax errors and prototype-poisoning attempts from the JSON parser.
+      return { statusCode: 400, message: 'Request body is not valid JSON' }
+  }
+  const status = error.statusCode ?? 500
+  return status >= 400 && status < 500 ? { statusCode: status, message: error.message } : undefined
+}
+
+/**
+ * Why a JSON body cannot be read as sent: a content coding the server does not decode, or a
+ * charset other than UTF-8. Parsing it as plain UTF-8 would store something the client did not send.
+ */
+function unreadableBody(headers: IncomingHttpHeaders): ApiError | undefined {
+  const codings = (headers['content-encoding'] ?? '').split(',').map((coding) => coding.trim().toLowerCase())
+  if (codings.some((coding) => coding !== '' && coding !== 'identity')) {
+    return new ApiError(415, 'Unsupported Content-Encoding: send the body unencoded (no Content-Encoding, or identity)', {
+      headers: { 'Accept-Encoding': 'identity' },
+    })
+  }
+  if (charsetsOf(headers['content-type'] ?? '').some((charset) => !UTF8_CHARSETS.has(charset))) {
+    return new ApiError(415, 'Unsupported charset: send application/json in UTF-8 (charset=utf-8, or no charset)')
+  }
+  return undefined
+}
+
+/** The charset parameters of a Content-Type, lower case, unquoted (RFC 9110 §8.3.1: a token or a quoted string). */
+function charsetsOf(contentType: string): string[] {
+  const charsets: string[] = []
+  for (const parameter of contentType.split(';').slice(1)) {
+    const separator = parameter.indexOf('=')
+    if (separator === -1 || parameter.slice(0, separator).trim().toLowerCase() !== 'charset') continue
+    charsets.push(
+      parameter
+        .slice(separator + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1')
+        .toLowerCase(),
+    )
+  }
+  return charsets
 }
