@@ -1,0 +1,166 @@
+import type { Db } from '../db/database.js'
+
+/** What the first request with a key answered: replayed byte for byte. */
+export interface StoredResponse {
+  statusCode: number
+  contentType: string | null
+  body: string
+}
+
+/**
+ * A running request's hold on its key. `createdAt` tells this claim apart from a later one on the
+ * same key (after a release, an expiry or a lapsed lease): every write the holder makes is guarded
+ * by it, so a holder whose claim was taken over changes nothing.
+ */
+export interface Claim {
+  appId: string
+  key: string
+  createdAt: string
+}
+
+export type ClaimResult =
+  | { outcome: 'claimed'; claim: Claim }
+  /** the key's first request answered: replay this */
+  | { outcome: 'completed'; response: StoredResponse }
+  /** the key was used with another request */
+  | { outcome: 'mismatch' }
+  /** the key's first request is still running (or the key is contended right now) */
+  | { outcome: 'running' }
+
+export interface ClaimRequest {
+  appId: string
+  key: string
+  /** SHA-256 of the request: the same key with another request is a mismatch */
+  fingerprint: string
+  /** how long a claim holds the key unless renewed */
+  leaseMs: number
+  /** how long a key is remembered; older rows count as absent */
+  retentionMs: number
+}
+
+// A claim decides in a few statements; each lost race means another request just changed the row,
+// and the next read sees it. Three rounds settle every case but a storm of releases, answered 409.
+const CLAIM_ROUNDS = 3
+const PURGE_BATCH = 500
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+/**
+ * Idempotency keys, per application. Each statement runs on its own (a single-statement
+ * transaction): a claim is one INSERT that either wins or meets the primary key, so it never holds
+ * a lock while the request runs.
+ */
+export class IdempotencyKeysRepository {
+  constructor(private readonly db: Db) {}
+
+  private row(appId: string, key: string) {
+    return this.db.selectFrom('idempotency_keys').where('app_id', '=', appId).where('key', '=', key)
+  }
+
+  /**
+   * Claims the key for a request, or says what the key holds. A row older than the retention, or
+   * a running claim whose lease lapsed (its process died), counts as absent and is taken over.
+   */
+  async claim(request: ClaimRequest): Promise<ClaimResult> {
+    const { appId, key, fingerprint } = request
+    for (let round = 0; round < CLAIM_ROUNDS; round++) {
+      const now = Date.now()
+      const fresh = { fingerprint, status_code: null, content_type: null, body: null, created_at: iso(now), lease_until: iso(now + request.leaseMs) }
+      const inserted = await this.db
+        .insertInto('idempotency_keys')
+        .values({ app_id: appId, key, ...fresh })
+        .onConflict((conflict) => conflict.columns(['app_id', 'key']).doNothing())
+        .executeTakeFirst()
+      if (inserted.numInsertedOrUpdatedRows !== undefined && inserted.numInsertedOrUpdatedRows > 0n) {
+        return { outcome: 'claimed', claim: { appId, key, createdAt: fresh.created_at } }
+      }
+      const existing = await this.row(appId, key).selectAll().executeTakeFirst()
+      if (existing === undefined) continue // released between the two statements: insert again
+      const expiredBefore = iso(now - request.retentionMs)
+      const lapsed = existing.status_code === null && existing.lease_until < fresh.created_at
+      if (existing.created_at >= expiredBefore && !lapsed) {
+        if (existing.fingerprint !== fingerprint) return { outcome: 'mismatch' }
+        if (existing.status_code === null) return { outcome: 'running' }
+        return { outcome: 'completed', response: { statusCode: existing.status_code, contentType: existing.content_type, body: existing.body ?? '' } }
+      }
+      // Take it over only if it is still expired or lapsed: a concurrent takeover, renewal or
+      // completion makes this match nothing, and the next round reads what it wrote.
+      const takenOver = await this.db
+        .updateTable('idempotency_keys')
+        .set(fresh)
+        .where('app_id', '=', appId)
+        .where('key', '=', key)
+        .where((eb) =>
+          eb.or([eb('created_at', '<', expiredBefore), eb.and([eb('status_code', 'is', null), eb('lease_until', '<', fresh.created_at)])]),
+        )
+        .executeTakeFirst()
+      if (takenOver.numUpdatedRows > 0n) return { outcome: 'claimed', claim: { appId, key, createdAt: fresh.created_at } }
+    }
+    return { outcome: 'running' }
+  }
+
+  /** The claim's row, only while it is this claim's and still running. */
+  private whileHeld(claim: Claim) {
+    return this.db
+      .updateTable('idempotency_keys')
+      .where('app_id', '=', claim.appId)
+      .where('key', '=', claim.key)
+      .where('created_at', '=', claim.createdAt)
+      .where('status_code', 'is', null)
+  }
+
+  /** Extends a running claim's lease; false if the claim is no longer this one. */
+  async renew(claim: Claim, leaseMs: number): Promise<boolean> {
+    const result = await this.whileHeld(claim)
+      .set({ lease_until: iso(Date.now() + leaseMs) })
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /** Stores the claim's response; false if the claim was taken over meanwhile (nothing stored). */
+  async complete(claim: Claim, response: StoredResponse): Promise<boolean> {
+    const result = await this.whileHeld(claim)
+      .set({ status_code: response.statusCode, content_type: response.contentType, body: response.body })
+      .executeTakeFirst()
+    return result.numUpdatedRows > 0n
+  }
+
+  /** Gives the key back (the request failed with a 5xx): the next request with it runs. */
+  async release(claim: Claim): Promise<void> {
+    await this.db
+      .deleteFrom('idempotency_keys')
+      .where('app_id', '=', claim.appId)
+      .where('key', '=', claim.key)
+      .where('created_at', '=', claim.createdAt)
+      .where('status_code', 'is', null)
+      .execute()
+  }
+
+  /**
+   * Deletes the rows created before `expiredBefore`, in small batches so no statement holds
+   * SQLite's write lock for long. Returns how many it deleted.
+   */
+  async purgeExpired(expiredBefore: string): Promise<number> {
+    let purged = 0
+    for (;;) {
+      const result = await this.db
+        .deleteFrom('idempotency_keys')
+        .where((eb) =>
+          eb(
+            eb.refTuple('app_id', 'key'),
+            'in',
+            eb
+              .selectFrom('idempotency_keys')
+              .select(['app_id', 'key'])
+              .where('created_at', '<', expiredBefore)
+              .limit(PURGE_BATCH)
+              .$asTuple('app_id', 'key'),
+          ),
+        )
+        .executeTakeFirst()
+      const deleted = Number(result.numDeletedRows)
+      purged += deleted
+      if (deleted < PURGE_BATCH) return purged
+    }
+  }
+}
