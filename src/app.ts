@@ -8,6 +8,7 @@ import { MemoryRateLimiter, type RateLimiter } from './auth/rate-limiter.js'
 import { FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
+import { idempotencyPlugin } from './idempotency/plugin.js'
 import { databasePlugin } from './plugins/database.js'
 import { errorsPlugin } from './plugins/errors.js'
 import { openapiPlugin } from './plugins/openapi.js'
@@ -101,6 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       // Everything else authenticates first, in one hook.
       await api.register(async (authenticated) => {
         authenticated.addHook('onRequest', authenticate(app.repos.apps, rateLimiter))
+        await authenticated.register(idempotencyPlugin)
         await authenticated.register(healthRoutes, { redisState })
         await authenticated.register(webhookRoutes, { urlAddressProblem })
         await authenticated.register(customerRoutes)
