@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { DestinationStream } from 'pino'
@@ -8,9 +7,11 @@ import { MemoryRateLimiter, type RateLimiter } from './auth/rate-limiter.js'
 import { FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
+import { answerClientError } from './http/client-errors.js'
+import { requestIdFrom } from './http/request-id.js'
 import { idempotencyPlugin } from './idempotency/plugin.js'
 import { databasePlugin } from './plugins/database.js'
-import { errorsPlugin } from './plugins/errors.js'
+import { answerFrameworkError, errorsPlugin, MAX_PATH_PARAMETER_LENGTH } from './plugins/errors.js'
 import { openapiPlugin } from './plugins/openapi.js'
 import { customerRoutes } from './routes/customers/index.js'
 import { healthRoutes, publicHealthRoutes, type RedisState } from './routes/health/index.js'
@@ -37,7 +38,6 @@ export interface AppOptions {
   delivery?: DispatcherOverrides
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 const BODY_LIMIT = 1024 * 1024
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
@@ -52,10 +52,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT,
     // A caller's x-request-id is kept when it is a sane token, so traces can be joined up.
     requestIdHeader: false,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id']
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID()
-    },
+    genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER_LENGTH },
+    // Every answer in the contract's body with an x-request-id, also those given before routing:
+    // the router's (bad percent-encoding, an over-long path parameter), Node's parser's (malformed
+    // request, headers too large), and the ones Node and Fastify would write themselves (a missing
+    // Host, 503 while closing), which the errors plugin answers instead.
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: (error, socket): void => answerClientError(error, socket, app.log),
+    http: { requireHostHeader: false },
+    return503OnClosing: false,
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   app.setValidatorCompiler(createValidatorCompiler(createRules({ allowHttpLoopback: config.nodeEnv !== 'production' })))
