@@ -3,6 +3,8 @@ import type { Scope } from './auth/scopes.js'
 import type { Db } from './db/database.js'
 import type { AppsRepository } from './db/repositories/apps.js'
 import type { CustomersRepository } from './db/repositories/customers.js'
+import type { DeliveriesRepository } from './db/repositories/deliveries.js'
+import type { DeliveryLogRepository } from './db/repositories/delivery-log.js'
 import type { EventsRepository } from './db/repositories/events.js'
 import type { LiquidationAddressesRepository } from './db/repositories/liquidation-addresses.js'
 import type { TaxesRepository } from './db/repositories/taxes.js'
@@ -23,11 +25,13 @@ export interface Repositories {
   customers: CustomersRepository
   liquidationAddresses: LiquidationAddressesRepository
   taxes: TaxesRepository
+  deliveryLog: DeliveryLogRepository
 }
 
-/** The repositories inside one write transaction, with the outbox. */
+/** The repositories inside one write transaction, with the outbox and the delivery queue. */
 export interface TransactionRepositories extends Repositories {
   events: EventsRepository
+  deliveries: DeliveriesRepository
 }
 
 declare module 'fastify' {

@@ -2,6 +2,8 @@ import fp from 'fastify-plugin'
 import type { Db } from '../db/database.js'
 import { AppsRepository } from '../db/repositories/apps.js'
 import { CustomersRepository } from '../db/repositories/customers.js'
+import { DeliveriesRepository } from '../db/repositories/deliveries.js'
+import { DeliveryLogRepository } from '../db/repositories/delivery-log.js'
 import { EventsRepository } from '../db/repositories/events.js'
 import { LiquidationAddressesRepository } from '../db/repositories/liquidation-addresses.js'
 import { TaxesRepository } from '../db/repositories/taxes.js'
@@ -17,6 +19,7 @@ export function repositoriesOf(db: Db, unit?: UnitOfWork): Repositories {
     customers: new CustomersRepository(db),
     liquidationAddresses: new LiquidationAddressesRepository(db),
     taxes: new TaxesRepository(db),
+    deliveryLog: new DeliveryLogRepository(db),
   }
 }
 
@@ -35,7 +38,11 @@ export const databasePlugin = fp<{ db: Db; notifier: DeliveryNotifier }>(
       'transact',
       async <T>(work: (tx: TransactionRepositories) => Promise<T>): Promise<T> =>
         // Route work touches only the database, so a deadlock or serialization abort can run it again.
-        runUnitOfWork(db, notifier, (unit) => work({ ...repositoriesOf(unit.tx, unit), events: new EventsRepository(unit.tx, unit) }), {
+        runUnitOfWork(db, notifier, (unit) => work({
+            ...repositoriesOf(unit.tx, unit),
+            events: new EventsRepository(unit.tx, unit),
+            deliveries: new DeliveriesRepository(unit.tx, unit),
+          }), {
           retries: 3,
         }),
     )

@@ -67,3 +67,18 @@ export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>
 
 export const WebhookParams = Type.Object({ id: UuidParam('webhook') })
 export const ListWebhooksQuery = Type.Object(Pagination)
+
+export const WebhookSecretSchema = Type.Object(
+  { signing_secret: Type.String({ description: 'the current signing secret (whsec_…)' }) },
+  { $id: 'WebhookSecret' },
+)
+
+export const RotateWebhookSecretBody = Type.Object(
+  { signing_secret: Type.Optional(signingSecret) },
+  {
+    additionalProperties: false,
+    'x-rules': 'webhook',
+    description: 'optional: the new secret; generated when absent. The replaced secret keeps signing deliveries for 24 hours.',
+  },
+)
+export type RotateWebhookSecretBody = Static<typeof RotateWebhookSecretBody>

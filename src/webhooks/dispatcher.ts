@@ -11,7 +11,7 @@ import { decideOutcome } from './outcome.js'
 import { OutcomeWriter } from './outcome-writer.js'
 import { RETRY_SCHEDULE_MS } from './retry.js'
 import { type SendResult, WebhookSender } from './sender.js'
-import { signedRequest } from './signing.js'
+import { previousSecretInForce, signedRequest } from './signing.js'
 
 /**
  * How long a PostgreSQL claim waits for its requests to reach their sockets before it commits
@@ -261,6 +261,7 @@ export class Dispatcher implements DeliveryListener {
       eventId: delivery.event_id,
       payload: delivery.payload,
       signingSecret: delivery.signing_secret,
+      previousSigningSecret: previousSecretInForce(delivery.previous_signing_secret, delivery.previous_secret_expires_at, attempt.startedAtMs),
       encrypted: delivery.encrypted === 1,
       nowMs: attempt.startedAtMs,
     })

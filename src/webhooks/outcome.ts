@@ -52,7 +52,8 @@ export function decideOutcome(
   }
   const retryAfterMs = response !== undefined && (response.status === 429 || response.status === 503) ? parseRetryAfter(response.retryAfter, nowMs) : undefined
   const gone = response?.status === 410
-  const delay = gone ? undefined : retryDelay(attempt.number, { schedule: retry.schedule, random: retry.random, retryAfterMs })
+  // An owner's resend is one attempt; only the automatic schedule retries.
+  const delay = gone || attempt.delivery.resend === 1 ? undefined : retryDelay(attempt.number, { schedule: retry.schedule, random: retry.random, retryAfterMs })
   return {
     ...base,
     outcome: 'failed',

@@ -37,18 +37,37 @@ export interface SignedRequest {
   headers: Record<string, string>
 }
 
-/** The body and headers of one attempt: encrypted first when asked, then signed over what is sent. */
-export function signedRequest(input: { eventId: string; payload: string; signingSecret: string; encrypted: boolean; nowMs: number }): SignedRequest {
+/**
+ * The body and headers of one attempt: encrypted first when asked (with the current secret's key),
+ * then signed over what is sent. After a rotation the replaced secret signs too, for its grace
+ * period: `webhook-signature` then holds `v1,<current> v1,<previous>` (Standard Webhooks lists
+ * space-separated signatures; a receiver accepts the request if any one verifies).
+ */
+export function signedRequest(input: {
+  eventId: string
+  payload: string
+  signingSecret: string
+  previousSigningSecret?: string | undefined
+  encrypted: boolean
+  nowMs: number
+}): SignedRequest {
   const key = secretKey(input.signingSecret)
   const body = input.encrypted ? encrypt(encryptionKey(key), input.payload) : input.payload
   const timestamp = Math.floor(input.nowMs / 1000)
+  const signatures = [sign(key, input.eventId, timestamp, body)]
+  if (input.previousSigningSecret !== undefined) signatures.push(sign(secretKey(input.previousSigningSecret), input.eventId, timestamp, body))
   return {
     body,
     headers: {
       'content-type': input.encrypted ? 'application/jose' : 'application/json',
       'webhook-id': input.eventId,
       'webhook-timestamp': String(timestamp),
-      'webhook-signature': sign(key, input.eventId, timestamp, body),
+      'webhook-signature': signatures.join(' '),
     },
   }
+}
+
+/** The replaced secret still signs while its grace period runs. */
+export function previousSecretInForce(previous: string | null, expiresAt: string | null, nowMs: number): string | undefined {
+  return previous !== null && expiresAt !== null && Date.parse(expiresAt) > nowMs ? previous : undefined
 }

@@ -14,7 +14,12 @@ export interface DueDelivery {
   payload: string
   url: string
   signing_secret: string
+  /** the secret a rotation replaced, and until when it still signs */
+  previous_signing_secret: string | null
+  previous_secret_expires_at: string | null
   encrypted: number
+  /** 1: an attempt the owner asked for (retry route); a failure ends the delivery */
+  resend: number
 }
 
 export interface AttemptRecord {
@@ -66,7 +71,19 @@ export class DeliveriesRepository {
       .selectFrom('deliveries as d')
       .innerJoin('events as e', 'e.id', 'd.event_id')
       .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-      .select(['d.id', 'd.event_id', 'd.webhook_id', 'd.attempts', 'e.payload', 'w.url', 'w.signing_secret', 'w.encrypted'])
+      .select([
+        'd.id',
+        'd.event_id',
+        'd.webhook_id',
+        'd.attempts',
+        'd.resend',
+        'e.payload',
+        'w.url',
+        'w.signing_secret',
+        'w.previous_signing_secret',
+        'w.previous_secret_expires_at',
+        'w.encrypted',
+      ])
       // A literal, not a parameter: only then can SQLite use the partial index `deliveries_due`
       // (a bound value made every claim scan the whole table and sort it).
       .where('d.status', '=', sql.lit('pending'))
@@ -137,7 +154,15 @@ export class DeliveriesRepository {
             .set(
               next.status === 'release'
                 ? { claim_token: null, next_attempt_at: now, updated_at: now }
-                : { status: next.status, attempts: attempt.attempt, claim_token: null, next_attempt_at: next.at, updated_at: now },
+                : {
+                    status: next.status,
+                    attempts: attempt.attempt,
+                    claim_token: null,
+                    next_attempt_at: next.at,
+                    // an owner's resend is one attempt: it ends with the delivery
+                    ...(next.status === 'pending' ? {} : { resend: 0 }),
+                    updated_at: now,
+                  },
             )
             .where('id', '=', attempt.deliveryId)
             .where('claim_token', '=', attempt.claimToken)
@@ -222,6 +247,25 @@ export class DeliveriesRepository {
   async stopped(webhookId: string): Promise<void> {
     await this.cancelPendingOf(webhookId)
     this.unit?.webhookStopped(webhookId)
+  }
+
+  /**
+   * The owner asked for one more attempt of an ended delivery (failed, canceled or succeeded): it
+   * is due now, as a resend (a failure ends it again; no automatic retries). Returns false when
+   * it is not ended (pending, or on the wire). Run it with the webhook locked (lockForDelivery).
+   */
+  async resend(deliveryId: string): Promise<boolean> {
+    const now = nowIso()
+    const row = await this.db
+      .updateTable('deliveries')
+      .set({ status: 'pending', resend: 1, claim_token: null, next_attempt_at: now, updated_at: now })
+      .where('id', '=', deliveryId)
+      .where('status', 'in', ['failed', 'canceled', 'succeeded'])
+      .returning('id')
+      .executeTakeFirst()
+    if (row === undefined) return false
+    this.unit?.deliveriesWritten()
+    return true
   }
 
   /** 410 Gone: the receiver asked for no more. Deactivate the webhook and stop everything to it, as a PATCH would. */

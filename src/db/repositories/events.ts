@@ -12,6 +12,7 @@ export const EVENT_TYPES = [
   'tax.deleted',
   'webhook.created',
   'webhook.updated',
+  'webhook.test',
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
@@ -34,6 +35,21 @@ export class EventsRepository {
    * delivery no dispatcher would ever claim.
    */
   async emit(appId: string, type: EventType, data: unknown): Promise<string> {
+    return (await this.write(appId, type, data, undefined)).eventId
+  }
+
+  /**
+   * An event for one webhook only (`webhook.test`): the same outbox, one delivery. The caller has
+   * locked the webhook (WebhooksRepository.lockForDelivery) and checked it is active.
+   */
+  async emitTo(appId: string, webhookId: string, type: EventType, data: unknown): Promise<{ eventId: string; deliveryId: string }> {
+    const written = await this.write(appId, type, data, webhookId)
+    const deliveryId = written.deliveryIds[0]
+    if (deliveryId === undefined) throw new Error(`webhook ${webhookId} took no delivery of its own event`)
+    return { eventId: written.eventId, deliveryId }
+  }
+
+  private async write(appId: string, type: EventType, data: unknown, only: string | undefined): Promise<{ eventId: string; deliveryIds: string[] }> {
     const id = newId()
     const now = nowIso()
     const payload = JSON.stringify({ id, type, created_at: now, data })
@@ -45,28 +61,27 @@ export class EventsRepository {
       .where('deleted_at', 'is', null)
       .where('is_active', '=', 1)
       .orderBy('id')
+    if (only !== undefined) active = active.where('id', '=', only)
     if (backendOf(this.db) === 'postgres') active = active.forNoKeyUpdate()
     const webhooks = await active.execute()
-    if (webhooks.length === 0) return id
+    const deliveryIds: string[] = []
+    if (webhooks.length === 0) return { eventId: id, deliveryIds }
     for (const part of chunks(webhooks)) {
-      await this.db
-        .insertInto('deliveries')
-        .values(
-          part.map((webhook) => ({
-            id: newId(),
-            event_id: id,
-            webhook_id: webhook.id,
-            app_id: appId,
-            status: 'pending' as const,
-            attempts: 0,
-            next_attempt_at: now,
-            claim_token: null,
-            resend: 0,
-            created_at: now,
-            updated_at: now,
-          })),
-        )
-        .execute()
+      const rows = part.map((webhook) => ({
+        id: newId(),
+        event_id: id,
+        webhook_id: webhook.id,
+        app_id: appId,
+        status: 'pending' as const,
+        attempts: 0,
+        next_attempt_at: now,
+        claim_token: null,
+        resend: 0,
+        created_at: now,
+        updated_at: now,
+      }))
+      await this.db.insertInto('deliveries').values(rows).execute()
+      for (const row of rows) deliveryIds.push(row.id)
       await this.db
         .updateTable('webhooks')
         .set((eb) => ({ total_events: eb('total_events', '+', 1) }))
@@ -78,6 +93,6 @@ export class EventsRepository {
         .execute()
     }
     this.unit.deliveriesWritten()
-    return id
+    return { eventId: id, deliveryIds }
   }
 }

@@ -1,12 +1,15 @@
-import type { Selectable, Updateable } from 'kysely'
+import { type Selectable, sql, type Updateable } from 'kysely'
 import type { Webhook } from '../../schemas/webhooks.js'
-import type { Db } from '../database.js'
+import { backendOf, type Db } from '../database.js'
 import type { UnitOfWork } from '../unit-of-work.js'
 import { DeliveriesRepository } from './deliveries.js'
 import type { WebhooksTable } from '../schema.js'
 import { newId, nowIso } from '../time.js'
 
 export type WebhookRow = Selectable<WebhooksTable>
+
+/** How long a replaced signing secret keeps signing beside the new one, so receivers can switch without losing a delivery. */
+export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000
 
 export function toWebhook(row: WebhookRow): Webhook {
   return {
@@ -121,16 +124,42 @@ export class WebhooksRepository {
     if (patch.url !== undefined) changes.url = patch.url
     if (patch.isActive !== undefined) changes.is_active = patch.isActive ? 1 : 0
     if (patch.encrypted !== undefined) changes.encrypted = patch.encrypted ? 1 : 0
-    if (patch.signingSecret !== undefined) changes.signing_secret = patch.signingSecret
     // An update that names no field changes nothing, not even updated_at.
-    if (Object.keys(changes).length === 0) return this.find(appId, id)
+    if (Object.keys(changes).length === 0 && patch.signingSecret === undefined) return this.find(appId, id)
     if (changes.is_active === 0) await this.queue.lockToStop(id.toLowerCase(), appId)
+    const now = nowIso()
     const row = await this.updateOwned(appId, id)
-      .set({ ...changes, updated_at: nowIso() })
+      .set({ ...changes, ...(patch.signingSecret === undefined ? {} : secretChange(patch.signingSecret, now)), updated_at: now })
       .returningAll()
       .executeTakeFirst()
     if (row !== undefined && row.is_active === 0) await this.queue.stopped(row.id)
     return row
+  }
+
+  /**
+   * The webhook, locked (PostgreSQL) as the outbox locks the webhooks it writes deliveries for, so
+   * a concurrent DELETE or deactivation commits either before (then this is undefined or inactive)
+   * or after this transaction (then it cancels what this wrote).
+   */
+  async lockForDelivery(appId: string, id: string): Promise<WebhookRow | undefined> {
+    let query = this.owned(appId).where('id', '=', id.toLowerCase())
+    if (backendOf(this.db) === 'postgres') query = query.forNoKeyUpdate()
+    return query.executeTakeFirst()
+  }
+
+  /** The webhook's current signing secret. */
+  async secretOf(appId: string, id: string): Promise<string | undefined> {
+    const row = await this.owned(appId).where('id', '=', id.toLowerCase()).executeTakeFirst()
+    return row?.signing_secret
+  }
+
+  /** Replaces the signing secret; the one replaced keeps signing for PREVIOUS_SECRET_GRACE_MS. */
+  async rotateSecret(appId: string, id: string, secret: string): Promise<WebhookRow | undefined> {
+    const now = nowIso()
+    return this.updateOwned(appId, id)
+      .set({ ...secretChange(secret, now), updated_at: now })
+      .returningAll()
+      .executeTakeFirst()
   }
 
   /**
@@ -143,5 +172,19 @@ export class WebhooksRepository {
     const row = await this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll().executeTakeFirst()
     if (row !== undefined) await this.queue.stopped(row.id)
     return row
+  }
+}
+
+/**
+ * The columns a new signing secret sets (PATCH or rotation alike): the secret it replaces becomes
+ * the previous one for the grace period; setting the same secret again changes nothing. SET reads
+ * the row's old values on both backends.
+ */
+function secretChange(secret: string, now: string) {
+  const until = new Date(Date.parse(now) + PREVIOUS_SECRET_GRACE_MS).toISOString()
+  return {
+    previous_signing_secret: sql<string | null>`case when signing_secret = ${secret} then previous_signing_secret else signing_secret end`,
+    previous_secret_expires_at: sql<string | null>`case when signing_secret = ${secret} then previous_secret_expires_at else ${until} end`,
+    signing_secret: secret,
   }
 }

@@ -8,12 +8,15 @@ import {
   CreatedWebhookSchema,
   CreateWebhookBody,
   ListWebhooksQuery,
+  RotateWebhookSecretBody,
   UpdateWebhookBody,
   WebhookParams,
   type Webhook,
   WebhookSchema,
+  WebhookSecretSchema,
 } from '../../schemas/webhooks.js'
 import { Type } from 'typebox'
+import { webhookDeliveryRoutes } from './deliveries.js'
 
 const NOT_FOUND = 'Webhook not found'
 
@@ -36,6 +39,7 @@ export interface WebhookRoutesOptions {
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, options) => {
   const webhooks = app.repos.webhooks
+  await app.register(webhookDeliveryRoutes)
 
   async function urlGuard(url: string): Promise<void> {
     const problem = await options.urlAddressProblem?.(url)
@@ -169,6 +173,55 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       // Committed: its pending deliveries are canceled, and the unit of work has aborted its
       // attempts on the wire in this process (and told other processes) before this answer.
       return webhook
+    },
+  )
+
+  app.get(
+    '/webhooks/:id/secret',
+    {
+      config: { scope: 'webhook:read' },
+      schema: {
+        tags: ['webhooks'],
+        summary: "Get a webhook's signing secret",
+        description: 'The secret deliveries are signed with (Standard Webhooks). The webhook object never carries it.',
+        params: WebhookParams,
+        response: { 200: WebhookSecretSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const secret = await webhooks.secretOf(callerOf(request).appId, request.params.id)
+      if (secret === undefined) throw ApiError.notFound(NOT_FOUND)
+      return { signing_secret: secret }
+    },
+  )
+
+  app.post(
+    '/webhooks/:id/secret/rotate',
+    {
+      config: { scope: 'webhook:update' },
+      schema: {
+        tags: ['webhooks'],
+        summary: "Rotate a webhook's signing secret",
+        description:
+          'Sets a new signing secret (the one given, or a generated one) and answers it. For 24 hours each delivery carries two signatures in webhook-signature, `v1,<new> v1,<old>`, so receivers can switch without losing a delivery.',
+        params: WebhookParams,
+        body: RotateWebhookSecretBody,
+        response: { 200: WebhookSecretSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+      // The body is optional: no body is the same as {}.
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
+    },
+    async (request) => {
+      const { appId } = callerOf(request)
+      const secret = request.body.signing_secret ?? generateSigningSecret()
+      await app.transact(async (tx) => {
+        const row = await tx.webhooks.rotateSecret(appId, request.params.id, secret)
+        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        await tx.events.emit(appId, 'webhook.updated', toWebhook(row))
+      })
+      return { signing_secret: secret }
     },
   )
 }

@@ -1,0 +1,102 @@
+import type { Selectable } from 'kysely'
+import type { Db } from '../database.js'
+import type { DeliveryAttemptsTable, DeliveryStatus } from '../schema.js'
+
+/** One attempt as stored, without the keys that tie it to its delivery. */
+export type LoggedAttempt = Omit<Selectable<DeliveryAttemptsTable>, 'id' | 'delivery_id' | 'webhook_id'>
+
+export interface LoggedDelivery {
+  id: string
+  webhook_id: string
+  event_id: string
+  event_type: string
+  event_created_at: string
+  status: DeliveryStatus
+  attempts: number
+  /** when the next attempt is due (while one is on the wire: when its claim lapses); null once the delivery has ended */
+  next_attempt_at: string | null
+  created_at: string
+  updated_at: string
+  /** oldest first */
+  attempt_log: LoggedAttempt[]
+}
+
+export interface DeliveryLogFilter {
+  status?: DeliveryStatus | undefined
+  /** one delivery */
+  deliveryId?: string | undefined
+  skip: number
+  take: number
+}
+
+/**
+ * Deliveries with their attempts, newest first: the owner's log (API, scoped to a live webhook of
+ * the caller's application) and the operator's audit view (CLI, any webhook, deleted ones too).
+ * Both read through `entries`, so they show the same thing.
+ */
+export class DeliveryLogRepository {
+  constructor(private readonly db: Db) {}
+
+  /** The owner's view: only deliveries of this application's webhook while it exists. */
+  async forOwner(appId: string, webhookId: string, filter: DeliveryLogFilter): Promise<LoggedDelivery[]> {
+    return this.entries(webhookId, filter, appId)
+  }
+
+  /** The operator's audit view: any webhook, deleted or not. */
+  async forOperator(webhookId: string, filter: DeliveryLogFilter): Promise<LoggedDelivery[]> {
+    return this.entries(webhookId, filter, undefined)
+  }
+
+  private async entries(webhookId: string, filter: DeliveryLogFilter, ownerAppId: string | undefined): Promise<LoggedDelivery[]> {
+    let query = this.db
+      .selectFrom('deliveries as d')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+      .select([
+        'd.id',
+        'd.webhook_id',
+        'd.event_id',
+        'e.type as event_type',
+        'e.created_at as event_created_at',
+        'd.status',
+        'd.attempts',
+        'd.next_attempt_at',
+        'd.created_at',
+        'd.updated_at',
+      ])
+      .where('d.webhook_id', '=', webhookId.toLowerCase())
+    if (ownerAppId !== undefined) query = query.where('w.app_id', '=', ownerAppId).where('d.app_id', '=', ownerAppId).where('w.deleted_at', 'is', null)
+    if (filter.status !== undefined) query = query.where('d.status', '=', filter.status)
+    if (filter.deliveryId !== undefined) query = query.where('d.id', '=', filter.deliveryId.toLowerCase())
+    const rows = await query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(filter.take).offset(filter.skip).execute()
+    if (rows.length === 0) return []
+
+    const attempts = await this.db
+      .selectFrom('delivery_attempts')
+      .select(['delivery_id', 'attempt', 'started_at', 'duration_ms', 'outcome', 'status_code', 'error', 'response_body'])
+      .where(
+        'delivery_id',
+        'in',
+        rows.map((row) => row.id),
+      )
+      // An attempt given back at shutdown is tried again under the same number: time decides.
+      .orderBy('started_at')
+      .orderBy('attempt')
+      .orderBy('id')
+      .execute()
+    const log = new Map<string, LoggedAttempt[]>()
+    for (const { delivery_id: deliveryId, ...attempt } of attempts) {
+      let list = log.get(deliveryId)
+      if (list === undefined) {
+        list = []
+        log.set(deliveryId, list)
+      }
+      list.push(attempt)
+    }
+    return rows.map((row) => ({
+      ...row,
+      next_attempt_at: row.status === 'pending' ? row.next_attempt_at : null,
+      attempt_log: log.get(row.id) ?? [],
+    }))
+  }
+}

@@ -1,0 +1,138 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { Type } from 'typebox'
+import { callerOf } from '../../auth/authenticate.js'
+import type { LoggedDelivery } from '../../db/repositories/delivery-log.js'
+import { toWebhook } from '../../db/repositories/webhooks.js'
+import { ApiError } from '../../errors.js'
+import { errorResponses } from '../../schemas/common.js'
+import { type Delivery, DeliveryParams, DeliverySchema, ListDeliveriesQuery } from '../../schemas/deliveries.js'
+import { WebhookParams } from '../../schemas/webhooks.js'
+
+const WEBHOOK_NOT_FOUND = 'Webhook not found'
+const DELIVERY_NOT_FOUND = 'Delivery not found'
+const WEBHOOK_INACTIVE = 'Webhook is inactive: activate it (PATCH isActive true) to send to it'
+const DELIVERY_NOT_ENDED = 'Delivery is pending or being attempted: it can be retried once it has succeeded, failed or been canceled'
+
+export function toDelivery(entry: LoggedDelivery): Delivery {
+  return {
+    id: entry.id,
+    webhook_id: entry.webhook_id,
+    event: { id: entry.event_id, type: entry.event_type, created_at: entry.event_created_at },
+    status: entry.status,
+    attempts: entry.attempts,
+    next_attempt_at: entry.next_attempt_at,
+    created_at: entry.created_at,
+    updated_at: entry.updated_at,
+    attempt_log: entry.attempt_log,
+  }
+}
+
+/**
+ * The webhook owner's tools: the delivery log, a resend of one delivery, and a test event. A
+ * deleted webhook is 404 here as everywhere in the API (its log stays in the CLI's audit view).
+ */
+export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
+  const log = app.repos.deliveryLog
+
+  /** One delivery as the owner sees it now (after a commit), or 404 naming what is missing. */
+  async function ownedDelivery(appId: string, webhookId: string, deliveryId: string): Promise<Delivery> {
+    const [entry] = await log.forOwner(appId, webhookId, { deliveryId, skip: 0, take: 1 })
+    if (entry !== undefined) return toDelivery(entry)
+    if ((await app.repos.webhooks.find(appId, webhookId)) === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+    throw ApiError.notFound(DELIVERY_NOT_FOUND)
+  }
+
+  app.get(
+    '/webhooks/:id/deliveries',
+    {
+      config: { scope: 'webhook:read' },
+      schema: {
+        tags: ['webhooks'],
+        summary: "List a webhook's deliveries",
+        description: 'Newest first, each with its event, state and every attempt (time, duration, outcome, HTTP status, first 20 KB of the response).',
+        params: WebhookParams,
+        querystring: ListDeliveriesQuery,
+        response: { 200: Type.Array(DeliverySchema), ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { appId } = callerOf(request)
+      const { id } = request.params
+      if ((await app.repos.webhooks.find(appId, id)) === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+      const entries = await log.forOwner(appId, id, {
+        status: request.query.status,
+        skip: request.query.skip ?? 0,
+        take: request.query.take ?? 10,
+      })
+      return entries.map(toDelivery)
+    },
+  )
+
+  app.get(
+    '/webhooks/:id/deliveries/:deliveryId',
+    {
+      config: { scope: 'webhook:read' },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Get one delivery of a webhook',
+        params: DeliveryParams,
+        response: { 200: DeliverySchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => ownedDelivery(callerOf(request).appId, request.params.id, request.params.deliveryId),
+  )
+
+  app.post(
+    '/webhooks/:id/deliveries/:deliveryId/retry',
+    {
+      config: { scope: 'webhook:update' },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Attempt a delivery again now',
+        description:
+          'For a delivery that has ended (succeeded, failed or canceled): one more attempt, now, added to its log and counted in the statistics. A failure ends it again (no automatic retries). 409 while it is pending or on the wire, or when the webhook is inactive.',
+        params: DeliveryParams,
+        response: { 202: DeliverySchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { appId } = callerOf(request)
+      const { id, deliveryId } = request.params
+      await app.transact(async (tx) => {
+        const webhook = await tx.webhooks.lockForDelivery(appId, id)
+        if (webhook === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+        const [entry] = await tx.deliveryLog.forOwner(appId, id, { deliveryId, skip: 0, take: 1 })
+        if (entry === undefined) throw ApiError.notFound(DELIVERY_NOT_FOUND)
+        if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
+        if (!(await tx.deliveries.resend(entry.id))) throw ApiError.conflict(DELIVERY_NOT_ENDED)
+      })
+      return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
+    },
+  )
+
+  app.post(
+    '/webhooks/:id/test',
+    {
+      config: { scope: 'webhook:update' },
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Send a test event to this webhook',
+        description:
+          'Sends a `webhook.test` event (data: the webhook) to this webhook only, signed and encrypted like any other. Answers 202 with the delivery; follow it in the delivery log. 409 when the webhook is inactive.',
+        params: WebhookParams,
+        response: { 202: DeliverySchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { appId } = callerOf(request)
+      const { id } = request.params
+      const deliveryId = await app.transact(async (tx) => {
+        const webhook = await tx.webhooks.lockForDelivery(appId, id)
+        if (webhook === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+        if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
+        return (await tx.events.emitTo(appId, webhook.id, 'webhook.test', toWebhook(webhook))).deliveryId
+      })
+      return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
+    },
+  )
+}

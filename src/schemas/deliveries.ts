@@ -1,0 +1,42 @@
+import { Type, type Static } from 'typebox'
+import { Pagination, Timestamp, UuidParam } from './common.js'
+
+const DeliveryStatus = Type.Enum(['pending', 'succeeded', 'failed', 'canceled'])
+
+export const DeliveryAttemptSchema = Type.Object(
+  {
+    attempt: Type.Integer({ description: '1 for the first attempt' }),
+    started_at: Timestamp,
+    duration_ms: Type.Integer(),
+    outcome: Type.Enum(['succeeded', 'failed', 'canceled']),
+    status_code: Type.Union([Type.Integer(), Type.Null()], { description: "the receiver's HTTP status; null when none came" }),
+    error: Type.Union([Type.String(), Type.Null()], { description: 'why the attempt failed (timeout, connection refused, HTTP 500, …)' }),
+    response_body: Type.Union([Type.String(), Type.Null()], { description: "the receiver's response body, first 20 KB" }),
+  },
+  { description: 'one attempt to deliver' },
+)
+
+export const DeliverySchema = Type.Object(
+  {
+    id: Type.String({ format: 'uuid' }),
+    webhook_id: Type.String({ format: 'uuid' }),
+    event: Type.Object({ id: Type.String({ format: 'uuid' }), type: Type.String({ examples: ['customer.created'] }), created_at: Timestamp }),
+    status: DeliveryStatus,
+    attempts: Type.Integer({ description: 'attempts made so far' }),
+    next_attempt_at: Type.Union([Timestamp, Type.Null()], {
+      description: 'pending: when the next attempt is due (while one is on the wire, when its claim lapses); null once ended',
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    attempt_log: Type.Array(DeliveryAttemptSchema, { description: 'every attempt, oldest first' }),
+  },
+  { $id: 'Delivery' },
+)
+export type Delivery = Static<typeof DeliverySchema>
+
+export const ListDeliveriesQuery = Type.Object({
+  status: Type.Optional(Type.Enum(['pending', 'succeeded', 'failed', 'canceled'], { description: 'only deliveries in this state' })),
+  ...Pagination,
+})
+
+export const DeliveryParams = Type.Object({ id: UuidParam('webhook'), deliveryId: UuidParam('delivery') })
