@@ -5,7 +5,7 @@ export const INVALID_KEY = 'Idempotency-Key must be 1 to 255 printable ASCII cha
 export const KEY_REUSED = 'Idempotency-Key was already used with a different request'
 export const KEY_IN_PROGRESS = 'A request with this Idempotency-Key is still in progress'
 
-export type AppTable = 'customers' | 'events' | 'taxes' | 'webhooks' | 'liquidation_addresses' | 'idempotency_keys'
+export type AppTable = 'customers' | 'events' | 'deliveries' | 'taxes' | 'webhooks' | 'liquidation_addresses' | 'idempotency_keys'
 
 /** Rows of one application in a table, read through the server's own database handle. */
 export async function countRows(server: TestServer, table: AppTable, appId: string): Promise<number> {

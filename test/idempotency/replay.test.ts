@@ -117,6 +117,41 @@ describe.each(ROUTES)('$name with an Idempotency-Key', (route) => {
   })
 })
 
+describe('POST routes on one webhook', () => {
+  async function createWebhook(): Promise<string> {
+    const res = await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key, body: { name: 'rotating', url: 'https://example.com/hooks' } })
+    expect(res.status).toBe(201)
+    return res.body.id
+  }
+
+  it('a secret rotation replayed answers the same new secret, and the secret was rotated once', async () => {
+    const webhookId = await createWebhook()
+    const path = `/api/v0/webhooks/${webhookId}/secret/rotate`
+    const idempotencyKey = freshKey()
+    const events = await countRows(server, 'events', key.appId)
+    // No body: the route treats it as {}, so an explicit {} is the same request.
+    const first = await postWithKey<{ signing_secret: string }>(server, key, path, idempotencyKey, undefined)
+    expect(first.status, first.text).toBe(200)
+    expect(first.body.signing_secret).toMatch(/^whsec_/)
+    expectReplay(first, await postWithKey(server, key, path, idempotencyKey, undefined))
+    expectReplay(first, await postWithKey(server, key, path, idempotencyKey, {}))
+    const current = await server.request<{ signing_secret: string }>('GET', `/api/v0/webhooks/${webhookId}/secret`, { key })
+    expect(current.body.signing_secret).toBe(first.body.signing_secret)
+    expect(await countRows(server, 'events', key.appId)).toBe(events + 1)
+  })
+
+  it('a test event replayed answers the same delivery, sent once', async () => {
+    const webhookId = await createWebhook()
+    const path = `/api/v0/webhooks/${webhookId}/test`
+    const idempotencyKey = freshKey()
+    const deliveries = await countRows(server, 'deliveries', key.appId)
+    const first = await postWithKey(server, key, path, idempotencyKey, undefined)
+    expect(first.status, first.text).toBe(202)
+    expectReplay(first, await postWithKey(server, key, path, idempotencyKey, undefined))
+    expect(await countRows(server, 'deliveries', key.appId)).toBe(deliveries + 1)
+  })
+})
+
 describe('what counts as the same request', () => {
   const path = '/api/v0/taxes'
 
