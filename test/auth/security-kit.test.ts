@@ -9,6 +9,8 @@ import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from
  */
 interface Ids {
   webhook: string
+  /** the webhook's own webhook.created delivery, ended (failed) so it can be resent */
+  delivery: string
   customer: string
   liquidationAddress: string
   tax: string
@@ -28,6 +30,8 @@ interface RouteCase {
 const readWebhook = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}`
 const readCustomer = (ids: Ids) => `/api/v0/customers/${ids.customer}`
 const readTax = (ids: Ids) => `/api/v0/taxes/${ids.tax}`
+const readSecret = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/secret`
+const readDelivery = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}`
 
 const ROUTES: RouteCase[] = [
   { method: 'GET', path: () => '/api/v0/health', scope: null },
@@ -36,6 +40,18 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, scope: 'webhook:read', otherTenant: 'Webhook not found', readBack: readWebhook },
   { method: 'PATCH', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, scope: 'webhook:update', body: () => ({ name: 'x' }), otherTenant: 'Webhook not found', readBack: readWebhook },
   { method: 'DELETE', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, scope: 'webhook:delete', otherTenant: 'Webhook not found', readBack: readWebhook },
+  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}/secret`, scope: 'webhook:read', otherTenant: 'Webhook not found', readBack: readSecret },
+  { method: 'POST', path: (ids) => `/api/v0/webhooks/${ids.webhook}/secret/rotate`, scope: 'webhook:update', otherTenant: 'Webhook not found', readBack: readSecret },
+  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}/deliveries`, scope: 'webhook:read', otherTenant: 'Webhook not found', readBack: readDelivery },
+  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}`, scope: 'webhook:read', otherTenant: 'Webhook not found', readBack: readDelivery },
+  {
+    method: 'POST',
+    path: (ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}/retry`,
+    scope: 'webhook:update',
+    otherTenant: 'Webhook not found',
+    readBack: readDelivery,
+  },
+  { method: 'POST', path: (ids) => `/api/v0/webhooks/${ids.webhook}/test`, scope: 'webhook:update', otherTenant: 'Webhook not found', readBack: readWebhook },
   { method: 'POST', path: () => '/api/v0/customers', scope: 'customer:create', body: () => ({ first_name: 'A', last_name: 'B', phone_number: '1' }) },
   { method: 'GET', path: () => '/api/v0/customers', scope: 'customer:read' },
   { method: 'GET', path: (ids) => `/api/v0/customers/${ids.customer}`, scope: 'customer:read', otherTenant: 'Customer not found', readBack: readCustomer },
@@ -84,7 +100,14 @@ async function createResources(key: TestKey): Promise<Ids> {
   })
   const tax = await server.request<{ id: string }>('POST', '/api/v0/taxes', { key, body: { name: 't', percentage: 1 } })
   expect([webhook.status, customer.status, address.status, tax.status]).toEqual([201, 201, 201, 201])
-  return { webhook: webhook.body.id, customer: customer.body.id, liquidationAddress: address.body.id, tax: tax.body.id }
+  // No dispatcher here: end the webhook's own webhook.created delivery as a failed one would end.
+  const delivery = await server.app.db
+    .updateTable('deliveries')
+    .set({ status: 'failed', attempts: 1 })
+    .where('webhook_id', '=', webhook.body.id)
+    .returning('id')
+    .executeTakeFirstOrThrow()
+  return { webhook: webhook.body.id, delivery: delivery.id, customer: customer.body.id, liquidationAddress: address.body.id, tax: tax.body.id }
 }
 
 beforeAll(async () => {
