@@ -29,6 +29,12 @@ describe('errors in the contract body', () => {
     }
   })
 
+  it('a body without Content-Type → 415, without Fastify\'s code', async () => {
+    const res = await fetch(`${server.baseUrl}/api/v0/customers`, { method: 'POST', headers: key.headers, body: new Uint8Array([123, 125]) })
+    expect(res.status).toBe(415)
+    expect(await res.json()).toEqual({ statusCode: 415, error: 'Unsupported Media Type', message: 'Unsupported Media Type: send application/json' })
+  })
+
   it('application/json with a charset is accepted', async () => {
     const res = await server.request('POST', '/api/v0/taxes', { key, body: JSON.stringify({ name: 't', percentage: 1 }), headers: { 'content-type': 'application/json; charset=utf-8' } })
     expect(res.status).toBe(201)
@@ -130,6 +136,12 @@ describe('API document', () => {
         '/api/v0/taxes/{id}',
         '/api/v0/webhooks',
         '/api/v0/webhooks/{id}',
+        '/api/v0/webhooks/{id}/deliveries',
+        '/api/v0/webhooks/{id}/deliveries/{deliveryId}',
+        '/api/v0/webhooks/{id}/deliveries/{deliveryId}/retry',
+        '/api/v0/webhooks/{id}/secret',
+        '/api/v0/webhooks/{id}/secret/rotate',
+        '/api/v0/webhooks/{id}/test',
       ].sort(),
     )
     expect(Object.keys(paths['/api/v0/webhooks/{id}'] ?? {}).sort()).toEqual(['delete', 'get', 'patch'])

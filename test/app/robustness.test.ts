@@ -1,7 +1,11 @@
+import { STATUS_CODES } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { type ApiResponse, startTestServer, type TestKey, type TestServer } from '../helper.js'
 
-/** No input may produce a 5xx or a hang: hostile bodies, paths and query strings on every route. */
+/**
+ * No input may produce a 5xx or a hang: hostile bodies, paths and query strings on every route.
+ * Every refusal is in the contract's body, with its status's name and an x-request-id.
+ */
 let server: TestServer
 let key: TestKey
 let customerId: string
@@ -12,6 +16,19 @@ beforeAll(async () => {
   customerId = customer.body.id
 })
 afterAll(async () => server.close())
+
+const CONTRACT_FIELDS = new Set(['statusCode', 'error', 'message', 'details'])
+
+function expectContractAnswer(res: ApiResponse, label: string): void {
+  expect(res.status, label).toBeLessThan(500)
+  expect(res.headers.get('x-request-id'), label).toBeTruthy()
+  if (res.status < 400) return
+  const body = res.body as Record<string, unknown>
+  expect(Object.keys(body).filter((field) => !CONTRACT_FIELDS.has(field)), label).toEqual([])
+  expect(body.statusCode, label).toBe(res.status)
+  expect(body.error, label).toBe(STATUS_CODES[res.status])
+  expect(typeof body.message, label).toBe('string')
+}
 
 const WRITE_ROUTES = () => [
   ['POST', '/api/v0/webhooks'],
@@ -48,7 +65,7 @@ describe('hostile input never produces a 5xx', () => {
     for (const [method, path] of WRITE_ROUTES()) {
       for (const body of HOSTILE_BODIES) {
         const res = await server.request(method, path, { key, body })
-        expect(res.status, `${method} ${path} ${body.slice(0, 40)}`).toBeLessThan(500)
+        expectContractAnswer(res, `${method} ${path} ${body.slice(0, 40)}`)
       }
     }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
@@ -70,11 +87,13 @@ describe('hostile input never produces a 5xx', () => {
       '/api/v0/taxes?name=%5C',
       `/api/v0/customers/${customerId}/liquidation_addresses/%20`,
       '/api/v0/%E0%A4%A',
+      '/api/v0/webhooks/%zz',
+      `/api/v0/customers/${'%C3%A9'.repeat(101)}/liquidation_addresses`,
     ]
     for (const path of paths) {
       for (const method of ['GET', 'DELETE', 'PATCH']) {
         const res = await server.request(method, path, { key })
-        expect(res.status, `${method} ${path.slice(0, 60)}`).toBeLessThan(500)
+        expectContractAnswer(res, `${method} ${path.slice(0, 60)}`)
       }
     }
   })
