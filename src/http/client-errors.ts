@@ -1,8 +1,12 @@
 import { maxHeaderSize, ServerResponse, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import type { ConnectionError, FastifyBaseLogger } from 'fastify'
 import { errorBody } from '../errors.js'
 import { requestIdFrom } from './request-id.js'
+
+/** Node's limit on a request's line and headers together (16 KiB unless --max-http-header-size says otherwise). */
+const HEAD_LIMIT = maxHeaderSize % 1024 === 0 ? `${maxHeaderSize / 1024} KiB` : `${maxHeaderSize} bytes`
 
 /** How long an answered connection waits for the client to read the answer and hang up. */
 const LINGER_MS = 2_000
@@ -17,7 +21,7 @@ function answerFor(code: string): ClientErrorAnswer {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
       // Node counts the request line with the headers: a very long URL lands here too.
-      return { statusCode: 431, message: `Request line and headers are larger than ${maxHeaderSize / 1024} KiB` }
+      return { statusCode: 431, message: `Request line and headers are larger than ${HEAD_LIMIT}` }
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return { statusCode: 413, message: 'Chunk extensions are too large' }
     case 'ERR_HTTP_REQUEST_TIMEOUT':
@@ -77,6 +81,14 @@ function answer(error: ConnectionError, socket: Socket, requestId: string, log: 
   if (!socket.writable) return
   const { statusCode, message } = answerFor(error.code)
   log.info({ reqId: requestId, code: error.code, reason: error.message }, `malformed request answered with ${statusCode}`)
+  answerAndClose(socket, statusCode, message, requestId)
+}
+
+/**
+ * Writes a complete HTTP/1.1 response in the contract's body straight to the connection, then
+ * closes it: for requests no ServerResponse exists for.
+ */
+export function answerAndClose(socket: Duplex, statusCode: number, message: string, requestId: string): void {
   const body = JSON.stringify(errorBody(statusCode, message))
   socket.end(
     [

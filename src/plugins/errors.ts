@@ -1,9 +1,12 @@
-import type { IncomingHttpHeaders } from 'node:http'
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
+import type { Duplex } from 'node:stream'
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
 import { isDatabaseUnavailable } from '../db/errors.js'
 import { ApiError, ConflictError, errorBody } from '../errors.js'
+import { answerAndClose } from '../http/client-errors.js'
+import { requestIdFrom } from '../http/request-id.js'
 import { validationMessage } from '../validation/validator.js'
 
 export const DATABASE_UNAVAILABLE = 'The database is unavailable'
@@ -30,8 +33,9 @@ function isFastifyError(error: unknown): error is FastifyError {
  * The one place errors become responses: ApiError as thrown, validation failures as 400 naming
  * every failed field, Fastify's own client errors in the contract's body (never with Fastify's
  * `code`), and anything else as a 500 that shows no internals and is logged with the request id.
- * The errors answered before routing use the same bodies: answerFrameworkError here, and
- * answerClientError (src/http/client-errors.ts) for Node's parser.
+ * The answers given before routing use the same bodies: answerFrameworkError (the router's
+ * errors), the onRequest checks below (Host, Expect, closing), CONNECT, and answerClientError
+ * (src/http/client-errors.ts) for Node's parser.
  */
 export const errorsPlugin = fp(
   async (app: FastifyInstance) => {
@@ -40,6 +44,7 @@ export const errorsPlugin = fp(
     const parseJson = app.getDefaultJsonParser('error', 'error')
     app.removeAllContentTypeParsers()
     app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body: Buffer, done) => {
+      // No body: nothing to misread, whatever its headers say.
       if (body.length === 0) {
         done(null, undefined)
         return
@@ -66,12 +71,18 @@ export const errorsPlugin = fp(
 
     // Node's own refusals of a missing Host and of an unknown Expect answer with an empty body,
     // and Fastify's 503 while closing has no x-request-id: they are made here instead
-    // (requireHostHeader and return503OnClosing are off in app.ts).
+    // (requireHostHeader and return503OnClosing are off in app.ts; checkExpectation is routed).
     let closing = false
     app.addHook('preClose', async () => {
       closing = true
     })
     app.server.on('checkExpectation', (req, res) => app.routing(req, res))
+    // CONNECT (a proxy's method) would otherwise lose its connection without a word.
+    app.server.on('connect', (req: IncomingMessage, socket: Duplex) => {
+      const requestId = requestIdFrom(req.headers['x-request-id'])
+      app.log.info({ reqId: requestId, method: req.method, url: req.url }, 'CONNECT answered with 501')
+      answerAndClose(socket, 501, 'CONNECT is not supported', requestId)
+    })
     app.addHook('onRequest', async (request) => {
       if (closing) {
         throw new ApiError(503, 'The server is shutting down', { details: 'Retry the request', headers: { 'Retry-After': '1' } })

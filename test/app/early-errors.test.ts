@@ -164,6 +164,13 @@ describe('Node\'s checks, answered in the contract body', () => {
     expectContractBody(res, 'HTTP/1.1 417 Expectation Failed', 'Expect supports only 100-continue')
     expect(res.headers['x-request-id']).toBe('trace-417')
   })
+
+  it('CONNECT → 501, then the connection is closed (Node would drop it without a word)', async () => {
+    const res = await exchangeOne(['CONNECT example.com:443 HTTP/1.1', 'Host: example.com:443', 'x-request-id: trace-connect', '', ''].join('\r\n'))
+    expectContractBody(res, 'HTTP/1.1 501 Not Implemented', 'CONNECT is not supported')
+    expect(res.headers['x-request-id']).toBe('trace-connect')
+    expect(res.headers.connection).toBe('close')
+  })
 })
 
 describe('parser errors: a complete response, then the connection is closed', () => {
