@@ -1,5 +1,8 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { type Config, loadConfig, parseDatabaseUrl } from '../../src/config.js'
+import { openDatabase } from '../../src/db/database.js'
 import { IDEMPOTENCY, schedulePurge } from '../../src/idempotency/plugin.js'
 import { IdempotencyKeysRepository } from '../../src/idempotency/repository.js'
 import { TEST_BACKEND } from '../backend.js'
@@ -67,6 +70,39 @@ describe('50 concurrent POSTs with one key', () => {
     expect(statuses.filter((status) => status !== 201 && status !== 409)).toEqual([])
     // Afterwards every retry is the replay.
     expectReplay(first, await postWithKey(server, caller, '/api/v0/customers', idempotencyKey, CUSTOMER))
+  })
+})
+
+describe('two instances on one database', () => {
+  it('50 POSTs with one key spread over both create one customer and one event', async () => {
+    const defaults = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent' })
+    const config: Config = { ...defaults, database: parseDatabaseUrl(server.database.url, 'DATABASE_URL', 5), webhooks: { ...defaults.webhooks, dispatcher: false } }
+    const second = await buildApp({ config, db: await openDatabase(config.database) })
+    try {
+      await second.listen({ port: 0, host: '127.0.0.1' })
+      const address = second.server.address()
+      if (address === null || typeof address === 'string') throw new Error('no port')
+      const secondUrl = `http://127.0.0.1:${address.port}`
+      const caller = await server.createKey()
+      const idempotencyKey = freshKey('two-instances')
+      const post = (baseUrl: string) =>
+        fetch(`${baseUrl}/api/v0/customers`, {
+          method: 'POST',
+          headers: { ...caller.headers, 'content-type': 'application/json', 'Idempotency-Key': idempotencyKey },
+          body: JSON.stringify(CUSTOMER),
+        }).then(async (res) => ({ status: res.status, replayed: res.headers.get('idempotent-replayed'), text: await res.text() }))
+      const responses = await Promise.all(Array.from({ length: 50 }, (_, i) => post(i % 2 === 0 ? server.baseUrl : secondUrl)))
+
+      expect(await countRows(server, 'customers', caller.appId)).toBe(1)
+      expect(await countRows(server, 'events', caller.appId)).toBe(1)
+      const originals = responses.filter((res) => res.status === 201 && res.replayed === null)
+      expect(originals).toHaveLength(1)
+      const replays = responses.filter((res) => res.replayed === 'true')
+      expect(replays.every((res) => res.status === 201 && res.text === originals[0]?.text)).toBe(true)
+      expect(responses.length - originals.length - replays.length).toBe(responses.filter((res) => res.status === 409).length)
+    } finally {
+      await second.close()
+    }
   })
 })
 
