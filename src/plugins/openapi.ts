@@ -52,15 +52,15 @@ export const OPERATION_IDS: Readonly<Record<string, string>> = {
 function nameOperation(route: RouteOptions): void {
   const schema = route.schema ?? {}
   if (schema.hide === true || route.method === 'HEAD') return
-  const routeName = `${Array.isArray(route.method) ? route.method.join(',') : route.method} ${route.url}`
-  const operationId = OPERATION_IDS[routeName]
+  const methodAndPath = `${Array.isArray(route.method) ? route.method.join(',') : route.method} ${route.url}`
+  const operationId = OPERATION_IDS[methodAndPath]
   if (operationId === undefined) {
     throw new Error(
-      `OpenAPI: route "${routeName}" is in the document but has no operationId: add it to OPERATION_IDS in src/plugins/openapi.ts (or hide the route with schema.hide)`,
+      `OpenAPI: route "${methodAndPath}" is in the document but has no operationId: add it to OPERATION_IDS in src/plugins/openapi.ts (or hide the route with schema.hide)`,
     )
   }
   if (schema.operationId !== undefined && schema.operationId !== operationId) {
-    throw new Error(`OpenAPI: route "${routeName}" sets its own operationId "${schema.operationId}": operationIds are set only in OPERATION_IDS (src/plugins/openapi.ts)`)
+    throw new Error(`OpenAPI: route "${methodAndPath}" sets its own operationId "${schema.operationId}": operationIds are set only in OPERATION_IDS (src/plugins/openapi.ts)`)
   }
   // A copy: a schema object may be shared by several routes.
   route.schema = { ...schema, operationId }
