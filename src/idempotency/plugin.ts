@@ -18,6 +18,8 @@ export const IDEMPOTENCY = {
    */
   leaseMs: 30_000,
   renewEveryMs: 10_000,
+  /** a request still running after this stops renewing (it is stuck): its key is free a lease later */
+  maxHoldMs: 10 * 60 * 1000,
   /** how often expired keys are deleted (they already count as absent before that) */
   purgeEveryMs: 10 * 60 * 1000,
 } as const
@@ -74,19 +76,6 @@ export const idempotencyPlugin = fp(
     const keys = new IdempotencyKeysRepository(app.db)
     const held = new WeakMap<FastifyRequest, HeldClaim>()
 
-    function keepRenewing(claim: Claim, log: FastifyBaseLogger): NodeJS.Timeout {
-      const renewal = setInterval(() => {
-        keys.renew(claim, IDEMPOTENCY.leaseMs).then(
-          (renewed) => {
-            if (!renewed) clearInterval(renewal)
-          },
-          (error: unknown) => log.warn({ err: error }, 'could not renew an Idempotency-Key lease'),
-        )
-      }, IDEMPOTENCY.renewEveryMs)
-      renewal.unref()
-      return renewal
-    }
-
     /** Ends the request's hold on its key: stores the response, or gives the key back. */
     async function settle(request: FastifyRequest, statusCode: number, contentType: string | null, body: string | undefined): Promise<void> {
       const holding = held.get(request)
@@ -119,7 +108,7 @@ export const idempotencyPlugin = fp(
       })
       switch (result.outcome) {
         case 'claimed':
-          held.set(request, { claim: result.claim, renewal: keepRenewing(result.claim, request.log) })
+          held.set(request, { claim: result.claim, renewal: renewWhileHeld(keys, result.claim, request.log) })
           return
         case 'mismatch':
           throw new ApiError(422, KEY_REUSED)
@@ -151,6 +140,32 @@ export const idempotencyPlugin = fp(
   },
   { name: 'idempotency', dependencies: ['database'] },
 )
+
+export interface LeaseTiming {
+  leaseMs: number
+  renewEveryMs: number
+  maxHoldMs: number
+}
+
+/** Renews a claim's lease until the returned timer is cleared, the claim is no longer held, or maxHoldMs passes. */
+export function renewWhileHeld(keys: IdempotencyKeysRepository, claim: Claim, log: FastifyBaseLogger, timing: LeaseTiming = IDEMPOTENCY): NodeJS.Timeout {
+  const heldSince = Date.now()
+  const renewal = setInterval(() => {
+    if (Date.now() - heldSince > timing.maxHoldMs) {
+      clearInterval(renewal)
+      log.warn({ heldMs: Date.now() - heldSince }, 'request still running: its Idempotency-Key lease is no longer renewed')
+      return
+    }
+    keys.renew(claim, timing.leaseMs).then(
+      (renewed) => {
+        if (!renewed) clearInterval(renewal)
+      },
+      (error: unknown) => log.warn({ err: error }, 'could not renew an Idempotency-Key lease'),
+    )
+  }, timing.renewEveryMs)
+  renewal.unref()
+  return renewal
+}
 
 export interface Purger {
   start(): void

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { type Config, loadConfig, parseDatabaseUrl } from '../../src/config.js'
 import { openDatabase } from '../../src/db/database.js'
-import { IDEMPOTENCY, schedulePurge } from '../../src/idempotency/plugin.js'
+import { IDEMPOTENCY, renewWhileHeld, schedulePurge } from '../../src/idempotency/plugin.js'
 import { IdempotencyKeysRepository } from '../../src/idempotency/repository.js'
 import { TEST_BACKEND } from '../backend.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
@@ -275,6 +275,41 @@ describe('a 5xx answer is not stored', () => {
     expect(await countRows(server, 'customers', caller.appId)).toBe(1)
     expect(await countRows(server, 'events', caller.appId)).toBe(1)
     expectReplay(retried, await postWithKey(server, caller, '/api/v0/customers', idempotencyKey, faulty))
+  })
+})
+
+describe('the lease renewal', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+  const timing = { leaseMs: 150, renewEveryMs: 30, maxHoldMs: 600 }
+
+  it('keeps a running claim held past its first lease, then stops after maxHoldMs so the key frees itself', async () => {
+    const caller = await server.createKey()
+    const keys = new IdempotencyKeysRepository(server.app.db)
+    const key = freshKey()
+    const claimed = await keys.claim({ appId: caller.appId, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })
+    if (claimed.outcome !== 'claimed') throw new Error(`expected a claim, got ${claimed.outcome}`)
+    const renewal = renewWhileHeld(keys, claimed.claim, server.app.log, timing)
+    try {
+      await sleep(400) // well past the first lease
+      expect((await keyRow(caller.appId, key))?.lease_until ?? '').toSatisfy((leaseUntil: string) => leaseUntil > iso(Date.now()))
+      expect((await keys.claim({ appId: caller.appId, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })).outcome).toBe('running')
+      await sleep(timing.maxHoldMs + timing.leaseMs + 100)
+      expect((await keyRow(caller.appId, key))?.lease_until ?? '').toSatisfy((leaseUntil: string) => leaseUntil < iso(Date.now()))
+      expect(server.logs()).toContain('its Idempotency-Key lease is no longer renewed')
+    } finally {
+      clearInterval(renewal)
+    }
+  })
+
+  it('a cleared renewal lets the lease lapse', async () => {
+    const caller = await server.createKey()
+    const keys = new IdempotencyKeysRepository(server.app.db)
+    const key = freshKey()
+    const claimed = await keys.claim({ appId: caller.appId, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })
+    if (claimed.outcome !== 'claimed') throw new Error(`expected a claim, got ${claimed.outcome}`)
+    clearInterval(renewWhileHeld(keys, claimed.claim, server.app.log, timing))
+    await sleep(timing.leaseMs + 50)
+    expect((await keys.claim({ appId: caller.appId, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })).outcome).toBe('claimed')
   })
 })
 
