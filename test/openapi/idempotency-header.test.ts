@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startTestServer, type TestServer } from '../helper.js'
+
+interface Operation {
+  parameters?: { $ref?: string; name?: string }[]
+  responses: Record<string, unknown>
+  security?: unknown[]
+}
+
+interface Document {
+  paths: Record<string, Record<string, Operation>>
+  components: { parameters?: Record<string, { name: string; in: string; required: boolean; schema: unknown }> }
+}
+
+let server: TestServer
+let document: Document
+beforeAll(async () => {
+  server = await startTestServer()
+  document = (await server.request<Document>('GET', '/api/v0/openapi.json')).body
+})
+afterAll(async () => server.close())
+
+describe('the document declares Idempotency-Key where the server takes it', () => {
+  it('every authenticated POST takes the optional header and lists 409 and 422; no other operation does', async () => {
+    expect(document.components.parameters?.IdempotencyKey).toMatchObject({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+    })
+    let posts = 0
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const declares = (operation.parameters ?? []).some((parameter) => parameter.$ref === '#/components/parameters/IdempotencyKey')
+        const label = `${method.toUpperCase()} ${path}`
+        if (method === 'post') {
+          posts++
+          expect(declares, label).toBe(true)
+          expect(Object.keys(operation.responses), label).toEqual(expect.arrayContaining(['409', '422']))
+        } else {
+          expect(declares, label).toBe(false)
+        }
+      }
+    }
+    // customers, liquidation addresses, taxes, webhooks, rotate, retry, test
+    expect(posts).toBe(7)
+  })
+})
