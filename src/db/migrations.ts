@@ -184,6 +184,8 @@ migrations['0003_owner_tools'] = {
       .addColumn('body', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('lease_until', 'text', (c) => c.notNull())
+      // set inside the first request's own transaction: once its change committed, the key never runs again
+      .addColumn('committed_at', 'text')
       .addPrimaryKeyConstraint('idempotency_keys_pk', ['app_id', 'key'])
       .execute()
     await db.schema.createIndex('idempotency_keys_created_at').on('idempotency_keys').column('created_at').execute()

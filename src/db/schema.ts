@@ -159,6 +159,11 @@ export interface IdempotencyKeysTable {
   created_at: string
   /** a running request's claim lapses then (its process died), so the key can be used again */
   lease_until: string
+  /**
+   * Written inside the first request's own transaction (`transact`), so it commits with the
+   * change: a claim whose change committed is never run again, even if its response was lost.
+   */
+  committed_at: string | null
 }
 
 export interface Database {

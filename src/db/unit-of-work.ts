@@ -1,4 +1,16 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
 import { type Db, type WriteTransactionOptions, writeTransaction } from './database.js'
+
+/**
+ * What the request being handled asks to write inside the transaction that carries its change,
+ * just before it commits (the Idempotency-Key plugin records there that the change was made).
+ * Set around a route's handler; read by `transact` only, the one way routes change data.
+ */
+export interface RequestTransactionScope {
+  beforeCommit(tx: Db): Promise<void>
+}
+
+export const requestTransactionScope = new AsyncLocalStorage<RequestTransactionScope>()
 
 /** What a committed change means for the delivery dispatchers, in this process and in others. */
 export interface CommitSignals {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { callerOf } from '../auth/authenticate.js'
+import { requestTransactionScope } from '../db/unit-of-work.js'
 import { ApiError } from '../errors.js'
 import { type Claim, IdempotencyKeysRepository } from './repository.js'
 
@@ -27,6 +28,8 @@ export const IDEMPOTENCY = {
 export const INVALID_KEY = 'Idempotency-Key must be 1 to 255 printable ASCII characters'
 export const KEY_REUSED = 'Idempotency-Key was already used with a different request'
 export const KEY_IN_PROGRESS = 'A request with this Idempotency-Key is still in progress'
+export const KEY_ANSWER_LOST =
+  'The first request with this Idempotency-Key was carried out, but its answer was lost; it is not carried out again'
 
 // Printable ASCII, space included (HTTP already strips spaces at either end of a header value).
 const KEY_FORMAT = /^[\x20-\x7e]{1,255}$/
@@ -114,6 +117,8 @@ export const idempotencyPlugin = fp(
           throw new ApiError(422, KEY_REUSED)
         case 'running':
           throw ApiError.conflict(KEY_IN_PROGRESS)
+        case 'lost':
+          throw ApiError.conflict(KEY_ANSWER_LOST)
         case 'completed': {
           const { statusCode, contentType, body } = result.response
           reply.code(statusCode).header(REPLAYED_HEADER, 'true')
@@ -121,6 +126,17 @@ export const idempotencyPlugin = fp(
           return reply.send(body)
         }
       }
+    })
+
+    // The handler runs inside this scope, so `transact` records the claim's change in its own
+    // commit. A callback hook, last: `done` calls the handler, which then inherits the scope.
+    app.addHook('preHandler', (request, _reply, done) => {
+      const holding = held.get(request)
+      if (holding === undefined) {
+        done()
+        return
+      }
+      requestTransactionScope.run({ beforeCommit: (tx) => keys.markCommitted(tx, holding.claim) }, done)
     })
 
     app.addHook('onSend', async (request, reply, payload) => {

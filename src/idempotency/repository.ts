@@ -26,6 +26,8 @@ export type ClaimResult =
   | { outcome: 'mismatch' }
   /** the key's first request is still running (or the key is contended right now) */
   | { outcome: 'running' }
+  /** the key's first request made its change but its process died before storing the answer */
+  | { outcome: 'lost' }
 
 export interface ClaimRequest {
   appId: string
@@ -65,7 +67,15 @@ export class IdempotencyKeysRepository {
     const { appId, key, fingerprint } = request
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
       const now = Date.now()
-      const fresh = { fingerprint, status_code: null, content_type: null, body: null, created_at: iso(now), lease_until: iso(now + request.leaseMs) }
+      const fresh = {
+        fingerprint,
+        status_code: null,
+        content_type: null,
+        body: null,
+        created_at: iso(now),
+        lease_until: iso(now + request.leaseMs),
+        committed_at: null,
+      }
       const inserted = await this.db
         .insertInto('idempotency_keys')
         .values({ app_id: appId, key, ...fresh })
@@ -78,9 +88,10 @@ export class IdempotencyKeysRepository {
       if (existing === undefined) continue // released between the two statements: insert again
       const expiredBefore = iso(now - request.retentionMs)
       const lapsed = existing.status_code === null && existing.lease_until < fresh.created_at
-      if (existing.created_at >= expiredBefore && !lapsed) {
+      if (existing.created_at >= expiredBefore && !(lapsed && existing.committed_at === null)) {
         if (existing.fingerprint !== fingerprint) return { outcome: 'mismatch' }
-        if (existing.status_code === null) return { outcome: 'running' }
+        // A lapsed claim whose change committed is never run again: running it twice is what the key prevents.
+        if (existing.status_code === null) return { outcome: lapsed ? 'lost' : 'running' }
         return { outcome: 'completed', response: { statusCode: existing.status_code, contentType: existing.content_type, body: existing.body ?? '' } }
       }
       // Take it over only if it is still expired or lapsed: a concurrent takeover, renewal or
@@ -91,7 +102,10 @@ export class IdempotencyKeysRepository {
         .where('app_id', '=', appId)
         .where('key', '=', key)
         .where((eb) =>
-          eb.or([eb('created_at', '<', expiredBefore), eb.and([eb('status_code', 'is', null), eb('lease_until', '<', fresh.created_at)])]),
+          eb.or([
+            eb('created_at', '<', expiredBefore),
+            eb.and([eb('status_code', 'is', null), eb('committed_at', 'is', null), eb('lease_until', '<', fresh.created_at)]),
+          ]),
         )
         .executeTakeFirst()
       if (takenOver.numUpdatedRows > 0n) return { outcome: 'claimed', claim: { appId, key, createdAt: fresh.created_at } }
@@ -125,7 +139,25 @@ export class IdempotencyKeysRepository {
     return result.numUpdatedRows > 0n
   }
 
-  /** Gives the key back (the request failed with a 5xx): the next request with it runs. */
+  /**
+   * Records, in the transaction `tx` that carries the claim's change, that the change was made: if
+   * the answer is then lost (the process dies first), the key is not run again.
+   */
+  async markCommitted(tx: Db, claim: Claim): Promise<void> {
+    await tx
+      .updateTable('idempotency_keys')
+      .set({ committed_at: new Date().toISOString() })
+      .where('app_id', '=', claim.appId)
+      .where('key', '=', claim.key)
+      .where('created_at', '=', claim.createdAt)
+      .where('status_code', 'is', null)
+      .execute()
+  }
+
+  /**
+   * Gives the key back (the request failed with a 5xx): the next request with it runs. Not once
+   * its change committed: that claim stays, and lapses into "lost" rather than running twice.
+   */
   async release(claim: Claim): Promise<void> {
     await this.db
       .deleteFrom('idempotency_keys')
@@ -133,6 +165,7 @@ export class IdempotencyKeysRepository {
       .where('key', '=', claim.key)
       .where('created_at', '=', claim.createdAt)
       .where('status_code', 'is', null)
+      .where('committed_at', 'is', null)
       .execute()
   }
 

@@ -9,7 +9,7 @@ import { LiquidationAddressesRepository } from '../db/repositories/liquidation-a
 import { TaxesRepository } from '../db/repositories/taxes.js'
 import { WebhooksRepository } from '../db/repositories/webhooks.js'
 import type { Repositories, TransactionRepositories } from '../types.js'
-import { runUnitOfWork, type UnitOfWork } from '../db/unit-of-work.js'
+import { requestTransactionScope, runUnitOfWork, type UnitOfWork } from '../db/unit-of-work.js'
 import type { DeliveryNotifier } from '../webhooks/notifier.js'
 
 export function repositoriesOf(db: Db, unit?: UnitOfWork): Repositories {
@@ -38,13 +38,21 @@ export const databasePlugin = fp<{ db: Db; notifier: DeliveryNotifier }>(
       'transact',
       async <T>(work: (tx: TransactionRepositories) => Promise<T>): Promise<T> =>
         // Route work touches only the database, so a deadlock or serialization abort can run it again.
-        runUnitOfWork(db, notifier, (unit) => work({
-            ...repositoriesOf(unit.tx, unit),
-            events: new EventsRepository(unit.tx, unit),
-            deliveries: new DeliveriesRepository(unit.tx, unit),
-          }), {
-          retries: 3,
-        }),
+        runUnitOfWork(
+          db,
+          notifier,
+          async (unit) => {
+            const result = await work({
+              ...repositoriesOf(unit.tx, unit),
+              events: new EventsRepository(unit.tx, unit),
+              deliveries: new DeliveriesRepository(unit.tx, unit),
+            })
+            // The request's own record of the change (Idempotency-Key), in the same commit.
+            await requestTransactionScope.getStore()?.beforeCommit(unit.tx)
+            return result
+          },
+          { retries: 3 },
+        ),
     )
     app.addHook('onClose', async () => {
       await db.destroy()
