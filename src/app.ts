@@ -66,8 +66,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(createValidatorCompiler(createRules({ allowHttpLoopback: config.nodeEnv !== 'production' })))
   app.decorateRequest('auth', null)
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
+    done()
   })
 
   await app.register(errorsPlugin)

@@ -1,5 +1,13 @@
 import { createHash } from 'node:crypto'
-import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify'
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyRequest,
+  onResponseHookHandler,
+  onSendHookHandler,
+  preHandlerAsyncHookHandler,
+  preHandlerHookHandler,
+} from 'fastify'
 import fp from 'fastify-plugin'
 import { callerOf } from '../auth/authenticate.js'
 import { requestTransactionScope } from '../db/unit-of-work.js'
@@ -63,6 +71,10 @@ function storableBody(payload: unknown): string | undefined {
   return undefined
 }
 
+function asArray<T>(value: T | T[] | undefined): T[] {
+  return value === undefined ? [] : Array.isArray(value) ? value : [value]
+}
+
 interface HeldClaim {
   claim: Claim
   renewal: NodeJS.Timeout
@@ -97,8 +109,8 @@ export const idempotencyPlugin = fp(
       }
     }
 
-    app.addHook('preHandler', async (request, reply) => {
-      if (request.method !== 'POST') return
+    /** Claims the key, or answers from it (replay, 422, 409). */
+    const claimKey: preHandlerAsyncHookHandler = async (request, reply) => {
       const key = request.headers[IDEMPOTENCY_KEY_HEADER]
       if (key === undefined) return
       if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw ApiError.badRequest(INVALID_KEY)
@@ -126,28 +138,45 @@ export const idempotencyPlugin = fp(
           return reply.send(body)
         }
       }
-    })
+    }
 
     // The handler runs inside this scope, so `transact` records the claim's change in its own
-    // commit. A callback hook, last: `done` calls the handler, which then inherits the scope.
-    app.addHook('preHandler', (request, _reply, done) => {
+    // commit. A callback hook, after claimKey: `done` calls the handler, which inherits the scope.
+    const runInScope: preHandlerHookHandler = (request, _reply, done) => {
       const holding = held.get(request)
       if (holding === undefined) {
         done()
         return
       }
       requestTransactionScope.run({ beforeCommit: (tx) => keys.markCommitted(tx, holding.claim) }, done)
-    })
+    }
 
-    app.addHook('onSend', async (request, reply, payload) => {
+    const storeAnswer: onSendHookHandler = (request, reply, payload, done) => {
+      if (!held.has(request)) {
+        done(null, payload)
+        return
+      }
       const contentType = reply.getHeader('content-type')
-      await settle(request, reply.statusCode, typeof contentType === 'string' ? contentType : null, storableBody(payload))
-      return payload
-    })
+      const proceed = () => done(null, payload)
+      void settle(request, reply.statusCode, typeof contentType === 'string' ? contentType : null, storableBody(payload)).then(proceed, proceed)
+    }
 
     // A request that ended without passing onSend (an error while sending) gives its key back.
-    app.addHook('onResponse', async (request) => {
-      await settle(request, 500, null, undefined)
+    const releaseUnanswered: onResponseHookHandler = (request, _reply, done) => {
+      if (!held.has(request)) {
+        done()
+        return
+      }
+      const proceed = () => done()
+      void settle(request, 500, null, undefined).then(proceed, proceed)
+    }
+
+    // Only POST routes carry these hooks: no other route pays for them.
+    app.addHook('onRoute', (route) => {
+      if (route.method !== 'POST') return
+      route.preHandler = [...asArray(route.preHandler), claimKey, runInScope]
+      route.onSend = [...asArray(route.onSend), storeAnswer]
+      route.onResponse = [...asArray(route.onResponse), releaseUnanswered]
     })
 
     const purger = schedulePurge(keys, app.log, IDEMPOTENCY.purgeEveryMs)

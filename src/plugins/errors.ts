@@ -83,18 +83,23 @@ export const errorsPlugin = fp(
       app.log.info({ reqId: requestId, method: req.method, url: req.url }, 'CONNECT answered with 501')
       answerAndClose(socket, 501, 'CONNECT is not supported', requestId)
     })
-    app.addHook('onRequest', async (request) => {
+    // A callback hook: it runs on every request, and answers almost always with nothing to do.
+    app.addHook('onRequest', (request, _reply, done) => {
       if (closing) {
-        throw new ApiError(503, 'The server is shutting down', { details: 'Retry the request', headers: { 'Retry-After': '1' } })
+        done(new ApiError(503, 'The server is shutting down', { details: 'Retry the request', headers: { 'Retry-After': '1' } }))
+        return
       }
       const raw = request.raw
       if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && raw.headers.host === undefined) {
-        throw ApiError.badRequest('Host header is required')
+        done(ApiError.badRequest('Host header is required'))
+        return
       }
       const expectation = raw.headers.expect
       if (expectation !== undefined && !CONTINUE_EXPECTATION.test(expectation)) {
-        throw new ApiError(417, 'Expect supports only 100-continue')
+        done(new ApiError(417, 'Expect supports only 100-continue'))
+        return
       }
+      done()
     })
 
     app.setErrorHandler((error: unknown, request, reply) => {
