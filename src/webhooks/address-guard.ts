@@ -1,6 +1,5 @@
 // SSRF guard for outgoing webhook deliveries: classifies IP addresses, refuses
 // non-public destinations and pins the socket to the address that was checked.
-import { promises as dnsPromises } from 'node:dns'
 import type { LookupAddress } from 'node:dns'
 import { isIP } from 'node:net'
 import type { LookupFunction } from 'node:net'
@@ -180,11 +179,6 @@ export class AddressRefusedError extends Error {
     super(message)
     this.name = 'AddressRefusedError'
   }
-}
-
-export const systemResolver: ResolveHost = async (hostname) => {
-  const answers: LookupAddress[] = await dnsPromises.lookup(hostname, { all: true, verbatim: true })
-  return answers.map(({ address }) => ({ address, family: isIP(address) === 6 ? 6 : 4 }))
 }
 
 /**

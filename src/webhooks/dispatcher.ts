@@ -4,7 +4,8 @@ import { backendOf, type Db, writeTransaction } from '../db/database.js'
 import { DeliveriesRepository, type DueDelivery } from '../db/repositories/deliveries.js'
 import { newId } from '../db/time.js'
 import type { SignalSink } from '../db/unit-of-work.js'
-import { type ResolveHost, systemResolver } from './address-guard.js'
+import type { ResolveHost } from './address-guard.js'
+import { CachingDnsResolver } from './dns-resolver.js'
 import { type Attempt, InFlightRegistry } from './in-flight.js'
 import type { DeliveryListener } from './notifier.js'
 import { decideOutcome } from './outcome.js'
@@ -20,6 +21,9 @@ import { previousSecretInForce, signedRequest } from './signing.js'
  * fair scheduler (per-application queues) is to remove.
  */
 const WRITE_WAIT_MS = 250
+
+/** A delivery's DNS lookup gives up after this (or the attempt's own timeout, if shorter). */
+const DNS_TIMEOUT_MS = 5000
 
 /** pino's logger, as Fastify types it (the worker passes a plain pino logger) */
 export type DispatcherLog = Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>
@@ -78,7 +82,9 @@ export class Dispatcher implements DeliveryListener {
 
   constructor(private readonly options: DispatcherOptions) {
     this.deliveries = new DeliveriesRepository(options.db)
-    this.sender = new WebhookSender({ resolveHost: options.resolveHost ?? systemResolver, allowLoopback: options.allowLoopback })
+    // Its own resolver: lookups bounded by the attempt's timeout (at most 5 s), cached for their TTL.
+    const resolveHost = options.resolveHost ?? new CachingDnsResolver({ timeoutMs: Math.min(DNS_TIMEOUT_MS, options.timeoutMs) }).resolve
+    this.sender = new WebhookSender({ resolveHost, allowLoopback: options.allowLoopback })
     this.schedule = options.retrySchedule ?? RETRY_SCHEDULE_MS
     this.random = options.random ?? Math.random
     this.outcomes = new OutcomeWriter(options.db, options.sink, options.log)

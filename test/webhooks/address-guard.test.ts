@@ -1,6 +1,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { LookupAddress, LookupOptions } from 'node:dns'
+import { CachingDnsResolver } from '../../src/webhooks/dns-resolver.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   AddressRefusedError,
@@ -8,7 +9,6 @@ import {
   classifyAddress,
   pinnedLookup,
   resolveAllowed,
-  systemResolver,
   type AddressKind,
   type ResolveHost,
   type ResolvedAddress,
@@ -226,8 +226,9 @@ describe('resolveAllowed', () => {
   })
 })
 
-describe('systemResolver', () => {
+describe('the delivery resolver', () => {
   it('resolves localhost to loopback addresses only, which the guard refuses by default', async () => {
+    const systemResolver = new CachingDnsResolver({ timeoutMs: 1000 }).resolve
     const answers = await systemResolver('localhost')
     expect(answers.length).toBeGreaterThan(0)
     for (const { address, family } of answers) {
