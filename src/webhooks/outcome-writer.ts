@@ -3,17 +3,34 @@ import { type AttemptRecord, DeliveriesRepository } from '../db/repositories/del
 import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
 import type { DispatcherLog } from './dispatcher.js'
 
+const FIRST_RETRY_MS = 250
+const MAX_RETRY_MS = 30_000
+/** while writes keep failing, the failure is logged again at most this often */
+const FAILURE_LOG_EVERY_MS = 60_000
+
+/** The wait before writing again after a failed write: 250 ms, doubling to 30 s. Pure. */
+export function outcomeRetryDelay(previousMs: number): number {
+  return previousMs <= 0 ? FIRST_RETRY_MS : Math.min(MAX_RETRY_MS, previousMs * 2)
+}
 
 /**
  * Writes attempt outcomes: what ends within one event-loop turn is written in one transaction
- * (attempt rows, deliveries, statistics, 410 deactivations). A failed write is tried again;
- * if the process dies first, the claims' leases make the deliveries due again.
+ * (attempt rows, deliveries, statistics, 410 deactivations). A failed write (a full disk, a
+ * database outage) is tried again after a growing delay, and the incident is logged once when it
+ * starts, at most once a minute while it lasts, and once when writes work again; if the process
+ * dies first, the claims' leases make the deliveries due again.
  */
 export class OutcomeWriter {
   private pending: AttemptRecord[] = []
   private scheduled = false
   private writing: Promise<void> | undefined
   private closing = false
+  /** the wait after the last failed write; 0 while writes work */
+  private retryDelayMs = 0
+  private retryTimer: NodeJS.Timeout | undefined
+  private failingSinceMs: number | undefined
+  private failures = 0
+  private lastFailureLogMs = 0
 
   constructor(
     private readonly db: Db,
@@ -29,11 +46,14 @@ export class OutcomeWriter {
   /** Writes everything gathered; stops retrying failed writes. */
   async close(): Promise<void> {
     this.closing = true
+    clearTimeout(this.retryTimer)
+    this.retryTimer = undefined
     while (this.writing !== undefined || this.pending.length > 0) await this.flush()
   }
 
   private schedule(): void {
-    if (this.scheduled) return
+    // While backing off, new outcomes wait for the retry: they join its batch.
+    if (this.scheduled || (this.retryTimer !== undefined && !this.closing)) return
     this.scheduled = true
     setImmediate(() => {
       this.scheduled = false
@@ -92,11 +112,38 @@ export class OutcomeWriter {
         // then delivers it again): the lease (2 × timeout + 1 s) was shorter than this stall.
         this.log.warn({ deliveryId: record.deliveryId, webhookId: record.webhookId, attempt: record.attempt }, 'webhook dispatcher: attempt outcome not recorded: its claim had lapsed')
       }
+      this.writesWork()
     } catch (error) {
-      this.log.error({ err: error }, 'webhook dispatcher: recording attempt outcomes failed')
+      this.writeFailed(error, batch.length)
       if (this.closing) return
       this.pending = batch.concat(this.pending)
-      setTimeout(() => this.schedule(), 250).unref()
+      this.retryDelayMs = outcomeRetryDelay(this.retryDelayMs)
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined
+        this.schedule()
+      }, this.retryDelayMs)
+      this.retryTimer.unref()
     }
+  }
+
+  private writeFailed(error: unknown, outcomes: number): void {
+    const nowMs = Date.now()
+    this.failures++
+    if (this.failingSinceMs === undefined || nowMs - this.lastFailureLogMs >= FAILURE_LOG_EVERY_MS) {
+      this.log.error(
+        { err: error, outcomes, failures: this.failures, retryInMs: outcomeRetryDelay(this.retryDelayMs) },
+        'webhook dispatcher: recording attempt outcomes failed; retrying with a growing delay',
+      )
+      this.lastFailureLogMs = nowMs
+    }
+    this.failingSinceMs ??= nowMs
+  }
+
+  private writesWork(): void {
+    if (this.failingSinceMs === undefined) return
+    this.log.info({ failedForMs: Date.now() - this.failingSinceMs, failures: this.failures }, 'webhook dispatcher: recording attempt outcomes works again')
+    this.failingSinceMs = undefined
+    this.failures = 0
+    this.retryDelayMs = 0
   }
 }
