@@ -4,7 +4,8 @@ import type { DestinationStream } from 'pino'
 import { authenticate } from './auth/authenticate.js'
 import type { Redis } from 'ioredis'
 import { MemoryRateLimiter, type RateLimiter } from './auth/rate-limiter.js'
-import { FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
+import { FailureThrottle, MAX_TRACKED } from './auth/failure-throttle.js'
+import { FallbackPeekableRateLimiter, FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import { answerClientError } from './http/client-errors.js'
@@ -33,6 +34,8 @@ export interface AppOptions {
   redis?: Redis
   /** tests: a rate limiter to use instead of the configured one */
   rateLimiter?: RateLimiter
+  /** tests: the clock of the in-memory failed-authentication throttle */
+  now?: () => number
   /** where log lines go (tests capture them); stdout by default */
   logStream?: DestinationStream
   /** the webhook dispatcher's injected parts (tests: a fake DNS, a short retry schedule) */
@@ -117,6 +120,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(openapiPlugin)
 
   const rateLimiter = options.rateLimiter ?? createRateLimiter(app, config, options.redis)
+  const failureThrottle = createFailureThrottle(app, config, options.redis, options.now)
   const redis = options.redis
   const redisState = async (): Promise<RedisState> =>
     redis === undefined ? 'not configured' : (await redisAnswers(redis)) ? 'ok' : 'error'
@@ -130,7 +134,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
       // Everything else authenticates first, in one hook.
       await api.register(async (authenticated) => {
-        authenticated.addHook('onRequest', authenticate(app.repos.apps, rateLimiter))
+        authenticated.addHook('onRequest', authenticate(app.repos.apps, rateLimiter, failureThrottle))
         await authenticated.register(idempotencyPlugin)
         await authenticated.register(healthRoutes, { redisState })
         await authenticated.register(webhookRoutes, { urlAddressProblem })
@@ -161,4 +165,36 @@ function createRateLimiter(app: FastifyInstance, config: Config, redis: Redis | 
     onFallback: (error) => app.log.error({ err: error }, 'Redis is unavailable: rate limits are counted per instance until it answers again'),
     onRecover: () => app.log.info('Redis answers again: rate limits are shared across instances again'),
   })
+}
+
+/**
+ * The failed-authentication throttle (config.authFailures), counted like the rate limiter: in
+ * Redis when REDIS_URL is set (shared by every instance, falling back to this process while Redis
+ * is down), in this process otherwise, holding at most MAX_TRACKED addresses and keys.
+ * request.ip is the socket's address: behind a proxy every caller shares the proxy's address
+ * unless Fastify's trustProxy is set to that proxy (it is not).
+ */
+function createFailureThrottle(app: FastifyInstance, config: Config, redis: Redis | undefined, now: (() => number) | undefined): FailureThrottle | undefined {
+  const limits = config.authFailures
+  if (limits.perAddress === 0 && limits.perKey === 0) return undefined
+  const windowMs = limits.windowSeconds * 1000
+  const memory = new MemoryRateLimiter({ windowMs, maxKeys: MAX_TRACKED, ...(now === undefined ? {} : { now }) })
+  const counter =
+    redis === undefined
+      ? memory
+      : new FallbackPeekableRateLimiter(new RedisRateLimiter(redis, { windowMs, prefix: 'devplatform:authfail:' }), memory, {
+          onFallback: (error) => app.log.error({ err: error }, 'Redis is unavailable: failed authentications are counted per instance until it answers again'),
+          onRecover: () => app.log.info('Redis answers again: failed authentications are counted across instances again'),
+        })
+  return new FailureThrottle(
+    counter,
+    limits,
+    // Key id only for a known key; never the secret or the presented key text.
+    (event) =>
+      app.log.warn(
+        { event: 'auth_failures_throttled', scope: event.scope, clientAddress: event.clientAddress, keyId: event.keyId, limit: event.limit, windowSeconds: event.windowSeconds },
+        'Too many failed authentication attempts: further attempts are refused with 429 until the window passes',
+      ),
+    now === undefined ? {} : { now },
+  )
 }

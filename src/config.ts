@@ -25,6 +25,16 @@ export interface Config {
   logLevel: LogLevel
   nodeEnv: NodeEnv
   webhooks: WebhookConfig
+  /** failed authentications allowed per client address and per client key in a sliding window */
+  authFailures: AuthFailureConfig
+}
+
+export interface AuthFailureConfig {
+  /** 0: no per-address limit */
+  perAddress: number
+  /** 0: no per-key limit */
+  perKey: number
+  windowSeconds: number
 }
 
 /** Thrown for a bad environment value; the message is the one line printed before exiting. */
@@ -124,6 +134,19 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env): Webhook
   }
 }
 
+/**
+ * The failed-authentication throttle. Off by default under NODE_ENV=test only, so the test
+ * suite's many deliberate 401s from 127.0.0.1 are not throttled; tests of the throttle set it.
+ */
+export function loadAuthFailureConfig(env: NodeJS.ProcessEnv = process.env): AuthFailureConfig {
+  const fallback = env.NODE_ENV === 'test' ? 0 : 20
+  return {
+    perAddress: integer(env, 'AUTH_FAILURES_PER_ADDRESS', fallback, 0, 1_000_000),
+    perKey: integer(env, 'AUTH_FAILURES_PER_KEY', fallback, 0, 1_000_000),
+    windowSeconds: integer(env, 'AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86_400),
+  }
+}
+
 /** Reads the configuration from an environment; every variable is optional and validated. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const portText = env.PORT ?? '3000'
@@ -142,5 +165,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL ?? 'info', LOG_LEVELS),
     nodeEnv: oneOf('NODE_ENV', env.NODE_ENV ?? 'development', NODE_ENVS),
     webhooks: loadWebhookConfig(env),
+    authFailures: loadAuthFailureConfig(env),
   }
 }

@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       nodeEnv: 'development',
       webhooks: { dispatcher: true, timeoutMs: 15_000, concurrency: 256, perWebhookConcurrency: 16, pollIntervalMs: 250 },
+      authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 },
     })
   })
 
@@ -35,8 +36,34 @@ describe('loadConfig', () => {
       logLevel: 'warn',
       nodeEnv: 'production',
       webhooks: { dispatcher: false, timeoutMs: 100, concurrency: 10000, perWebhookConcurrency: 1, pollIntervalMs: 60000 },
+      authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 },
     })
     expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', filename: '/tmp/x.db' })
+  })
+
+  it('reads the failed-authentication limits at their bounds; off by default under NODE_ENV=test only', () => {
+    const low = { AUTH_FAILURES_PER_ADDRESS: '0', AUTH_FAILURES_PER_KEY: '0', AUTH_FAILURE_WINDOW_SECONDS: '1' }
+    expect(loadConfig(low).authFailures).toEqual({ perAddress: 0, perKey: 0, windowSeconds: 1 })
+    const high = { AUTH_FAILURES_PER_ADDRESS: '1000000', AUTH_FAILURES_PER_KEY: '1000000', AUTH_FAILURE_WINDOW_SECONDS: '86400' }
+    expect(loadConfig(high).authFailures).toEqual({ perAddress: 1_000_000, perKey: 1_000_000, windowSeconds: 86_400 })
+    expect(loadConfig({ NODE_ENV: 'test' }).authFailures).toEqual({ perAddress: 0, perKey: 0, windowSeconds: 60 })
+    expect(loadConfig({ NODE_ENV: 'test', AUTH_FAILURES_PER_KEY: '5' }).authFailures).toEqual({ perAddress: 0, perKey: 5, windowSeconds: 60 })
+    expect(loadConfig({ NODE_ENV: 'production' }).authFailures).toEqual({ perAddress: 20, perKey: 20, windowSeconds: 60 })
+    const bad: Record<string, string>[] = [
+      { AUTH_FAILURES_PER_ADDRESS: '-1' },
+      { AUTH_FAILURES_PER_ADDRESS: '1000001' },
+      { AUTH_FAILURES_PER_KEY: 'ten' },
+      { AUTH_FAILURES_PER_KEY: '' },
+      { AUTH_FAILURE_WINDOW_SECONDS: '0' },
+      { AUTH_FAILURE_WINDOW_SECONDS: '86401' },
+      { AUTH_FAILURE_WINDOW_SECONDS: '1.5' },
+    ]
+    for (const env of bad) {
+      const [name, value] = Object.entries(env)[0] ?? ['', '']
+      expect(() => loadConfig(env)).toThrow(ConfigError)
+      expect(() => loadConfig(env)).toThrow(`${name} must be an integer from`)
+      expect(() => loadConfig(env)).toThrow(`(got ${JSON.stringify(value)})`)
+    }
   })
 
   it('reads PostgreSQL and Redis URLs, with the pool size at its bounds', () => {

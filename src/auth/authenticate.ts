@@ -3,6 +3,7 @@ import type { AppsRepository } from '../db/repositories/apps.js'
 import { ApiError } from '../errors.js'
 import type { AuthContext } from '../types.js'
 import { hourlyLimitOf, secretMatches } from './credentials.js'
+import type { FailureThrottle } from './failure-throttle.js'
 import type { RateLimiter } from './rate-limiter.js'
 
 function header(request: FastifyRequest, name: string): string | undefined {
@@ -12,10 +13,11 @@ function header(request: FastifyRequest, name: string): string | undefined {
 
 /**
  * The onRequest hook of every authenticated route. It runs before the body is read, in the
- * contract's order: missing headers 401, bad credentials 401, inactive key 403, rate limit 429,
- * missing scope 403; validation (400) and existence (404) come after it.
+ * contract's order: missing headers 401, too many failures from this address 429, bad credentials
+ * 401 (429 once the key's failures are full), inactive key 403, rate limit 429, missing scope 403;
+ * validation (400) and existence (404) come after it.
  */
-export function authenticate(apps: AppsRepository, limiter: RateLimiter): onRequestAsyncHookHandler {
+export function authenticate(apps: AppsRepository, limiter: RateLimiter, failures?: FailureThrottle): onRequestAsyncHookHandler {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const clientKey = header(request, 'x-client-key')
     const clientSecret = header(request, 'x-client-secret')
@@ -26,8 +28,13 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter): onRequ
     }
     // Looked up on every request (an indexed read), so a deactivation by the CLI in another
     // process takes effect on the very next request.
+    // Before the secret is checked, so a throttled guess learns nothing (not even a right one).
+    const addressWait = await failures?.addressRetryAfter(request.ip)
+    if (addressWait !== undefined) throw tooManyFailures(addressWait)
     const key = await apps.findCredentials(clientKey)
     if (!secretMatches(clientSecret, key?.secret_digest) || key === undefined) {
+      const wait = await failures?.failed(request.ip, clientKey, key?.id)
+      if (wait !== undefined) throw tooManyFailures(wait)
       throw new ApiError(401, 'Invalid client app credentials', { details: 'The client key or client secret is invalid' })
     }
     if (!key.active) {
@@ -52,6 +59,13 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter): onRequ
     const auth: AuthContext = { appId: key.app_id, keyId: key.id, environment: key.environment, scopes: key.scopes }
     request.auth = auth
   }
+}
+
+function tooManyFailures(seconds: number): ApiError {
+  return new ApiError(429, 'Too many failed authentication attempts', {
+    details: `Authentication is paused after too many failed attempts; retry in ${seconds} seconds`,
+    headers: { 'Retry-After': String(seconds) },
+  })
 }
 
 /** The caller of an authenticated route (the hook guarantees it is set). */

@@ -15,6 +15,12 @@ export interface RateLimiter {
   consume(key: string, limit: number): Promise<RateLimitDecision>
 }
 
+/** A limiter that can also tell whether a key is full without counting anything (failure throttle). */
+export interface PeekableRateLimiter extends RateLimiter {
+  /** `allowed` is whether one more would be admitted now; nothing is recorded */
+  peek(key: string, limit: number): Promise<RateLimitDecision>
+}
+
 export const HOUR_MS = 3_600_000
 
 /**
@@ -23,15 +29,44 @@ export const HOUR_MS = 3_600_000
  * ending now, so no 60-minute interval ever holds more than `limit` (a fixed window lets
  * twice the limit through at its edge). Memory: 8 bytes per admitted request in the window.
  */
-export class MemoryRateLimiter implements RateLimiter {
+export class MemoryRateLimiter implements PeekableRateLimiter {
   private readonly logs = new Map<string, { ring: Float64Array; head: number; count: number }>()
   private readonly windowMs: number
   private readonly now: () => number
+  private readonly maxKeys: number
   private consumedSinceSweep = 0
 
-  constructor(options: { windowMs?: number; now?: () => number } = {}) {
+  /**
+   * `maxKeys` bounds memory when keys are chosen by callers (client addresses): past it, the
+   * oldest-created key is forgotten, so rotating addresses cannot grow the map without limit.
+   */
+  constructor(options: { windowMs?: number; now?: () => number; maxKeys?: number } = {}) {
     this.windowMs = options.windowMs ?? HOUR_MS
     this.now = options.now ?? Date.now
+    this.maxKeys = options.maxKeys ?? Number.POSITIVE_INFINITY
+  }
+
+  async peek(key: string, limit: number): Promise<RateLimitDecision> {
+    return this.peekSync(key, limit)
+  }
+
+  /** Like consumeSync without recording; an unknown key creates no entry. */
+  peekSync(key: string, limit: number): RateLimitDecision {
+    const now = this.now()
+    const windowSeconds = Math.round(this.windowMs / 1000)
+    const log = this.logs.get(key)
+    if (log === undefined) return { allowed: true, limit, remaining: limit, resetSeconds: 0, windowSeconds }
+    this.dropExpired(log, now)
+    const count = Math.min(log.count, limit)
+    const resetSeconds = this.secondsUntilFree(log, now)
+    return { allowed: count < limit, limit, remaining: limit - count, resetSeconds, windowSeconds }
+  }
+
+  private dropExpired(log: { ring: Float64Array; head: number; count: number }, now: number): void {
+    while (log.count > 0 && now - this.oldest(log) >= this.windowMs) {
+      log.head = (log.head + 1) % log.ring.length
+      log.count--
+    }
   }
 
   async consume(key: string, limit: number): Promise<RateLimitDecision> {
@@ -43,14 +78,15 @@ export class MemoryRateLimiter implements RateLimiter {
     this.sweepOccasionally(now)
     let log = this.logs.get(key)
     if (log === undefined || log.ring.length !== limit) {
+      if (log === undefined && this.logs.size >= this.maxKeys) {
+        const oldestKey = this.logs.keys().next()
+        if (oldestKey.done !== true) this.logs.delete(oldestKey.value)
+      }
       log = this.resized(log, limit)
       this.logs.set(key, log)
     }
     // Drop admissions that have left the window (oldest first).
-    while (log.count > 0 && now - this.oldest(log) >= this.windowMs) {
-      log.head = (log.head + 1) % log.ring.length
-      log.count--
-    }
+    this.dropExpired(log, now)
     const windowSeconds = Math.round(this.windowMs / 1000)
     if (log.count >= limit) {
       return { allowed: false, limit, remaining: 0, resetSeconds: this.secondsUntilFree(log, now), windowSeconds }
@@ -83,6 +119,11 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 
   /** Forget keys with no admission left in the window, so idle keys cost no memory. */
+  /** keys currently held (tests: the memory bound) */
+  get size(): number {
+    return this.logs.size
+  }
+
   private sweepOccasionally(now: number): void {
     if (++this.consumedSinceSweep < 10_000) return
     this.consumedSinceSweep = 0

@@ -4,13 +4,14 @@
  */
 import { Redis } from 'ioredis'
 import { redactUrl } from '../config.js'
-import { HOUR_MS, type RateLimitDecision, type RateLimiter } from './rate-limiter.js'
+import { HOUR_MS, type PeekableRateLimiter, type RateLimitDecision, type RateLimiter } from './rate-limiter.js'
 
 /** ioredis command name the script is registered under (defineCommand). */
 const COMMAND = 'devplatformSlidingLog'
 
 /**
- * KEYS[1] = the key's sorted set; ARGV[1] = limit; ARGV[2] = window in ms.
+ * KEYS[1] = the key's sorted set; ARGV[1] = limit; ARGV[2] = window in ms; ARGV[3] = 'peek' to
+ * only answer whether one more would be admitted, recording nothing (else 'consume').
  * Members are admissions, scored by admission time in ms (Redis server clock).
  * Returns { allowed (1|0), count after the call, ms until the oldest counted admission
  * leaves the window (-1 when count is 0) } — integers only, so no float precision is lost.
@@ -34,7 +35,9 @@ if count > limit then
   count = limit
 end
 local allowed = 0
-if count < limit then
+if count < limit and ARGV[3] == 'peek' then
+  allowed = 1 -- would be admitted; nothing recorded
+elseif count < limit then
   -- Member <now_us>:<count> is unique: scripts run atomically, one at a time, and an
   -- admission made earlier in the same microsecond is still in the set (its score is not
   -- <= now - window), so each later admission in that microsecond sees a larger count.
@@ -59,7 +62,7 @@ end
 return { allowed, count, reset }
 `
 
-type SlidingLogCommand = (key: string, limit: string, windowMs: string) => Promise<unknown>
+type SlidingLogCommand = (key: string, limit: string, windowMs: string, mode: 'consume' | 'peek') => Promise<unknown>
 
 function isIntegerTriple(value: unknown): value is [number, number, number] {
   return Array.isArray(value) && value.length === 3 && value.every((v) => Number.isInteger(v))
@@ -72,7 +75,7 @@ function isIntegerTriple(value: unknown): value is [number, number, number] {
  * with skewed clocks still agree. Refused requests add nothing: a key holds at most `limit`
  * members, whatever the refused traffic.
  */
-export class RedisRateLimiter implements RateLimiter {
+export class RedisRateLimiter implements PeekableRateLimiter {
   private readonly windowMs: number
   private readonly prefix: string
   private readonly command: SlidingLogCommand
@@ -87,11 +90,19 @@ export class RedisRateLimiter implements RateLimiter {
     // defineCommand adds the method at run time; ioredis' types cannot know it.
     const fn: unknown = Reflect.get(redis, COMMAND)
     if (typeof fn !== 'function') throw new Error('ioredis defineCommand did not register the script')
-    this.command = (key, limit, windowMs) => Reflect.apply(fn, redis, [key, limit, windowMs]) as Promise<unknown>
+    this.command = (key, limit, windowMs, mode) => Reflect.apply(fn, redis, [key, limit, windowMs, mode]) as Promise<unknown>
   }
 
   async consume(key: string, limit: number): Promise<RateLimitDecision> {
-    const reply = await this.command(this.prefix + key, String(limit), String(this.windowMs))
+    return this.run(key, limit, 'consume')
+  }
+
+  async peek(key: string, limit: number): Promise<RateLimitDecision> {
+    return this.run(key, limit, 'peek')
+  }
+
+  private async run(key: string, limit: number, mode: 'consume' | 'peek'): Promise<RateLimitDecision> {
+    const reply = await this.command(this.prefix + key, String(limit), String(this.windowMs), mode)
     if (!isIntegerTriple(reply)) throw new Error(`unexpected rate-limit script reply: ${JSON.stringify(reply)}`)
     const [allowed, count, resetMs] = reply
     const windowSeconds = Math.round(this.windowMs / 1000)
@@ -130,15 +141,19 @@ export class FallbackRateLimiter implements RateLimiter {
   }
 
   async consume(key: string, limit: number): Promise<RateLimitDecision> {
+    return this.answer(() => this.primary.consume(key, limit), () => this.fallback.consume(key, limit))
+  }
+
+  protected async answer(primary: () => Promise<RateLimitDecision>, fallback: () => Promise<RateLimitDecision>): Promise<RateLimitDecision> {
     let decision: RateLimitDecision
     try {
-      decision = await this.primary.consume(key, limit)
+      decision = await primary()
     } catch (error) {
       if (!this.failing) {
         this.failing = true
         notify(() => this.options.onFallback(error))
       }
-      return this.fallback.consume(key, limit)
+      return fallback()
     }
     if (this.failing) {
       this.failing = false
@@ -146,6 +161,21 @@ export class FallbackRateLimiter implements RateLimiter {
       if (onRecover !== undefined) notify(onRecover)
     }
     return decision
+  }
+}
+
+/** FallbackRateLimiter for limiters that can also peek (the failed-authentication throttle). */
+export class FallbackPeekableRateLimiter extends FallbackRateLimiter implements PeekableRateLimiter {
+  constructor(
+    private readonly peekPrimary: PeekableRateLimiter,
+    private readonly peekFallback: PeekableRateLimiter,
+    options: ConstructorParameters<typeof FallbackRateLimiter>[2],
+  ) {
+    super(peekPrimary, peekFallback, options)
+  }
+
+  async peek(key: string, limit: number): Promise<RateLimitDecision> {
+    return this.answer(() => this.peekPrimary.peek(key, limit), () => this.peekFallback.peek(key, limit))
   }
 }
 
