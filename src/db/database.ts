@@ -160,7 +160,9 @@ export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, 
     try {
       result = await work(tx)
     } catch (error) {
-      await sql`rollback`.execute(tx)
+      // SQLite rolls back by itself on some errors (SQLITE_FULL, IOERR, BUSY): a failing ROLLBACK
+      // then must not hide the error that caused it.
+      await sql`rollback`.execute(tx).catch(() => undefined)
       throw error
     }
     try {

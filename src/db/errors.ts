@@ -27,8 +27,9 @@ export function isRetryableConflict(error: unknown): boolean {
 
 // PostgreSQL SQLSTATEs that mean "not now": connection exceptions (08), insufficient resources
 // (53: disk full, out of memory, too many connections), operator intervention (57: shutdown,
-// cannot connect now, statement timeout), lock not available (55P03), read-only transaction (25006).
-const POSTGRES_UNAVAILABLE = /^(08|53|57)|^55P03$|^25006$/
+// cannot connect now, statement timeout), lock not available (55P03), read-only transaction
+// (25006), I/O error (58030).
+const POSTGRES_UNAVAILABLE = /^(08|53|57)|^55P03$|^25006$|^58030$/
 // Node's socket errors on a connection to the database.
 const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN'])
 // node-postgres raises these as plain Errors without a code.
@@ -55,4 +56,14 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   }
   const message = messageOf(error)
   return POSTGRES_CLIENT_MESSAGES.some((text) => message.includes(text))
+}
+
+// Storage that can't take writes now: full (SQLite FULL, PostgreSQL 53100), read-only (SQLite
+// READONLY, PostgreSQL 25006), failing (SQLite IOERR/CANTOPEN, PostgreSQL 58030).
+const STORAGE_FAULTS = /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN)|^53100$|^25006$|^58030$/
+
+/** A database-unavailable fault whose cause is the storage (full, read-only, failing), not the connection or a lock. */
+export function isStorageFault(error: unknown): boolean {
+  const code = codeOf(error)
+  return code !== undefined && STORAGE_FAULTS.test(code)
 }

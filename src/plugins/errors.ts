@@ -1,15 +1,18 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import type { Duplex } from 'node:stream'
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
-import { isDatabaseUnavailable } from '../db/errors.js'
+import { isDatabaseUnavailable, isStorageFault } from '../db/errors.js'
 import { ApiError, ConflictError, errorBody } from '../errors.js'
 import { answerAndClose } from '../http/client-errors.js'
 import { requestIdFrom } from '../http/request-id.js'
 import { validationMessage } from '../validation/validator.js'
 
 export const DATABASE_UNAVAILABLE = 'The database is unavailable'
+export const STORAGE_UNAVAILABLE = 'The database storage is unavailable'
+/** a fault that keeps happening is logged again at most this often, with how many were not */
+const FAULT_LOG_EVERY_MS = 60_000
 const DATABASE_RETRY_AFTER_SECONDS = 1
 
 /** Longest value of a path parameter the router matches (every id in the API is a 36-character UUID). */
@@ -102,6 +105,7 @@ export const errorsPlugin = fp(
       done()
     })
 
+    const faults = new FaultLog()
     app.setErrorHandler((error: unknown, request, reply) => {
       if (error instanceof ApiError) {
         return reply.code(error.statusCode).headers(error.headers).send(errorBody(error.statusCode, error.message, error.details))
@@ -111,11 +115,12 @@ export const errorsPlugin = fp(
       }
       if (isDatabaseUnavailable(error)) {
         // Passing faults (an outage, a restart, a held lock, a full disk) ask the client to retry.
-        request.log.warn({ err: error }, 'database unavailable')
+        const storage = isStorageFault(error)
+        faults.report(storage ? 'storage' : 'database', error, request.log)
         return reply
           .code(503)
           .header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
-          .send(errorBody(503, DATABASE_UNAVAILABLE, 'Retry the request shortly'))
+          .send(errorBody(503, storage ? STORAGE_UNAVAILABLE : DATABASE_UNAVAILABLE, 'Retry the request shortly'))
       }
       if (isFastifyError(error)) {
         if (error.validation !== undefined) {
@@ -136,6 +141,25 @@ export const errorsPlugin = fp(
   },
   { name: 'errors' },
 )
+
+/**
+ * Logs a passing fault once per incident rather than once per request: the first occurrence,
+ * then at most once a minute while it lasts, with how many occurrences went unlogged.
+ */
+class FaultLog {
+  private readonly last = new Map<string, { loggedAtMs: number; unlogged: number }>()
+
+  report(kind: 'database' | 'storage', error: unknown, log: FastifyBaseLogger): void {
+    const nowMs = Date.now()
+    const seen = this.last.get(kind)
+    if (seen !== undefined && nowMs - seen.loggedAtMs < FAULT_LOG_EVERY_MS) {
+      seen.unlogged++
+      return
+    }
+    log.error({ err: error, unlogged: seen?.unlogged ?? 0 }, kind === 'storage' ? 'database storage unavailable' : 'database unavailable')
+    this.last.set(kind, { loggedAtMs: nowMs, unlogged: 0 })
+  }
+}
 
 /**
  * Fastify's frameworkErrors option: the router's errors (a path that is not valid
