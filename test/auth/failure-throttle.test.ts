@@ -2,7 +2,9 @@ import { randomBytes, randomInt } from 'node:crypto'
 import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FailureThrottle, type ThrottledEvent } from '../../src/auth/failure-throttle.js'
-import { MemoryRateLimiter } from '../../src/auth/rate-limiter.js'
+import { MemoryRateLimiter, type PeekableRateLimiter, type RateLimitDecision } from '../../src/auth/rate-limiter.js'
+import { FallbackPeekableRateLimiter } from '../../src/auth/redis-rate-limiter.js'
+import { TEST_BACKEND } from '../backend.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 
 /** A fresh loopback source address (all of 127/8 reaches the server), so runs never share counters in Redis. */
@@ -164,7 +166,42 @@ describe('failed authentication over HTTP: the window passes', () => {
   })
 })
 
+describe.runIf(TEST_BACKEND === 'postgres')('failed authentication with Redis: two instances share the counts', () => {
+  let first: TestServer
+  let second: TestServer
+  beforeAll(async () => {
+    const config = { authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 } }
+    first = await startTestServer({ config })
+    second = await startTestServer({ config })
+  })
+  afterAll(async () => Promise.all([first.close(), second.close()]))
+
+  it('10 failures at each instance from one address fill its 20; the next is 429 at both', async () => {
+    const from = address()
+    for (let i = 0; i < 10; i++) {
+      expect((await call(first, from, `pk_live_${randomBytes(8).toString('hex')}`, 'sk_live_guess')).status).toBe(401)
+      expect((await call(second, from, `pk_live_${randomBytes(8).toString('hex')}`, 'sk_live_guess')).status).toBe(401)
+    }
+    expectThrottled(await call(first, from, 'pk_live_any', 'sk_live_guess'))
+    expectThrottled(await call(second, from, 'pk_live_any', 'sk_live_guess'))
+  })
+})
+
 describe('FailureThrottle and its memory (injected clock)', () => {
+  it('counts in this process while the shared store fails (fail-open to per-instance limits)', async () => {
+    const failing: PeekableRateLimiter = {
+      consume: async (): Promise<RateLimitDecision> => Promise.reject(new Error('Redis down')),
+      peek: async (): Promise<RateLimitDecision> => Promise.reject(new Error('Redis down')),
+    }
+    let outages = 0
+    const counter = new FallbackPeekableRateLimiter(failing, new MemoryRateLimiter({ windowMs: 60_000 }), { onFallback: () => outages++ })
+    const throttle = new FailureThrottle(counter, { perAddress: 2, perKey: 0, windowSeconds: 60 }, () => {})
+    expect(await throttle.failed('10.0.0.9', 'pk_a', undefined)).toBeUndefined()
+    expect(await throttle.failed('10.0.0.9', 'pk_b', undefined)).toBeUndefined()
+    expect(await throttle.addressRetryAfter('10.0.0.9')).toBe(60)
+    expect(outages).toBe(1)
+  })
+
   it('refuses an address once full, until the oldest failure leaves the window; logs once per window', async () => {
     let now = 1_000_000
     const events: ThrottledEvent[] = []
