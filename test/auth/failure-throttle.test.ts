@@ -4,69 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FailureThrottle, type ThrottledEvent } from '../../src/auth/failure-throttle.js'
 import { MemoryRateLimiter, type PeekableRateLimiter, type RateLimitDecision } from '../../src/auth/rate-limiter.js'
 import { FallbackPeekableRateLimiter } from '../../src/auth/redis-rate-limiter.js'
-import { TEST_BACKEND } from '../backend.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { address, call, expectThrottled, throttleLines, wrong } from './failure-helpers.js'
 
-/** A fresh loopback source address (all of 127/8 reaches the server), so runs never share counters in Redis. */
-function address(): string {
-  return `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(2, 255)}`
-}
-
-interface Answer {
-  status: number
-  retryAfter: string | undefined
-  body: { statusCode?: number; error?: string; message?: string; details?: string }
-}
-
-/** GET /api/v0/webhooks over a real socket from `from`, with the given credentials. */
-function call(server: TestServer, from: string, clientKey: string, clientSecret: string): Promise<Answer> {
-  const url = new URL('/api/v0/webhooks', server.baseUrl)
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname, localAddress: from, agent: false, headers: { 'x-client-key': clientKey, 'x-client-secret': clientSecret } },
-      (res) => {
-        let text = ''
-        res.setEncoding('utf8')
-        res.on('data', (chunk: string) => (text += chunk))
-        res.on('end', () => {
-          const retryAfter = res.headers['retry-after']
-          resolve({ status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined, body: JSON.parse(text) as Answer['body'] })
-        })
-      },
-    )
-    req.on('error', reject)
-    req.end()
-  })
-}
-
-const wrong = (key: TestKey) => `${key.clientSecret}x`
-
-interface LogLine {
-  event?: string
-  scope?: string
-  clientAddress?: string
-  keyId?: string
-  msg?: string
-}
-
-function throttleLines(server: TestServer): LogLine[] {
-  return server
-    .logs()
-    .split('\n')
-    .filter((line) => line !== '')
-    .map((line) => JSON.parse(line) as LogLine)
-    .filter((line) => line.event === 'auth_failures_throttled')
-}
-
-function expectThrottled(answer: Answer): void {
-  expect(answer.status).toBe(429)
-  expect(answer.body).toMatchObject({ statusCode: 429, error: 'Too Many Requests', message: 'Too many failed authentication attempts' })
-  expect(answer.body.details).toMatch(/^Authentication is paused after too many failed attempts; retry in \d+ seconds$/)
-  const seconds = Number(answer.retryAfter)
-  expect(seconds).toBeGreaterThanOrEqual(1)
-  expect(seconds).toBeLessThanOrEqual(60)
-  expect(answer.body.details).toContain(`retry in ${seconds} seconds`)
-}
 
 describe('failed authentication over HTTP: 20 per address and per key per minute', () => {
   let server: TestServer
@@ -163,27 +103,6 @@ describe('failed authentication over HTTP: the window passes', () => {
     for (let i = 0; i < 3; i++) expect((await call(server, from, key.clientKey, wrong(key))).status).toBe(401)
     expect((await call(server, from, key.clientKey, wrong(key))).status).toBe(429)
     expect(throttleLines(server).filter((line) => line.clientAddress === from && line.scope === 'address')).toHaveLength(2)
-  })
-})
-
-describe.runIf(TEST_BACKEND === 'postgres')('failed authentication with Redis: two instances share the counts', () => {
-  let first: TestServer
-  let second: TestServer
-  beforeAll(async () => {
-    const config = { authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 } }
-    first = await startTestServer({ config })
-    second = await startTestServer({ config })
-  })
-  afterAll(async () => Promise.all([first.close(), second.close()]))
-
-  it('10 failures at each instance from one address fill its 20; the next is 429 at both', async () => {
-    const from = address()
-    for (let i = 0; i < 10; i++) {
-      expect((await call(first, from, `pk_live_${randomBytes(8).toString('hex')}`, 'sk_live_guess')).status).toBe(401)
-      expect((await call(second, from, `pk_live_${randomBytes(8).toString('hex')}`, 'sk_live_guess')).status).toBe(401)
-    }
-    expectThrottled(await call(first, from, 'pk_live_any', 'sk_live_guess'))
-    expectThrottled(await call(second, from, 'pk_live_any', 'sk_live_guess'))
   })
 })
 
