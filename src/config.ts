@@ -25,6 +25,8 @@ export interface Config {
   logLevel: LogLevel
   nodeEnv: NodeEnv
   webhooks: WebhookConfig
+  /** a request's line, headers and body must all have arrived within this, or it is answered 408 */
+  requestTimeoutMs: number
   /** failed authentications allowed per client address and per client key in a sliding window */
   authFailures: AuthFailureConfig
 }
@@ -165,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf('LOG_LEVEL', env.LOG_LEVEL ?? 'info', LOG_LEVELS),
     nodeEnv: oneOf('NODE_ENV', env.NODE_ENV ?? 'development', NODE_ENVS),
     webhooks: loadWebhookConfig(env),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
     authFailures: loadAuthFailureConfig(env),
   }
 }

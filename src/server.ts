@@ -3,8 +3,16 @@ import { buildApp } from './app.js'
 import { ensureDevelopmentKey } from './bootstrap.js'
 import type { Redis } from 'ioredis'
 import { connectRedis } from './auth/redis-rate-limiter.js'
+import type { Socket } from 'node:net'
 import { ConfigError, loadConfig, startError } from './config.js'
 import { openDatabase } from './db/database.js'
+import { cutArrivingRequest } from './http/client-errors.js'
+
+/**
+ * After a stop signal, requests still arriving (head or body) get this long, at most
+ * REQUEST_TIMEOUT_MS, before they are answered 408 and their connection closed.
+ */
+const ARRIVAL_GRACE_MS = 3_000
 
 async function main(): Promise<void> {
   let config
@@ -29,6 +37,13 @@ async function main(): Promise<void> {
   })
   const devKey = await ensureDevelopmentKey(db, config.nodeEnv)
   const app = await buildApp({ config, db, ...(redis === undefined ? {} : { redis }) })
+  // Node's own check of request time limits stops with server.close(), so shutdown does its own.
+  const sockets = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
+  })
+  const arrivalGraceMs = Math.min(ARRIVAL_GRACE_MS, config.requestTimeoutMs)
 
   let stopping = false
   const stop = (signal: string) => {
@@ -37,8 +52,15 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down: finishing in-flight requests')
     // close() stops accepting, waits for in-flight requests, then runs onClose (the database).
     // Keep-alive connections that go idle after close() began would hold it open until the
-    // client hangs up, so close them as they go idle; after 30 s, close whatever is left.
-    const closeIdle = setInterval(() => app.server.closeIdleConnections(), 100)
+    // client hangs up, so close them as they go idle. A slow sender would hold it until the
+    // hard deadline, so requests still arriving after the grace are answered 408 and closed.
+    // After 30 s (a handler that never finishes), close whatever is left.
+    const signalledAt = Date.now()
+    const closeIdle = setInterval(() => {
+      app.server.closeIdleConnections()
+      if (Date.now() - signalledAt < arrivalGraceMs) return
+      for (const socket of sockets) cutArrivingRequest(socket, app.log)
+    }, 100)
     const deadline = setTimeout(() => app.server.closeAllConnections(), 30_000)
     deadline.unref()
     app.close().then(

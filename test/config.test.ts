@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       logLevel: 'info',
       nodeEnv: 'development',
       webhooks: { dispatcher: true, timeoutMs: 15_000, concurrency: 256, perWebhookConcurrency: 16, pollIntervalMs: 250 },
+      requestTimeoutMs: 30_000,
       authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 },
     })
   })
@@ -28,6 +29,7 @@ describe('loadConfig', () => {
         WEBHOOK_CONCURRENCY: '10000',
         WEBHOOK_CONCURRENCY_PER_WEBHOOK: '1',
         WEBHOOK_POLL_MS: '60000',
+        REQUEST_TIMEOUT_MS: '600000',
       }),
     ).toEqual({
       port: 0,
@@ -36,6 +38,7 @@ describe('loadConfig', () => {
       logLevel: 'warn',
       nodeEnv: 'production',
       webhooks: { dispatcher: false, timeoutMs: 100, concurrency: 10000, perWebhookConcurrency: 1, pollIntervalMs: 60000 },
+      requestTimeoutMs: 600_000,
       authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 },
     })
     expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', filename: '/tmp/x.db' })
@@ -64,6 +67,11 @@ describe('loadConfig', () => {
       expect(() => loadConfig(env)).toThrow(`${name} must be an integer from`)
       expect(() => loadConfig(env)).toThrow(`(got ${JSON.stringify(value)})`)
     }
+  })
+
+  it('reads REQUEST_TIMEOUT_MS at its bounds', () => {
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '1000' }).requestTimeoutMs).toBe(1000)
+    expect(loadConfig({ REQUEST_TIMEOUT_MS: '600000' }).requestTimeoutMs).toBe(600_000)
   })
 
   it('reads PostgreSQL and Redis URLs, with the pool size at its bounds', () => {
@@ -102,6 +110,11 @@ describe('loadConfig', () => {
     ['WEBHOOK_CONCURRENCY_PER_WEBHOOK', { WEBHOOK_CONCURRENCY_PER_WEBHOOK: '1001' }, 'WEBHOOK_CONCURRENCY_PER_WEBHOOK must be an integer from 1 to 1000'],
     ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: '9' }, 'WEBHOOK_POLL_MS must be an integer from 10 to 60000'],
     ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: '60001' }, 'WEBHOOK_POLL_MS must be an integer from 10 to 60000'],
+    ['REQUEST_TIMEOUT_MS', { REQUEST_TIMEOUT_MS: '999' }, 'REQUEST_TIMEOUT_MS must be an integer from 1000 to 600000 (got "999")'],
+    ['REQUEST_TIMEOUT_MS', { REQUEST_TIMEOUT_MS: '600001' }, 'REQUEST_TIMEOUT_MS must be an integer from 1000 to 600000'],
+    ['REQUEST_TIMEOUT_MS', { REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS must be an integer from 1000 to 600000 (got "0")'],
+    ['REQUEST_TIMEOUT_MS', { REQUEST_TIMEOUT_MS: '30s' }, 'REQUEST_TIMEOUT_MS must be an integer'],
+    ['REQUEST_TIMEOUT_MS', { REQUEST_TIMEOUT_MS: '' }, 'REQUEST_TIMEOUT_MS must be an integer'],
   ]
   it.each(bad)('a bad %s stops start-up with one line naming it', (_name, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError)

@@ -106,3 +106,25 @@ export function answerAndClose(socket: Duplex, statusCode: number, message: stri
   // reset it while unread input is pending); a client that never hangs up is cut off.
   setTimeout(() => socket.destroy(), LINGER_MS).unref()
 }
+
+/**
+ * For shutdown, when Node no longer checks request time limits (server.close() stops its check):
+ * answers 408 and closes the connection if a request is still arriving on it (its head or its
+ * body). A connection whose request arrived whole is left alone, so a response being prepared or
+ * written is not cut. Returns whether it cut the connection.
+ */
+export function cutArrivingRequest(socket: Socket, log: FastifyBaseLogger): boolean {
+  if (socket.destroyed || !socket.writable) return false
+  const inFlight = inFlightResponse(socket)
+  if (inFlight?.req.complete === true) return false
+  if (inFlight?.headersSent === true) {
+    // Answered early (before its body arrived): another answer after it would corrupt the stream.
+    socket.destroy()
+    return true
+  }
+  const requestId = requestIdFrom(inFlight?.req.headers['x-request-id'])
+  const { statusCode, message } = answerFor('ERR_HTTP_REQUEST_TIMEOUT')
+  log.info({ reqId: requestId }, `request still arriving at shutdown answered with ${statusCode}`)
+  answerAndClose(socket, statusCode, message, requestId)
+  return true
+}
