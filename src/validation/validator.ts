@@ -53,10 +53,31 @@ export function createValidatorCompiler(rules: RuleSet): FastifySchemaCompiler<u
   const strict = createAjv({ coerceTypes: false }, rules)
   const coercing = createAjv({ coerceTypes: 'array' }, rules)
   return ({ schema, httpPart }) => {
+    const unbounded = unboundedArray(schema, httpPart ?? 'request')
+    // Checked when the app gets ready, like x-rules: an array without maxItems would let one
+    // request make Ajv walk (and report) as many items as 1 MiB of JSON holds.
+    if (unbounded !== undefined) throw new Error(`${unbounded} is an array without maxItems: give it one`)
     const isBody = httpPart === 'body'
     const validate = (isBody ? strict : coercing).compile(schema as object)
     return checked(validate, shapeOf(schema), isBody)
   }
+}
+
+/** Where in a request schema an array has no maxItems, if anywhere. */
+function unboundedArray(schema: unknown, at: string): string | undefined {
+  if (!isNode(schema)) return undefined
+  const type = schema.type
+  if ((type === 'array' || (Array.isArray(type) && type.includes('array'))) && typeof schema.maxItems !== 'number') return at
+  const children: Array<[string, unknown]> = [
+    ...Object.entries(isNode(schema.properties) ? schema.properties : {}).map(([name, child]): [string, unknown] => [`${at}.${name}`, child]),
+    [`${at}[]`, schema.items],
+    ...[...nodes(schema.anyOf), ...nodes(schema.oneOf), ...nodes(schema.allOf)].map((child): [string, unknown] => [at, child]),
+  ]
+  for (const [path, child] of children) {
+    const found = unboundedArray(child, path)
+    if (found !== undefined) return found
+  }
+  return undefined
 }
 
 /**
@@ -75,6 +96,10 @@ interface Shape {
   notBlank: boolean
   /** tab, LF and CR are allowed here */
   freeText: boolean
+  /** an array here may hold at most this many items */
+  maxItems: number | undefined
+  /** an object here may hold only its listed properties (additionalProperties: false) */
+  closed: boolean
 }
 
 type SchemaNode = Record<string, unknown>
@@ -124,7 +149,70 @@ function shapeOf(schema: unknown): Shape {
     items: isNode(node.items) ? shapeOf(node.items) : undefined,
     notBlank: branches.some((branch) => typeof branch.minLength === 'number' && branch.minLength >= 1),
     freeText: branches.some((branch) => branch[FREE_TEXT] === true),
+    maxItems: typeof node.maxItems === 'number' ? node.maxItems : undefined,
+    closed: node.additionalProperties === false,
   }
+}
+
+/** Failures listed in a 400 message; the rest are counted ("; and N more"). */
+export const MAX_LISTED_FAILURES = 10
+/** Longest single failure in a 400 message, in characters (a 100 KB property name is cut). */
+export const MAX_FAILURE_LENGTH = 300
+/** More unknown properties than this in one object and the body is refused for its size. */
+export const MAX_UNKNOWN_PROPERTIES = 100
+
+/** Keyword of a made-up error carrying how many more failures were found but not listed. */
+const MORE = 'x-more'
+
+/**
+ * Refuses, before the schema runs, a body too big for its schema: an array over its maxItems (its
+ * items are not walked) or an object with more than MAX_UNKNOWN_PROPERTIES unknown properties
+ * (counted; the first MAX_LISTED_FAILURES named). Ajv with allErrors would report every failed
+ * item of a 349,000-item array; past this check the errors it can find are bounded by the schema.
+ * Only properties the schema knows are followed, and only arrays within their limit.
+ */
+function sizeErrors(data: unknown, shape: Shape, at: Array<string | number>, found: ErrorObject[]): void {
+  if (typeof data !== 'object' || data === null) return
+  if (Array.isArray(data)) {
+    if (shape.maxItems !== undefined && data.length > shape.maxItems) {
+      found.push({ keyword: 'maxItems', instancePath: pointer(at), schemaPath: '#', params: { limit: shape.maxItems } })
+      return
+    }
+    if (shape.items === undefined) return
+    for (let index = 0; index < data.length; index++) {
+      at.push(index)
+      sizeErrors(data[index], shape.items, at, found)
+      at.pop()
+    }
+    return
+  }
+  // One enumeration (Object.keys), reused: listing a 95,000-key object costs about 25 ms each time.
+  const keys = Object.keys(data)
+  let unknown = 0
+  for (const key of keys) {
+    const child = shape.properties.get(key)
+    if (child !== undefined) {
+      at.push(key)
+      sizeErrors((data as Record<string, unknown>)[key], child, at, found)
+      at.pop()
+    } else if (shape.closed) {
+      unknown += 1
+    }
+  }
+  if (unknown <= MAX_UNKNOWN_PROPERTIES) return
+  const instancePath = pointer(at)
+  let named = 0
+  for (const key of keys) {
+    if (shape.properties.has(key)) continue
+    found.push({ keyword: 'additionalProperties', instancePath, schemaPath: '#', params: { additionalProperty: key } })
+    if (++named === MAX_LISTED_FAILURES) break
+  }
+  found.push({ keyword: MORE, instancePath, schemaPath: '#', params: { count: unknown - named } })
+}
+
+/** The JSON pointer of a place in the data, built only when a failure is reported there. */
+function pointer(at: ReadonlyArray<string | number>): string {
+  return at.map((key) => `/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`).join('')
 }
 
 /** Drops the nulls the shape says mean "absent", in place, before the body is validated. */
@@ -166,36 +254,41 @@ interface TextProblem {
   message: string
 }
 
-function under(key: string | number, problems: TextProblem[]): TextProblem[] {
-  const segment = `/${String(key).replace(/~/g, '~0').replace(/\//g, '~1')}`
-  return problems.map((problem) => ({ path: segment + problem.path, message: problem.message }))
+interface TextScan {
+  /** the first MAX_LISTED_FAILURES problems, with their paths */
+  listed: TextProblem[]
+  /** every problem found */
+  count: number
 }
 
 /**
  * Every string in `data` that is not text: control characters (tab, LF and CR allowed in
  * free-text fields), lone surrogates, or only white space where the schema asks for at least one
- * character. One pass; paths are built only on the way back from a hit, since every request's
- * data passes through here.
+ * character. One pass, in place: only the first MAX_LISTED_FAILURES problems get a path (the
+ * rest are counted), so a body full of them costs no more than a clean one.
  */
-function textProblems(data: unknown, shape: Shape | undefined): TextProblem[] | undefined {
+function scanText(data: unknown, shape: Shape | undefined, at: Array<string | number>, scan: TextScan): void {
   if (typeof data === 'string') {
     const message = stringProblem(data, shape)
-    return message === undefined ? undefined : [{ path: '', message }]
+    if (message === undefined) return
+    if (scan.listed.length < MAX_LISTED_FAILURES) scan.listed.push({ path: pointer(at), message })
+    scan.count += 1
+    return
   }
-  if (typeof data !== 'object' || data === null) return undefined
-  let found: TextProblem[] | undefined
+  if (typeof data !== 'object' || data === null) return
   if (Array.isArray(data)) {
     for (let index = 0; index < data.length; index++) {
-      const problems = textProblems(data[index], shape?.items)
-      if (problems !== undefined) found = [...(found ?? []), ...under(index, problems)]
+      at.push(index)
+      scanText(data[index], shape?.items, at, scan)
+      at.pop()
     }
   } else {
-    for (const [key, value] of Object.entries(data)) {
-      const problems = textProblems(value, shape?.properties.get(key))
-      if (problems !== undefined) found = [...(found ?? []), ...under(key, problems)]
+    for (const key of Object.keys(data)) {
+      at.push(key)
+      scanText((data as Record<string, unknown>)[key], shape?.properties.get(key), at, scan)
+      at.pop()
     }
   }
-  return found
 }
 
 /**
@@ -210,17 +303,26 @@ function textProblems(data: unknown, shape: Shape | undefined): TextProblem[] | 
 function checked(validate: ValidateFunction, shape: Shape, isBody: boolean): ValidateFunction {
   const dropsNulls = isBody && hasNullsToDrop(shape)
   const check = ((data: unknown) => {
+    const tooBig: ErrorObject[] = []
+    sizeErrors(data, shape, [], tooBig)
+    if (tooBig.length > 0) {
+      check.errors = tooBig
+      return false
+    }
     if (dropsNulls) dropNulls(data, shape)
     if (!validate(data)) {
       check.errors = validate.errors
       return false
     }
-    const problems = textProblems(data, shape)
-    if (problems === undefined) {
+    const scan: TextScan = { listed: [], count: 0 }
+    scanText(data, shape, [], scan)
+    if (scan.count === 0) {
       check.errors = null
       return true
     }
-    check.errors = problems.map(({ path, message }) => ({ keyword: 'x-text', instancePath: path, schemaPath: '#', params: {}, message }))
+    const errors: ErrorObject[] = scan.listed.map(({ path, message }) => ({ keyword: 'x-text', instancePath: path, schemaPath: '#', params: {}, message }))
+    if (scan.count > scan.listed.length) errors.push({ keyword: MORE, instancePath: '', schemaPath: '#', params: { count: scan.count - scan.listed.length } })
+    check.errors = errors
     return false
   }) as ValidateFunction
   return check
@@ -279,7 +381,35 @@ function describeError(error: ErrorObject): string {
   }
 }
 
-/** One message naming every failed field and rule, in schema order, without repeats. */
+/** A failure cut to MAX_FAILURE_LENGTH characters, never between the halves of a surrogate pair. */
+function cut(text: string): string {
+  if (text.length <= MAX_FAILURE_LENGTH) return text
+  let end = MAX_FAILURE_LENGTH - 1
+  const last = text.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1
+  return `${text.slice(0, end)}…`
+}
+
+/**
+ * One message naming the failed fields and rules, in schema order, without repeats: the first
+ * MAX_LISTED_FAILURES, then "; and N more" with N the count of the others (exact: the errors it
+ * is given are bounded, and a body refused for its size brings its count of unknown properties).
+ */
 export function validationMessage(errors: readonly ErrorObject[]): string {
-  return [...new Set(errors.map(describeError))].join('; ')
+  const listed = new Set<string>()
+  const others = new Set<string>()
+  let counted = 0
+  for (const error of errors) {
+    if (error.keyword === MORE) {
+      counted += Number((error.params as Record<string, unknown>).count)
+      continue
+    }
+    const text = cut(describeError(error))
+    if (listed.has(text)) continue
+    if (listed.size < MAX_LISTED_FAILURES) listed.add(text)
+    else others.add(text)
+  }
+  const more = others.size + counted
+  const message = [...listed].join('; ')
+  return more === 0 ? message : `${message}; and ${more} more`
 }

@@ -239,7 +239,7 @@ describe('the compiled validator', () => {
     optional: Type.Optional(Type.String()),
     nullable: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     nested: Type.Optional(Type.Object({ inner: Type.Optional(Type.Integer()), must: Type.Integer() })),
-    list: Type.Optional(Type.Array(Type.Object({ inner: Type.Optional(Type.Integer()) }))),
+    list: Type.Optional(Type.Array(Type.Object({ inner: Type.Optional(Type.Integer()) }), { maxItems: 10 })),
   })
 
   it('drops nulls of optional properties, nested objects and array items included, and keeps nullable ones', () => {
