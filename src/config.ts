@@ -136,15 +136,11 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env): Webhook
   }
 }
 
-/**
- * The failed-authentication throttle. Off by default under NODE_ENV=test only, so the test
- * suite's many deliberate 401s from 127.0.0.1 are not throttled; tests of the throttle set it.
- */
+/** The failed-authentication throttle: the same defaults in every environment (0 turns a limit off). */
 export function loadAuthFailureConfig(env: NodeJS.ProcessEnv = process.env): AuthFailureConfig {
-  const fallback = env.NODE_ENV === 'test' ? 0 : 20
   return {
-    perAddress: integer(env, 'AUTH_FAILURES_PER_ADDRESS', fallback, 0, 1_000_000),
-    perKey: integer(env, 'AUTH_FAILURES_PER_KEY', fallback, 0, 1_000_000),
+    perAddress: integer(env, 'AUTH_FAILURES_PER_ADDRESS', 20, 0, 1_000_000),
+    perKey: integer(env, 'AUTH_FAILURES_PER_KEY', 20, 0, 1_000_000),
     windowSeconds: integer(env, 'AUTH_FAILURE_WINDOW_SECONDS', 60, 1, 86_400),
   }
 }

@@ -44,13 +44,13 @@ describe('loadConfig', () => {
     expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', filename: '/tmp/x.db' })
   })
 
-  it('reads the failed-authentication limits at their bounds; off by default under NODE_ENV=test only', () => {
+  it('reads the failed-authentication limits at their bounds; the same defaults in every environment', () => {
     const low = { AUTH_FAILURES_PER_ADDRESS: '0', AUTH_FAILURES_PER_KEY: '0', AUTH_FAILURE_WINDOW_SECONDS: '1' }
     expect(loadConfig(low).authFailures).toEqual({ perAddress: 0, perKey: 0, windowSeconds: 1 })
     const high = { AUTH_FAILURES_PER_ADDRESS: '1000000', AUTH_FAILURES_PER_KEY: '1000000', AUTH_FAILURE_WINDOW_SECONDS: '86400' }
     expect(loadConfig(high).authFailures).toEqual({ perAddress: 1_000_000, perKey: 1_000_000, windowSeconds: 86_400 })
-    expect(loadConfig({ NODE_ENV: 'test' }).authFailures).toEqual({ perAddress: 0, perKey: 0, windowSeconds: 60 })
-    expect(loadConfig({ NODE_ENV: 'test', AUTH_FAILURES_PER_KEY: '5' }).authFailures).toEqual({ perAddress: 0, perKey: 5, windowSeconds: 60 })
+    expect(loadConfig({ NODE_ENV: 'test' }).authFailures).toEqual({ perAddress: 20, perKey: 20, windowSeconds: 60 })
+    expect(loadConfig({ NODE_ENV: 'test', AUTH_FAILURES_PER_KEY: '5' }).authFailures).toEqual({ perAddress: 20, perKey: 5, windowSeconds: 60 })
     expect(loadConfig({ NODE_ENV: 'production' }).authFailures).toEqual({ perAddress: 20, perKey: 20, windowSeconds: 60 })
     const bad: Record<string, string>[] = [
       { AUTH_FAILURES_PER_ADDRESS: '-1' },

@@ -60,6 +60,8 @@ export async function startTestServer(
   const config: Config = {
     ...defaults,
     database: parseDatabaseUrl(database.url, 'DATABASE_URL', 5),
+    // The suite sends many deliberate 401s from 127.0.0.1; test/auth/failure-throttle.test.ts turns the throttle on.
+    authFailures: { perAddress: 0, perKey: 0, windowSeconds: 60 },
     ...options.config,
     // Route tests don't deliver (their webhooks point at example.com); delivery tests turn it on.
     webhooks: { ...defaults.webhooks, dispatcher: false, ...options.webhooks },
