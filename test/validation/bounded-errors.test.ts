@@ -29,34 +29,12 @@ async function post(body: unknown) {
   return server.request<{ statusCode: number; error: string; message: string }>('POST', '/api/v0/taxes', { key, body })
 }
 
-/**
- * Sends the body and, while the server works on it, a stream of `GET /api/v0/health/public`:
- * how many of them were answered before the 400 arrived tells whether the server kept serving.
- */
-async function postWhileProbing(body: string) {
-  let answered = 0
-  let done = false
-  const probing = (async () => {
-    while (!done) {
-      const res = await server.request('GET', '/api/v0/health/public')
-      if (res.status === 200 && !done) answered += 1
-    }
-  })()
-  const started = performance.now()
-  const res = await post(body)
-  const elapsed = performance.now() - started
-  done = true
-  await probing
-  return { res, elapsed, answered }
-}
-
 describe('1 MB bodies', () => {
   it('349,000 empty appIds: a short 400 naming the array limit, without walking the items', async () => {
     const body = JSON.stringify({ ...base, appIds: new Array<string>(349_000).fill('') })
     expect(body.length).toBeGreaterThan(1_000_000)
     expect(body.length).toBeLessThan(1024 * 1024)
-    const { res, elapsed } = await postWhileProbing(body)
-    console.log(`appIds 349,000: ${res.text.length} bytes in ${elapsed.toFixed(0)} ms`)
+    const res = await server.request<{ message: string }>('POST', '/api/v0/taxes', { key, body })
     expect(res.status).toBe(400)
     expect(res.body.message).toBe('appIds must contain no more than 100 elements')
     expect(res.text.length).toBeLessThan(4096)
@@ -68,24 +46,11 @@ describe('1 MB bodies', () => {
     for (let i = 0; i < 95_000; i++) extra[`k${i}`] = 1
     const body = JSON.stringify({ ...base, ...extra })
     expect(body.length).toBeLessThan(1024 * 1024)
-    const { res, elapsed } = await postWhileProbing(body)
-    console.log(`95,000 unknown keys: ${res.text.length} bytes in ${elapsed.toFixed(0)} ms`)
+    const res = await server.request<{ message: string }>('POST', '/api/v0/taxes', { key, body })
     expect(res.status).toBe(400)
     const listed = Array.from({ length: 10 }, (_, i) => `property k${i} should not exist`)
     expect(res.body.message).toBe(`${listed.join('; ')}; and 94990 more`)
     expect(res.text.length).toBeLessThan(4096)
-  })
-
-  it('other requests are answered while a 1 MB body is refused', async () => {
-    // Several refusals back to back, so the probe has time to run beside them.
-    const body = JSON.stringify({ ...base, appIds: new Array<string>(349_000).fill('') })
-    let answered = 0
-    for (let i = 0; i < 5; i++) {
-      const result = await postWhileProbing(body)
-      expect(result.res.status).toBe(400)
-      answered += result.answered
-    }
-    expect(answered).toBeGreaterThan(0)
   })
 
   it('a 100 KB unknown property name is cut in the message', async () => {
