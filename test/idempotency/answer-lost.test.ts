@@ -6,6 +6,8 @@ import { countRows, errorBody, freshKey, postWithKey } from './helpers.js'
 
 const ANSWER_LOST = 'The first request with this Idempotency-Key was carried out, but its answer was lost; it is not carried out again'
 const CUSTOMER = { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' }
+const MISSING_CUSTOMERS_ADDRESSES = '/api/v0/customers/00000000-0000-4000-8000-000000000000/liquidation_addresses'
+const ADDRESS = { chain: 'ethereum', currency: 'usdc', address: '0x4d0280da2f2fDA5103914bCc5aad114743152A9c', external_account_id: 'ext_1' }
 
 let server: TestServer
 beforeAll(async () => {
@@ -70,24 +72,14 @@ describe('a change that committed is never carried out twice, even when its answ
     const allow = await refuseStoredAnswers()
     try {
       // 404 in the handler: the transaction never committed a change.
-      const missing = await postWithKey(server, caller, '/api/v0/customers/00000000-0000-4000-8000-000000000000/liquidation_addresses', key, {
-        chain: 'ethereum',
-        currency: 'usdc',
-        address: '0x4d0280da2f2fDA5103914bCc5aad114743152A9c',
-        external_account_id: 'ext_1',
-      })
+      const missing = await postWithKey(server, caller, MISSING_CUSTOMERS_ADDRESSES, key, ADDRESS)
       expect(missing.status).toBe(404)
       expect((await keyRow(caller.appId, key))?.committed_at).toBeNull()
     } finally {
       await allow()
     }
     await lapse(caller.appId, key)
-    const again = await postWithKey(server, caller, '/api/v0/customers/00000000-0000-4000-8000-000000000000/liquidation_addresses', key, {
-      chain: 'ethereum',
-      currency: 'usdc',
-      address: '0x4d0280da2f2fDA5103914bCc5aad114743152A9c',
-      external_account_id: 'ext_1',
-    })
+    const again = await postWithKey(server, caller, MISSING_CUSTOMERS_ADDRESSES, key, ADDRESS)
     expect(again.status).toBe(404)
     expect(again.headers.get('idempotent-replayed')).toBeNull()
   })
