@@ -118,12 +118,12 @@ export class MemoryRateLimiter implements PeekableRateLimiter {
     return { ring, head: 0, count }
   }
 
-  /** Forget keys with no admission left in the window, so idle keys cost no memory. */
   /** keys currently held (tests: the memory bound) */
   get size(): number {
     return this.logs.size
   }
 
+  /** Forget keys with no admission left in the window, so idle keys cost no memory. */
   private sweepOccasionally(now: number): void {
     if (++this.consumedSinceSweep < 10_000) return
     this.consumedSinceSweep = 0

@@ -1,4 +1,6 @@
+import type { ExpressionBuilder } from 'kysely'
 import type { Db } from '../db/database.js'
+import type { Database } from '../db/schema.js'
 
 /** What the first request with a key answered: replayed byte for byte. */
 export interface StoredResponse {
@@ -46,6 +48,12 @@ const CLAIM_ROUNDS = 3
 const PURGE_BATCH = 500
 
 const iso = (ms: number): string => new Date(ms).toISOString()
+
+/** The row of this claim while it is still running: every write its holder makes is guarded by it. */
+function heldBy(claim: Claim) {
+  return (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
+    eb.and([eb('app_id', '=', claim.appId), eb('key', '=', claim.key), eb('created_at', '=', claim.createdAt), eb('status_code', 'is', null)])
+}
 
 /**
  * Idempotency keys, per application. Each statement runs on its own (a single-statement
@@ -115,12 +123,7 @@ export class IdempotencyKeysRepository {
 
   /** The claim's row, only while it is this claim's and still running. */
   private whileHeld(claim: Claim) {
-    return this.db
-      .updateTable('idempotency_keys')
-      .where('app_id', '=', claim.appId)
-      .where('key', '=', claim.key)
-      .where('created_at', '=', claim.createdAt)
-      .where('status_code', 'is', null)
+    return this.db.updateTable('idempotency_keys').where(heldBy(claim))
   }
 
   /** Extends a running claim's lease; false if the claim is no longer this one. */
@@ -147,10 +150,7 @@ export class IdempotencyKeysRepository {
     await tx
       .updateTable('idempotency_keys')
       .set({ committed_at: new Date().toISOString() })
-      .where('app_id', '=', claim.appId)
-      .where('key', '=', claim.key)
-      .where('created_at', '=', claim.createdAt)
-      .where('status_code', 'is', null)
+      .where(heldBy(claim))
       .execute()
   }
 
@@ -159,14 +159,7 @@ export class IdempotencyKeysRepository {
    * its change committed: that claim stays, and lapses into "lost" rather than running twice.
    */
   async release(claim: Claim): Promise<void> {
-    await this.db
-      .deleteFrom('idempotency_keys')
-      .where('app_id', '=', claim.appId)
-      .where('key', '=', claim.key)
-      .where('created_at', '=', claim.createdAt)
-      .where('status_code', 'is', null)
-      .where('committed_at', 'is', null)
-      .execute()
+    await this.db.deleteFrom('idempotency_keys').where(heldBy(claim)).where('committed_at', 'is', null).execute()
   }
 
   /**

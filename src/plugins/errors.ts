@@ -6,14 +6,13 @@ import type { ErrorObject } from 'ajv'
 import { isDatabaseUnavailable, isStorageFault } from '../db/errors.js'
 import { ApiError, ConflictError, errorBody } from '../errors.js'
 import { answerAndClose } from '../http/client-errors.js'
+import { Incident } from '../incident.js'
 import { requestIdFrom } from '../http/request-id.js'
 import { validationMessage } from '../validation/validator.js'
 
 export const DATABASE_UNAVAILABLE = 'The database is unavailable'
 export const STORAGE_UNAVAILABLE = 'The database storage is unavailable'
-/** a fault that keeps happening is logged again at most this often, with how many were not */
-const FAULT_LOG_EVERY_MS = 60_000
-const DATABASE_RETRY_AFTER_SECONDS = 1
+export const DATABASE_RETRY_AFTER_SECONDS = 1
 
 /** Longest value of a path parameter the router matches (every id in the API is a 36-character UUID). */
 export const MAX_PATH_PARAMETER_LENGTH = 100
@@ -142,22 +141,14 @@ export const errorsPlugin = fp(
   { name: 'errors' },
 )
 
-/**
- * Logs a passing fault once per incident rather than once per request: the first occurrence,
- * then at most once a minute while it lasts, with how many occurrences went unlogged.
- */
+/** Passing database faults, logged once per incident (src/incident.ts) for each kind rather than once per request. */
 class FaultLog {
-  private readonly last = new Map<string, { loggedAtMs: number; unlogged: number }>()
+  private readonly incidents = { database: new Incident(), storage: new Incident() }
 
   report(kind: 'database' | 'storage', error: unknown, log: FastifyBaseLogger): void {
-    const nowMs = Date.now()
-    const seen = this.last.get(kind)
-    if (seen !== undefined && nowMs - seen.loggedAtMs < FAULT_LOG_EVERY_MS) {
-      seen.unlogged++
-      return
-    }
-    log.error({ err: error, unlogged: seen?.unlogged ?? 0 }, kind === 'storage' ? 'database storage unavailable' : 'database unavailable')
-    this.last.set(kind, { loggedAtMs: nowMs, unlogged: 0 })
+    const report = this.incidents[kind].failed()
+    if (report === undefined) return
+    log.error({ err: error, unlogged: report.unlogged }, kind === 'storage' ? 'database storage unavailable' : 'database unavailable')
   }
 }
 

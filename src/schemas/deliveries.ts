@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { Pagination, Timestamp, UuidParam } from './common.js'
 
-const DeliveryStatus = Type.Enum(['pending', 'succeeded', 'failed', 'canceled'])
+const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed', 'canceled'] as const
 
 export const DeliveryAttemptSchema = Type.Object(
   {
@@ -21,7 +21,7 @@ export const DeliverySchema = Type.Object(
     id: Type.String({ format: 'uuid' }),
     webhook_id: Type.String({ format: 'uuid' }),
     event: Type.Object({ id: Type.String({ format: 'uuid' }), type: Type.String({ examples: ['customer.created'] }), created_at: Timestamp }),
-    status: DeliveryStatus,
+    status: Type.Enum([...DELIVERY_STATUSES]),
     attempts: Type.Integer({ description: 'attempts made so far' }),
     next_attempt_at: Type.Union([Timestamp, Type.Null()], {
       description: 'pending: when the next attempt is due (while one is on the wire, when its claim lapses); null once ended',
@@ -35,7 +35,7 @@ export const DeliverySchema = Type.Object(
 export type Delivery = Static<typeof DeliverySchema>
 
 export const ListDeliveriesQuery = Type.Object({
-  status: Type.Optional(Type.Enum(['pending', 'succeeded', 'failed', 'canceled'], { description: 'only deliveries in this state' })),
+  status: Type.Optional(Type.Enum([...DELIVERY_STATUSES], { description: 'only deliveries in this state' })),
   ...Pagination,
 })
 

@@ -1,6 +1,5 @@
 // SSRF guard for outgoing webhook deliveries: classifies IP addresses, refuses
 // non-public destinations and pins the socket to the address that was checked.
-import type { LookupAddress } from 'node:dns'
 import { isIP } from 'node:net'
 import type { LookupFunction } from 'node:net'
 

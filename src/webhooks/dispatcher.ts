@@ -6,6 +6,7 @@ import { newId } from '../db/time.js'
 import type { SignalSink } from '../db/unit-of-work.js'
 import type { ResolveHost } from './address-guard.js'
 import { CachingDnsResolver } from './dns-resolver.js'
+import { Incident } from '../incident.js'
 import { type Attempt, InFlightRegistry } from './in-flight.js'
 import type { DeliveryListener } from './notifier.js'
 import { decideOutcome } from './outcome.js'
@@ -74,9 +75,8 @@ export class Dispatcher implements DeliveryListener {
   private kickScheduled = false
   private stopping = false
   private pollTimer: NodeJS.Timeout | undefined
-  /** when claiming started failing (a database outage), until it works again */
-  private claimFailingSinceMs: number | undefined
-  private lastClaimErrorLogMs = 0
+  /** claiming failing (a database outage), until it works again */
+  private readonly claimFailures = new Incident()
   /** outcomes of ended attempts still waiting for their claim's transaction to end */
   private readonly handOffs = new Set<Promise<void>>()
 
@@ -152,18 +152,12 @@ export class Dispatcher implements DeliveryListener {
         if (await this.claimAndStart()) this.rerun = true
         await this.abortStoppedElsewhere()
       } while (this.rerun && !this.stopping)
-      if (this.claimFailingSinceMs !== undefined) {
-        this.options.log.info({ failedForMs: Date.now() - this.claimFailingSinceMs }, 'webhook dispatcher: claiming deliveries works again')
-        this.claimFailingSinceMs = undefined
-      }
+      const ended = this.claimFailures.ended()
+      if (ended !== undefined) this.options.log.info(ended, 'webhook dispatcher: claiming deliveries works again')
     } catch (error) {
-      // During an outage this fails at every poll: log the first failure, then once a minute.
-      const nowMs = Date.now()
-      if (this.claimFailingSinceMs === undefined || nowMs - this.lastClaimErrorLogMs >= 60_000) {
-        this.options.log.error({ err: error }, 'webhook dispatcher: claiming deliveries failed; retrying at each poll')
-        this.lastClaimErrorLogMs = nowMs
-      }
-      this.claimFailingSinceMs ??= nowMs
+      // During an outage this fails at every poll: logged when it starts, then once a minute.
+      const report = this.claimFailures.failed()
+      if (report !== undefined) this.options.log.error({ err: error, ...report }, 'webhook dispatcher: claiming deliveries failed; retrying at each poll')
     } finally {
       this.running = false
       if (!this.stopping) this.pollTimer = setTimeout(() => this.kick(), this.options.pollIntervalMs)

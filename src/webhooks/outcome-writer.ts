@@ -1,12 +1,11 @@
 import { type Db } from '../db/database.js'
 import { type AttemptRecord, DeliveriesRepository } from '../db/repositories/deliveries.js'
 import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
+import { Incident } from '../incident.js'
 import type { DispatcherLog } from './dispatcher.js'
 
 const FIRST_RETRY_MS = 250
 const MAX_RETRY_MS = 30_000
-/** while writes keep failing, the failure is logged again at most this often */
-const FAILURE_LOG_EVERY_MS = 60_000
 
 /** The wait before writing again after a failed write: 250 ms, doubling to 30 s. Pure. */
 export function outcomeRetryDelay(previousMs: number): number {
@@ -28,9 +27,8 @@ export class OutcomeWriter {
   /** the wait after the last failed write; 0 while writes work */
   private retryDelayMs = 0
   private retryTimer: NodeJS.Timeout | undefined
-  private failingSinceMs: number | undefined
-  private failures = 0
-  private lastFailureLogMs = 0
+  /** writes failing (a full disk, an outage), until one works again */
+  private readonly writeFailures = new Incident()
 
   constructor(
     private readonly db: Db,
@@ -127,23 +125,18 @@ export class OutcomeWriter {
   }
 
   private writeFailed(error: unknown, outcomes: number): void {
-    const nowMs = Date.now()
-    this.failures++
-    if (this.failingSinceMs === undefined || nowMs - this.lastFailureLogMs >= FAILURE_LOG_EVERY_MS) {
-      this.log.error(
-        { err: error, outcomes, failures: this.failures, retryInMs: outcomeRetryDelay(this.retryDelayMs) },
-        'webhook dispatcher: recording attempt outcomes failed; retrying with a growing delay',
-      )
-      this.lastFailureLogMs = nowMs
-    }
-    this.failingSinceMs ??= nowMs
+    const report = this.writeFailures.failed()
+    if (report === undefined) return
+    this.log.error(
+      { err: error, outcomes, ...report, retryInMs: outcomeRetryDelay(this.retryDelayMs) },
+      'webhook dispatcher: recording attempt outcomes failed; retrying with a growing delay',
+    )
   }
 
   private writesWork(): void {
-    if (this.failingSinceMs === undefined) return
-    this.log.info({ failedForMs: Date.now() - this.failingSinceMs, failures: this.failures }, 'webhook dispatcher: recording attempt outcomes works again')
-    this.failingSinceMs = undefined
-    this.failures = 0
+    const ended = this.writeFailures.ended()
+    if (ended === undefined) return
+    this.log.info(ended, 'webhook dispatcher: recording attempt outcomes works again')
     this.retryDelayMs = 0
   }
 }

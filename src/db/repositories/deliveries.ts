@@ -249,6 +249,12 @@ export class DeliveriesRepository {
     this.unit?.webhookStopped(webhookId)
   }
 
+  /** Whether this delivery is one of this webhook's (the caller has checked the webhook is the owner's). */
+  async belongsTo(deliveryId: string, webhookId: string): Promise<boolean> {
+    const row = await this.db.selectFrom('deliveries').select('id').where('id', '=', deliveryId.toLowerCase()).where('webhook_id', '=', webhookId).executeTakeFirst()
+    return row !== undefined
+  }
+
   /**
    * The owner asked for one more attempt of an ended delivery (failed, canceled or succeeded): it
    * is due now, as a resend (a failure ends it again; no automatic retries). Returns false when
@@ -259,7 +265,7 @@ export class DeliveriesRepository {
     const row = await this.db
       .updateTable('deliveries')
       .set({ status: 'pending', resend: 1, claim_token: null, next_attempt_at: now, updated_at: now })
-      .where('id', '=', deliveryId)
+      .where('id', '=', deliveryId.toLowerCase())
       .where('status', 'in', ['failed', 'canceled', 'succeeded'])
       .returning('id')
       .executeTakeFirst()

@@ -149,8 +149,7 @@ export class WebhooksRepository {
 
   /** The webhook's current signing secret. */
   async secretOf(appId: string, id: string): Promise<string | undefined> {
-    const row = await this.owned(appId).where('id', '=', id.toLowerCase()).executeTakeFirst()
-    return row?.signing_secret
+    return (await this.find(appId, id))?.signing_secret
   }
 
   /** Replaces the signing secret; the one replaced keeps signing for PREVIOUS_SECRET_GRACE_MS. */

@@ -3,6 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { sql } from 'kysely'
 import { Type } from 'typebox'
 import { isDatabaseUnavailable } from '../../db/errors.js'
+import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE } from '../../plugins/errors.js'
 import { errorResponses, Timestamp } from '../../schemas/common.js'
 import { VERSION } from '../../version.js'
 
@@ -51,7 +52,6 @@ export interface HealthRoutesOptions {
 }
 
 const UP = 'Service is up and running'
-const DATABASE_DOWN = 'The database is unavailable'
 
 /**
  * Readiness. The database is required: when it does not answer (here, or already while the key
@@ -74,13 +74,13 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
         request.log.warn({ err: error }, 'health: database unavailable')
         return reply
           .code(503)
-          .header('Retry-After', '1')
+          .header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
           .send({
             status: 'error' as const,
             timestamp: new Date().toISOString(),
             version: VERSION,
             database: 'error' as const,
-            message: DATABASE_DOWN,
+            message: DATABASE_UNAVAILABLE,
             authenticated: request.auth !== null,
           })
       },

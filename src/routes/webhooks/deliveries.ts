@@ -101,10 +101,9 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       await app.transact(async (tx) => {
         const webhook = await tx.webhooks.lockForDelivery(appId, id)
         if (webhook === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
-        const [entry] = await tx.deliveryLog.forOwner(appId, id, { deliveryId, skip: 0, take: 1 })
-        if (entry === undefined) throw ApiError.notFound(DELIVERY_NOT_FOUND)
+        if (!(await tx.deliveries.belongsTo(deliveryId, webhook.id))) throw ApiError.notFound(DELIVERY_NOT_FOUND)
         if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
-        if (!(await tx.deliveries.resend(entry.id))) throw ApiError.conflict(DELIVERY_NOT_ENDED)
+        if (!(await tx.deliveries.resend(deliveryId))) throw ApiError.conflict(DELIVERY_NOT_ENDED)
       })
       return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
     },
