@@ -12,6 +12,8 @@ export interface WebhookConfig {
   dispatcher: boolean
   timeoutMs: number
   concurrency: number
+  /** attempts on the wire at once for one application, so one tenant can't take every slot */
+  perAppConcurrency: number
   perWebhookConcurrency: number
   pollIntervalMs: number
 }
@@ -131,6 +133,7 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env): Webhook
     dispatcher: oneOf('WEBHOOK_DISPATCHER', env.WEBHOOK_DISPATCHER ?? 'on', ['on', 'off']) === 'on',
     timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
     concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 256, 1, 10_000),
+    perAppConcurrency: integer(env, 'WEBHOOK_CONCURRENCY_PER_APP', 64, 1, 10_000),
     perWebhookConcurrency: integer(env, 'WEBHOOK_CONCURRENCY_PER_WEBHOOK', 16, 1, 1_000),
     pollIntervalMs: integer(env, 'WEBHOOK_POLL_MS', 250, 10, 60_000),
   }

@@ -253,6 +253,7 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
       database: describeDatabase(config.database),
       timeoutMs: config.webhooks.timeoutMs,
       concurrency: config.webhooks.concurrency,
+      perAppConcurrency: config.webhooks.perAppConcurrency,
       perWebhookConcurrency: config.webhooks.perWebhookConcurrency,
       pollIntervalMs: config.webhooks.pollIntervalMs,
     },

@@ -192,6 +192,27 @@ migrations['0003_owner_tools'] = {
   },
 }
 
+migrations['0004_fair_delivery'] = {
+  async up(db: Kysely<unknown>) {
+    // The dispatcher's queues, one per webhook: each webhook's pending deliveries in due order. The
+    // claim walks the distinct webhooks of this index (a skip scan) and takes a fair share of each,
+    // so one webhook's backlog is never in front of another's due delivery.
+    await db.schema.dropIndex('deliveries_due').execute()
+    await db.schema
+      .createIndex('deliveries_queue')
+      .on('deliveries')
+      .columns(['webhook_id', 'next_attempt_at'])
+      .where(sql.ref('status'), '=', 'pending')
+      .execute()
+    // The circuit breaker: a webhook that keeps failing gets one attempt at a time, spaced out.
+    await db.schema
+      .alterTable('webhooks')
+      .addColumn('consecutive_failures', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute()
+    await db.schema.alterTable('webhooks').addColumn('circuit_retry_at', 'text').execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

@@ -42,6 +42,10 @@ export interface WebhooksTable {
   /** the secret a rotation replaced: deliveries are signed with it too until `previous_secret_expires_at` */
   previous_signing_secret: string | null
   previous_secret_expires_at: string | null
+  /** failed attempts since its last 2xx: from CIRCUIT_THRESHOLD on, its circuit is open (one attempt at a time) */
+  consecutive_failures: number
+  /** while its circuit is open: no attempt to it starts before this */
+  circuit_retry_at: string | null
 }
 
 export interface CustomersTable {

@@ -11,7 +11,8 @@ import { type Attempt, InFlightRegistry } from './in-flight.js'
 import type { DeliveryListener } from './notifier.js'
 import { decideOutcome } from './outcome.js'
 import { OutcomeWriter } from './outcome-writer.js'
-import { RETRY_SCHEDULE_MS } from './retry.js'
+import { CIRCUIT_THRESHOLD, RETRY_SCHEDULE_MS } from './retry.js'
+import { FairShare } from './fair-share.js'
 import { type SendResult, WebhookSender } from './sender.js'
 import { previousSecretInForce, signedRequest } from './signing.js'
 
@@ -22,6 +23,9 @@ import { previousSecretInForce, signedRequest } from './signing.js'
  * fair scheduler (per-application queues) is to remove.
  */
 const WRITE_WAIT_MS = 250
+
+/** Most deliveries one claim takes (one transaction, one batch of attempts started). */
+const MAX_CLAIM = 500
 
 /** A delivery's DNS lookup gives up after this (or the attempt's own timeout, if shorter). */
 const DNS_TIMEOUT_MS = 5000
@@ -38,7 +42,9 @@ export interface DispatcherOptions {
   timeoutMs: number
   /** attempts on the wire at once, in all */
   concurrency: number
-  /** attempts on the wire at once to one webhook, so one slow receiver can't take every slot */
+  /** attempts on the wire at once for one application, so one tenant can't take every slot */
+  perAppConcurrency: number
+  /** attempts on the wire at once to one webhook, so one slow receiver can't take its application's slots */
   perWebhookConcurrency: number
   /** how often to look for work nobody told this process about: retries falling due, other processes' commits */
   pollIntervalMs: number
@@ -67,6 +73,7 @@ export class Dispatcher implements DeliveryListener {
   private readonly schedule: readonly number[]
   private readonly random: () => number
   private readonly inFlight = new InFlightRegistry()
+  private readonly fairShare = new FairShare()
   private readonly outcomes: OutcomeWriter
   /** when in-flight webhooks were last checked for deletion by another process */
   private lastStopCheckMs = 0
@@ -87,7 +94,7 @@ export class Dispatcher implements DeliveryListener {
     this.sender = new WebhookSender({ resolveHost, allowLoopback: options.allowLoopback })
     this.schedule = options.retrySchedule ?? RETRY_SCHEDULE_MS
     this.random = options.random ?? Math.random
-    this.outcomes = new OutcomeWriter(options.db, options.sink, options.log)
+    this.outcomes = new OutcomeWriter(options.db, options.sink, options.log, { schedule: this.schedule, random: this.random })
   }
 
   /** the lease on a claimed delivery: if this process dies, another claims it once this passes */
@@ -164,39 +171,41 @@ export class Dispatcher implements DeliveryListener {
     }
   }
 
-  /** Claims what is due and fits the free slots, and starts it. True when it filled its batch. */
+  /**
+   * Claims a fair share of what is due (FairShare: across applications, then their webhooks,
+   * within the caps) and starts it. True when a webhook gave all it was asked for: more may be due.
+   */
   private async claimAndStart(): Promise<boolean> {
-    const free = this.options.concurrency - this.inFlight.size
+    const free = Math.min(this.options.concurrency - this.inFlight.size, MAX_CLAIM)
     if (free <= 0) return false
-    const cap = this.options.perWebhookConcurrency
-    const limit = Math.min(free, 500)
     const started: Attempt[] = []
     const claim = deferred<boolean>()
     try {
       const filled = await writeTransaction(this.options.db, async (tx) => {
         const deliveries = new DeliveriesRepository(tx)
         const nowMs = Date.now()
-        const due = await deliveries.due(new Date(nowMs).toISOString(), this.inFlight.saturated(cap), limit)
-        const chosen: DueDelivery[] = []
-        const taken = new Map<string, number>()
-        for (const delivery of due) {
-          const busy = this.inFlight.countFor(delivery.webhook_id) + (taken.get(delivery.webhook_id) ?? 0)
-          if (busy >= cap) continue
-          taken.set(delivery.webhook_id, (taken.get(delivery.webhook_id) ?? 0) + 1)
-          chosen.push(delivery)
-        }
-        if (chosen.length === 0) return false
+        const now = new Date(nowMs).toISOString()
+        const queues = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)
+        const take = this.fairShare.plan(
+          queues.map((queue) => ({ webhookId: queue.webhook_id, appId: queue.app_id, circuitOpen: queue.consecutive_failures >= CIRCUIT_THRESHOLD })),
+          { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency },
+          this.inFlight,
+        )
+        const due = await deliveries.dueOf(take, now)
+        if (due.length === 0) return false
         const token = newId()
         const claimed = await deliveries.claim(
-          chosen.map((delivery) => delivery.id),
+          due.map((delivery) => delivery.id),
           token,
           new Date(nowMs + this.leaseMs).toISOString(),
         )
         // Registered and started before this transaction commits: see the class comment.
-        for (const delivery of chosen) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claim.promise))
+        for (const delivery of due) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claim.promise))
         if (backendOf(tx) === 'postgres' && started.length > 0) await this.writtenOrLate(started)
         await this.options.beforeClaimCommit?.(started.length)
-        return due.length === limit
+        const given = new Map<string, number>()
+        for (const delivery of due) given.set(delivery.webhook_id, (given.get(delivery.webhook_id) ?? 0) + 1)
+        return [...take].some(([webhookId, asked]) => given.get(webhookId) === asked)
       })
       claim.resolve(true)
       return filled
@@ -311,6 +320,7 @@ export function createDispatcher(config: Config, db: Db, sink: SignalSink, log: 
     log,
     timeoutMs: config.webhooks.timeoutMs,
     concurrency: config.webhooks.concurrency,
+    perAppConcurrency: config.webhooks.perAppConcurrency,
     perWebhookConcurrency: config.webhooks.perWebhookConcurrency,
     pollIntervalMs: config.webhooks.pollIntervalMs,
     allowLoopback: config.nodeEnv !== 'production',

@@ -21,12 +21,13 @@ export interface Attempt {
 }
 
 /**
- * The attempts this dispatcher has on the wire, by webhook: what the caps count and what a
- * stopped webhook's abort reaches. An attempt is added before its claim commits, so a deletion
+ * The attempts this dispatcher has on the wire, by webhook (and counted by application): what
+ * the caps count and what a stopped webhook's abort reaches. An attempt is added before its claim commits, so a deletion
  * that waited for that commit always finds it here.
  */
 export class InFlightRegistry {
   private readonly byWebhook = new Map<string, Set<Attempt>>()
+  private readonly perApp = new Map<string, number>()
   private total = 0
   private idle: (() => void)[] = []
 
@@ -38,15 +39,12 @@ export class InFlightRegistry {
     return this.byWebhook.get(webhookId)?.size ?? 0
   }
 
-  webhooks(): string[] {
-    return [...this.byWebhook.keys()]
+  countForApp(appId: string): number {
+    return this.perApp.get(appId) ?? 0
   }
 
-  /** Webhooks with `cap` or more attempts on the wire. */
-  saturated(cap: number): string[] {
-    const out: string[] = []
-    for (const [webhookId, attempts] of this.byWebhook) if (attempts.size >= cap) out.push(webhookId)
-    return out
+  webhooks(): string[] {
+    return [...this.byWebhook.keys()]
   }
 
   has(attempt: Attempt): boolean {
@@ -60,6 +58,7 @@ export class InFlightRegistry {
       this.byWebhook.set(attempt.delivery.webhook_id, attempts)
     }
     attempts.add(attempt)
+    this.perApp.set(attempt.delivery.app_id, this.countForApp(attempt.delivery.app_id) + 1)
     this.total++
   }
 
@@ -67,6 +66,9 @@ export class InFlightRegistry {
     const attempts = this.byWebhook.get(attempt.delivery.webhook_id)
     if (attempts === undefined || !attempts.delete(attempt)) return
     if (attempts.size === 0) this.byWebhook.delete(attempt.delivery.webhook_id)
+    const ofApp = this.countForApp(attempt.delivery.app_id) - 1
+    if (ofApp === 0) this.perApp.delete(attempt.delivery.app_id)
+    else this.perApp.set(attempt.delivery.app_id, ofApp)
     this.total--
     if (this.total === 0) for (const resolve of this.idle.splice(0)) resolve()
   }

@@ -1,8 +1,9 @@
 import { type Db } from '../db/database.js'
-import { type AttemptRecord, DeliveriesRepository } from '../db/repositories/deliveries.js'
+import { type AttemptRecord, DeliveriesRepository, type WebhookBatchCounts } from '../db/repositories/deliveries.js'
 import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
 import { Incident } from '../incident.js'
 import type { DispatcherLog } from './dispatcher.js'
+import { CIRCUIT_THRESHOLD, circuitRetryDelay } from './retry.js'
 
 const FIRST_RETRY_MS = 250
 const MAX_RETRY_MS = 30_000
@@ -34,7 +35,13 @@ export class OutcomeWriter {
     private readonly db: Db,
     private readonly sink: SignalSink,
     private readonly log: DispatcherLog,
+    /** spaces an open circuit's attempts: the dispatcher's retry schedule */
+    private readonly retry: { schedule: readonly number[]; random: () => number },
   ) {}
+
+  /** When an open circuit's next attempt may start, after this many failures in a row (undefined: closed). */
+  private circuitRetryAt = (consecutiveFailures: number): string | undefined =>
+    consecutiveFailures < CIRCUIT_THRESHOLD ? undefined : new Date(Date.now() + circuitRetryDelay(consecutiveFailures, this.retry)).toISOString()
 
   add(record: AttemptRecord): void {
     this.pending.push(record)
@@ -79,7 +86,8 @@ export class OutcomeWriter {
         async (unit) => {
           const deliveries = new DeliveriesRepository(unit.tx, unit)
           const notRecorded: AttemptRecord[] = []
-          const counts = new Map<string, { succeeded: number; failed: number; lastStartedAt: string }>()
+          // in the order the attempts ended, so the failures after the last success are known
+          const counts = new Map<string, WebhookBatchCounts>()
           const gone = new Set<string>()
           for (const record of batch) {
             if (!(await deliveries.record(record))) {
@@ -88,9 +96,14 @@ export class OutcomeWriter {
             }
             if (record.gone) gone.add(record.webhookId)
             if (record.outcome === 'canceled') continue
-            const count = counts.get(record.webhookId) ?? { succeeded: 0, failed: 0, lastStartedAt: record.startedAt }
-            if (record.outcome === 'succeeded') count.succeeded++
-            else count.failed++
+            const count = counts.get(record.webhookId) ?? { succeeded: 0, failed: 0, failedSinceSuccess: 0, lastStartedAt: record.startedAt }
+            if (record.outcome === 'succeeded') {
+              count.succeeded++
+              count.failedSinceSuccess = 0
+            } else {
+              count.failed++
+              count.failedSinceSuccess++
+            }
             if (record.startedAt > count.lastStartedAt) count.lastStartedAt = record.startedAt
             counts.set(record.webhookId, count)
           }
@@ -98,7 +111,7 @@ export class OutcomeWriter {
           // rows too, so the lock this takes is held only for these final statements.
           const webhookIds = [...new Set(batch.map((record) => record.webhookId))].sort()
           for (const webhookId of webhookIds) {
-            await deliveries.settleWebhook(webhookId, counts.get(webhookId))
+            await deliveries.settleWebhook(webhookId, counts.get(webhookId), this.circuitRetryAt)
             if (gone.has(webhookId)) await deliveries.deactivateGone(webhookId)
           }
           return notRecorded

@@ -35,3 +35,18 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   if (Number.isNaN(date)) return undefined
   return Math.max(0, date - nowMs)
 }
+
+/** Consecutive failed attempts after which a webhook's circuit opens: one attempt at a time, spaced out. */
+export const CIRCUIT_THRESHOLD = 5
+
+/**
+ * The wait before an open circuit's next attempt after `consecutiveFailures` failures in a row:
+ * the retry schedule again, from its first step at the opening failure, holding at its last.
+ */
+export function circuitRetryDelay(consecutiveFailures: number, options: { schedule?: readonly number[]; random?: () => number } = {}): number {
+  const schedule = options.schedule ?? RETRY_SCHEDULE_MS
+  const step = Math.min(Math.max(consecutiveFailures - CIRCUIT_THRESHOLD, 0), schedule.length - 1)
+  const base = schedule[step] ?? 0
+  const random = options.random ?? Math.random
+  return Math.round(base * (1 - JITTER + 2 * JITTER * random()))
+}

@@ -5,11 +5,19 @@ import type { UnitOfWork } from '../unit-of-work.js'
 import type { AttemptOutcome, DeliveryStatus } from '../schema.js'
 import { newId, nowIso } from '../time.js'
 
+/** A webhook with due deliveries (`dueQueues`). */
+export interface DueQueueRow {
+  webhook_id: string
+  app_id: string
+  consecutive_failures: number
+}
+
 /** A due delivery with what its attempt needs: the event's payload and the webhook's settings now. */
 export interface DueDelivery {
   id: string
   event_id: string
   webhook_id: string
+  app_id: string
   attempts: number
   payload: string
   url: string
@@ -39,6 +47,15 @@ export interface AttemptRecord {
   gone: boolean
 }
 
+/** One webhook's counted attempts in an outcome batch. */
+export interface WebhookBatchCounts {
+  succeeded: number
+  failed: number
+  /** failures after the batch's last success (all of them when none succeeded) */
+  failedSinceSuccess: number
+  lastStartedAt: string
+}
+
 /**
  * The delivery queue. Operator-level (no application scope): the dispatcher and the CLI use it,
  * never a route. Every write runs inside the caller's unit of work.
@@ -62,38 +79,88 @@ export class DeliveriesRepository {
   ) {}
 
   /**
-   * Pending deliveries due by `now` (a lapsed claim is due again), oldest first, locked for this
-   * transaction. Deleting or deactivating a webhook cancels its pending deliveries, so the
-   * webhook filter only guards.
+   * The webhooks with deliveries due by `now`, with their application and circuit: a skip scan
+   * over `deliveries_queue` (one index probe per webhook with pending deliveries, however long
+   * its backlog), keeping the active ones whose earliest pending delivery is due and whose open
+   * circuit (if any) allows an attempt. Reads only: `dueOf` locks what it takes.
    */
-  async due(now: string, excludeWebhooks: readonly string[], limit: number): Promise<DueDelivery[]> {
-    let query = this.db
-      .selectFrom('deliveries as d')
-      .innerJoin('events as e', 'e.id', 'd.event_id')
-      .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-      .select([
-        'd.id',
-        'd.event_id',
-        'd.webhook_id',
-        'd.attempts',
-        'd.resend',
-        'e.payload',
-        'w.url',
-        'w.signing_secret',
-        'w.previous_signing_secret',
-        'w.previous_secret_expires_at',
-        'w.encrypted',
-      ])
-      // A literal, not a parameter: only then can SQLite use the partial index `deliveries_due`
-      // (a bound value made every claim scan the whole table and sort it).
-      .where('d.status', '=', sql.lit('pending'))
-      .where('w.deleted_at', 'is', null)
-      .where('w.is_active', '=', 1)
-      .where('d.next_attempt_at', '<=', now)
-    if (excludeWebhooks.length > 0) query = query.where('d.webhook_id', 'not in', excludeWebhooks)
-    query = query.orderBy('d.next_attempt_at').limit(limit)
-    if (backendOf(this.db) === 'postgres') query = query.modifyEnd(sql`for update of d skip locked for key share of w skip locked`)
-    return query.execute()
+  async dueQueues(now: string, circuitThreshold: number): Promise<DueQueueRow[]> {
+    // 'pending' is a literal, not a parameter: only then can SQLite use the partial index.
+    const { rows } = await sql<DueQueueRow>`
+      with recursive queue(webhook_id) as (
+        select (select min(webhook_id) from deliveries where status = 'pending')
+        union all
+        select (select min(d.webhook_id) from deliveries d where d.status = 'pending' and d.webhook_id > queue.webhook_id)
+        from queue where queue.webhook_id is not null
+      )
+      select w.id as webhook_id, w.app_id, w.consecutive_failures
+      from queue
+      join webhooks w on w.id = queue.webhook_id
+      where w.deleted_at is null and w.is_active = 1
+        and (w.consecutive_failures < ${circuitThreshold} or w.circuit_retry_at is null or w.circuit_retry_at <= ${now})
+        and (select min(d.next_attempt_at) from deliveries d where d.status = 'pending' and d.webhook_id = queue.webhook_id) <= ${now}
+    `.execute(this.db)
+    return rows
+  }
+
+  /**
+   * Up to `count` due deliveries of each webhook in `take`, oldest first, locked for this
+   * transaction (PostgreSQL: the rows FOR UPDATE and their webhooks FOR KEY SHARE, both SKIP
+   * LOCKED, so two dispatchers never claim one row and a claim never waits). Deleting or
+   * deactivating a webhook cancels its pending deliveries, so the webhook filter only guards.
+   */
+  async dueOf(take: ReadonlyMap<string, number>, now: string): Promise<DueDelivery[]> {
+    if (take.size === 0) return []
+    if (backendOf(this.db) === 'postgres') {
+      const { rows } = await sql<DueDelivery>`
+        select d.id, d.event_id, d.webhook_id, d.app_id, d.attempts, d.resend, e.payload, w.url, w.signing_secret,
+          w.previous_signing_secret, w.previous_secret_expires_at, w.encrypted
+        from unnest(${[...take.keys()]}::text[], ${[...take.values()]}::int[]) as q(webhook_id, n)
+        cross join lateral (
+          select * from deliveries d
+          where d.webhook_id = q.webhook_id and d.status = 'pending' and d.next_attempt_at <= ${now}
+          order by d.next_attempt_at
+          limit q.n
+          for update skip locked
+        ) d
+        join webhooks w on w.id = d.webhook_id
+        join events e on e.id = d.event_id
+        where w.deleted_at is null and w.is_active = 1
+        for key share of w skip locked
+      `.execute(this.db)
+      return rows
+    }
+    const due: DueDelivery[] = []
+    for (const [webhookId, count] of take) {
+      const rows = await this.db
+        .selectFrom('deliveries as d')
+        .innerJoin('events as e', 'e.id', 'd.event_id')
+        .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+        .select([
+          'd.id',
+          'd.event_id',
+          'd.webhook_id',
+          'd.app_id',
+          'd.attempts',
+          'd.resend',
+          'e.payload',
+          'w.url',
+          'w.signing_secret',
+          'w.previous_signing_secret',
+          'w.previous_secret_expires_at',
+          'w.encrypted',
+        ])
+        .where('d.webhook_id', '=', webhookId)
+        .where('d.status', '=', sql.lit('pending'))
+        .where('d.next_attempt_at', '<=', now)
+        .where('w.deleted_at', 'is', null)
+        .where('w.is_active', '=', 1)
+        .orderBy('d.next_attempt_at')
+        .limit(count)
+        .execute()
+      due.push(...rows)
+    }
+    return due
   }
 
   /** Claims rows `due` locked in this transaction; returns the ids claimed (all of them, unless one stopped being pending). */
@@ -203,15 +270,17 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Ends an outcome batch for one webhook: counts its recorded attempts in the statistics (when
-   * any were counted) and, if the webhook was deleted or deactivated meanwhile, cancels what this
-   * batch left pending (`cancelPendingOf` skips rows a writer holds). Locks the webhook's row
-   * FOR NO KEY UPDATE, which waits for a deletion under way, so the deletion is seen.
+   * Ends an outcome batch for one webhook: counts its recorded attempts in the statistics and its
+   * circuit (when any were counted) and, if the webhook was deleted or deactivated meanwhile,
+   * cancels what this batch left pending (`cancelPendingOf` skips rows a writer holds). Locks the
+   * webhook's row FOR NO KEY UPDATE, which waits for a deletion under way, so the deletion is seen.
+   * `circuitRetryAt` gives, for a count of failures in a row, when an open circuit's next attempt
+   * may start (undefined while the circuit stays closed).
    */
-  async settleWebhook(webhookId: string, counts: { succeeded: number; failed: number; lastStartedAt: string } | undefined): Promise<void> {
-    let row: { is_active: number; deleted_at: string | null } | undefined
+  async settleWebhook(webhookId: string, counts: WebhookBatchCounts | undefined, circuitRetryAt: (consecutiveFailures: number) => string | undefined): Promise<void> {
+    let row: { is_active: number; deleted_at: string | null; consecutive_failures: number } | undefined
     if (counts !== undefined) {
-      const { lastStartedAt } = counts
+      const { lastStartedAt, failedSinceSuccess } = counts
       row = await this.db
         .updateTable('webhooks')
         .set((eb) => ({
@@ -219,16 +288,26 @@ export class DeliveriesRepository {
           failed_deliveries: eb('failed_deliveries', '+', counts.failed),
           // the latest attempt, even when attempts finish out of order
           last_delivery: sql<string>`case when last_delivery is null or last_delivery < ${lastStartedAt} then ${lastStartedAt} else last_delivery end`,
+          // a 2xx closes the circuit: only the failures after it count
+          ...(counts.succeeded > 0 ? { consecutive_failures: failedSinceSuccess, circuit_retry_at: null } : { consecutive_failures: eb('consecutive_failures', '+', counts.failed) }),
         }))
         .where('id', '=', webhookId)
-        .returning(['is_active', 'deleted_at'])
+        .returning(['is_active', 'deleted_at', 'consecutive_failures'])
         .executeTakeFirst()
+      // The batch ended on a failure: an open circuit waits before its next attempt.
+      const retryAt = row !== undefined && failedSinceSuccess > 0 ? circuitRetryAt(row.consecutive_failures) : undefined
+      if (retryAt !== undefined) await this.db.updateTable('webhooks').set({ circuit_retry_at: retryAt }).where('id', '=', webhookId).execute()
     } else {
-      let query = this.db.selectFrom('webhooks').select(['is_active', 'deleted_at']).where('id', '=', webhookId)
+      let query = this.db.selectFrom('webhooks').select(['is_active', 'deleted_at', 'consecutive_failures']).where('id', '=', webhookId)
       if (backendOf(this.db) === 'postgres') query = query.forNoKeyUpdate()
       row = await query.executeTakeFirst()
     }
     if (row !== undefined && (row.deleted_at !== null || row.is_active === 0)) await this.cancelPendingOf(webhookId)
+  }
+
+  /** The owner asked for an attempt (a resend, a test event): an open circuit lets its next one start now. */
+  async circuitAttemptNow(webhookId: string): Promise<void> {
+    await this.db.updateTable('webhooks').set({ circuit_retry_at: null }).where('id', '=', webhookId).where('circuit_retry_at', 'is not', null).execute()
   }
 
   /**

@@ -100,6 +100,8 @@ export class WebhooksRepository {
       deleted_at: null,
       previous_signing_secret: null,
       previous_secret_expires_at: null,
+      consecutive_failures: 0,
+      circuit_retry_at: null,
     }
     await this.db.insertInto('webhooks').values(row).execute()
     return row
@@ -124,6 +126,8 @@ export class WebhooksRepository {
     if (patch.url !== undefined) changes.url = patch.url
     if (patch.isActive !== undefined) changes.is_active = patch.isActive ? 1 : 0
     if (patch.encrypted !== undefined) changes.encrypted = patch.encrypted ? 1 : 0
+    // A new receiver, or the owner turning it back on: its circuit starts closed.
+    if (changes.url !== undefined || changes.is_active === 1) Object.assign(changes, { consecutive_failures: 0, circuit_retry_at: null })
     // An update that names no field changes nothing, not even updated_at.
     if (Object.keys(changes).length === 0 && patch.signingSecret === undefined) return this.find(appId, id)
     if (changes.is_active === 0) await this.queue.lockToStop(id.toLowerCase(), appId)

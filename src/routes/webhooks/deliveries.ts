@@ -104,6 +104,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         if (!(await tx.deliveries.belongsTo(deliveryId, webhook.id))) throw ApiError.notFound(DELIVERY_NOT_FOUND)
         if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
         if (!(await tx.deliveries.resend(deliveryId))) throw ApiError.conflict(DELIVERY_NOT_ENDED)
+        await tx.deliveries.circuitAttemptNow(webhook.id)
       })
       return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
     },
@@ -129,6 +130,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const webhook = await tx.webhooks.lockForDelivery(appId, id)
         if (webhook === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
         if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
+        await tx.deliveries.circuitAttemptNow(webhook.id)
         return (await tx.events.emitTo(appId, webhook.id, 'webhook.test', toWebhook(webhook))).deliveryId
       })
       return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
