@@ -160,8 +160,14 @@ function auditHeader(webhook: AuditWebhook, shown: number): string {
   return (
     `webhook ${webhook.id} ${JSON.stringify(webhook.name)} ${webhook.url} (app ${webhook.app_id}), ${state}; ` +
     `${stats.total_events} events, ${stats.successful_deliveries} delivered, ${stats.failed_deliveries} failed attempts; ` +
+    `${circuitText(webhook.circuit)}; ` +
     `newest ${shown} deliveries:\n`
   )
+}
+
+function circuitText(circuit: AuditWebhook['circuit']): string {
+  if (circuit.state === 'closed') return `circuit closed (${circuit.consecutive_failures} failures in a row)`
+  return `circuit OPEN after ${circuit.consecutive_failures} failures in a row: one attempt at a time${circuit.retry_at === null ? '' : `, next not before ${circuit.retry_at}`}`
 }
 
 function auditRow(delivery: AuditDelivery): Row {

@@ -26,6 +26,10 @@ export const DeliverySchema = Type.Object(
     next_attempt_at: Type.Union([Timestamp, Type.Null()], {
       description: 'pending: when the next attempt is due (while one is on the wire, when its claim lapses); null once ended',
     }),
+    held_back_until: Type.Union([Timestamp, Type.Null()], {
+      description:
+        "pending while its webhook's circuit is open (5 or more failed attempts in a row): no attempt to the webhook starts before this time, then one at a time until it answers 2xx; null otherwise",
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
     attempt_log: Type.Array(DeliveryAttemptSchema, { description: 'every attempt, oldest first' }),

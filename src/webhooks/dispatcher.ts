@@ -293,7 +293,12 @@ export class Dispatcher implements DeliveryListener {
     this.inFlight.remove(attempt)
     const record = decideOutcome(attempt, result, Date.now(), { schedule: this.schedule, random: this.random })
     const handOff = attempt.claimCommitted.then((committed) => {
-      if (committed) this.outcomes.add(record)
+      const written = committed ? this.outcomes.add(record) : Promise.resolve()
+      // Counted against the caps until written: its circuit and delivery are up to date then.
+      void written.then(() => {
+        this.inFlight.release(attempt)
+        this.kick()
+      })
     })
     this.handOffs.add(handOff)
     void handOff.finally(() => this.handOffs.delete(handOff))

@@ -22,6 +22,8 @@ export function outcomeRetryDelay(previousMs: number): number {
  */
 export class OutcomeWriter {
   private pending: AttemptRecord[] = []
+  /** what `add` returned for each outcome not yet written */
+  private readonly settlers = new Map<AttemptRecord, () => void>()
   private scheduled = false
   private writing: Promise<void> | undefined
   private closing = false
@@ -43,9 +45,11 @@ export class OutcomeWriter {
   private circuitRetryAt = (consecutiveFailures: number): string | undefined =>
     consecutiveFailures < CIRCUIT_THRESHOLD ? undefined : new Date(Date.now() + circuitRetryDelay(consecutiveFailures, this.retry)).toISOString()
 
-  add(record: AttemptRecord): void {
+  /** Queues an outcome; settles once it is written (or given up at close). */
+  add(record: AttemptRecord): Promise<void> {
     this.pending.push(record)
     this.schedule()
+    return new Promise((resolve) => this.settlers.set(record, resolve))
   }
 
   /** Writes everything gathered; stops retrying failed writes. */
@@ -124,9 +128,13 @@ export class OutcomeWriter {
         this.log.warn({ deliveryId: record.deliveryId, webhookId: record.webhookId, attempt: record.attempt }, 'webhook dispatcher: attempt outcome not recorded: its claim had lapsed')
       }
       this.writesWork()
+      this.settle(batch)
     } catch (error) {
       this.writeFailed(error, batch.length)
-      if (this.closing) return
+      if (this.closing) {
+        this.settle(batch)
+        return
+      }
       this.pending = batch.concat(this.pending)
       this.retryDelayMs = outcomeRetryDelay(this.retryDelayMs)
       this.retryTimer = setTimeout(() => {
@@ -134,6 +142,13 @@ export class OutcomeWriter {
         this.schedule()
       }, this.retryDelayMs)
       this.retryTimer.unref()
+    }
+  }
+
+  private settle(batch: readonly AttemptRecord[]): void {
+    for (const record of batch) {
+      this.settlers.get(record)?.()
+      this.settlers.delete(record)
     }
   }
 

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely'
 import type { Db } from '../database.js'
 import type { DeliveryAttemptsTable, DeliveryStatus } from '../schema.js'
+import { CIRCUIT_THRESHOLD } from '../../webhooks/retry.js'
 
 /** One attempt as stored, without the keys that tie it to its delivery. */
 export type LoggedAttempt = Omit<Selectable<DeliveryAttemptsTable>, 'id' | 'delivery_id' | 'webhook_id'>
@@ -15,6 +16,8 @@ export interface LoggedDelivery {
   attempts: number
   /** when the next attempt is due (while one is on the wire: when its claim lapses); null once the delivery has ended */
   next_attempt_at: string | null
+  /** pending while its webhook's circuit is open: no attempt before this time (null otherwise) */
+  held_back_until: string | null
   created_at: string
   updated_at: string
   /** oldest first */
@@ -63,6 +66,8 @@ export class DeliveryLogRepository {
         'd.next_attempt_at',
         'd.created_at',
         'd.updated_at',
+        'w.consecutive_failures',
+        'w.circuit_retry_at',
       ])
       .where('d.webhook_id', '=', webhookId.toLowerCase())
     if (ownerAppId !== undefined) query = query.where('w.app_id', '=', ownerAppId).where('d.app_id', '=', ownerAppId).where('w.deleted_at', 'is', null)
@@ -93,9 +98,10 @@ export class DeliveryLogRepository {
       }
       list.push(attempt)
     }
-    return rows.map((row) => ({
+    return rows.map(({ consecutive_failures: consecutiveFailures, circuit_retry_at: circuitRetryAt, ...row }) => ({
       ...row,
       next_attempt_at: row.status === 'pending' ? row.next_attempt_at : null,
+      held_back_until: row.status === 'pending' && consecutiveFailures >= CIRCUIT_THRESHOLD ? circuitRetryAt : null,
       attempt_log: log.get(row.id) ?? [],
     }))
   }

@@ -21,6 +21,7 @@ export function toDelivery(entry: LoggedDelivery): Delivery {
     status: entry.status,
     attempts: entry.attempts,
     next_attempt_at: entry.next_attempt_at,
+    held_back_until: entry.held_back_until,
     created_at: entry.created_at,
     updated_at: entry.updated_at,
     attempt_log: entry.attempt_log,
