@@ -53,7 +53,14 @@ export interface TestServer {
  * speak real HTTP. Call close() in afterAll.
  */
 export async function startTestServer(
-  options: { config?: Partial<Config>; webhooks?: Partial<WebhookConfig>; rateLimiter?: RateLimiter; delivery?: DispatcherOverrides } = {},
+  options: {
+    config?: Partial<Config>
+    webhooks?: Partial<WebhookConfig>
+    rateLimiter?: RateLimiter
+    delivery?: DispatcherOverrides
+    /** SQLite: how long a statement waits for another process's lock (default SQLITE_LOCK_WAIT_MS) */
+    sqliteLockWaitMs?: number
+  } = {},
 ): Promise<TestServer> {
   const database = await freshDatabase()
   const defaults = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'info' })
@@ -66,7 +73,7 @@ export async function startTestServer(
     // Route tests don't deliver (their webhooks point at example.com); delivery tests turn it on.
     webhooks: { ...defaults.webhooks, dispatcher: false, ...options.webhooks },
   }
-  const db = await openDatabase(config.database)
+  const db = await openDatabase(config.database, { sqliteLockWaitMs: options.sqliteLockWaitMs })
   let redis: Redis | undefined
   if (TEST_BACKEND === 'postgres' && options.rateLimiter === undefined) redis = await connectRedis(TEST_REDIS_URL)
   let logText = ''

@@ -1,12 +1,13 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, SqliteDialect, type SqliteStatement, sql } from 'kysely'
+import { Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
 import pg from 'pg'
 import { type DatabaseLocation, redactUrl } from '../config.js'
 import { isRetryableConflict } from './errors.js'
 import { migrateToLatest } from './migrations.js'
 import type { Database } from './schema.js'
+import { LockWaitingSqliteDialect } from './sqlite-lock-wait.js'
 
 export type Db = Kysely<Database>
 export type Backend = 'sqlite' | 'postgres'
@@ -23,9 +24,23 @@ export const POSTGRES_TIMEOUTS = {
   lockMs: 5_000,
 } as const
 
+/**
+ * How long a SQLite statement waits, in asynchronous pauses, for a lock another process holds
+ * (the CLI, a worker, a backup) before it fails with SQLITE_BUSY, answered 503.
+ */
+export const SQLITE_LOCK_WAIT_MS = 5_000
+
+export interface OpenDatabaseOptions {
+  /** SQLite only: overrides SQLITE_LOCK_WAIT_MS (tests shorten it) */
+  sqliteLockWaitMs?: number
+}
+
 /** Opens the database named by the configuration and migrates it to the newest schema. */
-export async function openDatabase(location: DatabaseLocation): Promise<Db> {
-  const db = location.kind === 'sqlite' ? openSqlite(location.filename) : await openPostgres(location.url, location.poolSize)
+export async function openDatabase(location: DatabaseLocation, options: OpenDatabaseOptions = {}): Promise<Db> {
+  const db =
+    location.kind === 'sqlite'
+      ? openSqlite(location.filename, options.sqliteLockWaitMs ?? SQLITE_LOCK_WAIT_MS)
+      : await openPostgres(location.url, location.poolSize)
   try {
     await migrateToLatest(db)
   } catch (error) {
@@ -35,18 +50,22 @@ export async function openDatabase(location: DatabaseLocation): Promise<Db> {
   return db
 }
 
-function openSqlite(filename: string): Db {
+function openSqlite(filename: string, lockWaitMs: number): Db {
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
-  const sqlite = new SQLite(filename)
-  // WAL lets the CLI write while the server reads; busy_timeout makes the two wait for each other.
+  // The pragmas below run once, before anything is served: they may wait for a lock here.
+  const sqlite = new SQLite(filename, { timeout: lockWaitMs })
+  // WAL lets the CLI write while the server reads.
   sqlite.pragma('journal_mode = WAL')
   sqlite.pragma('synchronous = NORMAL')
-  sqlite.pragma('busy_timeout = 5000')
+  // From here on SQLite never waits for a lock itself: better-sqlite3 is synchronous, so a wait
+  // inside SQLite would stop the event loop (every request, /health/public too). The dialect
+  // waits instead, asynchronously and bounded (LockWaitingSqliteDialect).
+  sqlite.pragma('busy_timeout = 0')
   sqlite.pragma('foreign_keys = ON')
   // SQLite's own lower() folds ASCII only; PostgreSQL's folds all of Unicode. Case-insensitive
   // filters must answer the same on both, so lower() here is JavaScript's (Unicode) folding.
   sqlite.function('lower', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
-  return new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
+  return new Kysely<Database>({ dialect: new LockWaitingSqliteDialect({ database: withStatementCache(sqlite) }, sqlite, lockWaitMs) })
 }
 
 /**
@@ -141,8 +160,10 @@ export interface WriteTransactionOptions {
  *
  * SQLite gets BEGIN IMMEDIATE: the write lock is taken first, so a transaction that reads before
  * it writes can't fail to upgrade when another process wrote meanwhile, and what it read stays
- * true until it commits. PostgreSQL runs READ COMMITTED; the repositories take the row locks
- * their invariants need (see DeliveriesRepository and WebhooksRepository).
+ * true until it commits. While another process holds that lock, BEGIN IMMEDIATE is tried again
+ * asynchronously (LockWaitingSqliteDialect), then fails with SQLITE_BUSY; in WAL mode nothing
+ * after it meets a lock (COMMIT included). PostgreSQL runs READ COMMITTED; the repositories take
+ * the row locks their invariants need (see DeliveriesRepository and WebhooksRepository).
  */
 export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, options: WriteTransactionOptions = {}): Promise<T> {
   if (backendOf(db) === 'postgres') {

@@ -25,6 +25,15 @@ export function isRetryableConflict(error: unknown): boolean {
   return code === '40P01' || code === '40001'
 }
 
+/**
+ * SQLite refused the statement because another connection (another process) holds a lock it needs
+ * (SQLITE_BUSY and its extended codes). A statement refused so changed nothing.
+ */
+export function isSqliteBusy(error: unknown): boolean {
+  const code = codeOf(error)
+  return code === 'SQLITE_BUSY' || (code?.startsWith('SQLITE_BUSY_') ?? false)
+}
+
 // PostgreSQL SQLSTATEs that mean "not now": connection exceptions (08), insufficient resources
 // (53: disk full, out of memory, too many connections), operator intervention (57: shutdown,
 // cannot connect now, statement timeout), lock not available (55P03), read-only transaction

@@ -1,0 +1,156 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type SQLite from 'better-sqlite3'
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  type QueryCompiler,
+  type QueryResult,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  type TransactionSettings,
+} from 'kysely'
+import { isSqliteBusy } from './errors.js'
+
+/** The pauses between tries of a statement that met another process's lock: short at first, then this long at most. */
+const FIRST_PAUSE_MS = 2
+const LONGEST_PAUSE_MS = 50
+
+/**
+ * Kysely's SQLite dialect, except that a statement meeting another process's lock (SQLITE_BUSY;
+ * the connection has busy_timeout 0, so SQLite never waits inside sqlite3_step, which would
+ * stop the event loop) is tried again after an asynchronous pause, for up to `lockWaitMs`, and
+ * the connection is given back between tries so this process's other queries keep running.
+ *
+ * Only what a lock refusal leaves unchanged is tried again: a statement outside a transaction
+ * (BEGIN IMMEDIATE included: SQLite undoes a refused statement entirely), and the first statement
+ * of a transaction that has run nothing since its BEGIN (it is rolled back and begun again, so it
+ * holds nothing while it waits). A refusal later in a transaction is thrown: only its caller can
+ * run the whole transaction again. Past `lockWaitMs` the last SQLITE_BUSY is thrown (503).
+ */
+export class LockWaitingSqliteDialect extends SqliteDialect {
+  constructor(
+    private readonly dialectConfig: SqliteDialectConfig,
+    private readonly sqlite: SQLite.Database,
+    private readonly lockWaitMs: number,
+  ) {
+    super(dialectConfig)
+  }
+
+  override createDriver(): Driver {
+    return new LockWaitingDriver(new SqliteDriver(this.dialectConfig), this.sqlite, this.lockWaitMs)
+  }
+}
+
+/** Kysely's SqliteDriver (one connection behind a mutex) with its connection wrapped in LockWaitingConnection. */
+class LockWaitingDriver implements Driver {
+  private connection: LockWaitingConnection | undefined
+
+  constructor(
+    private readonly inner: SqliteDriver,
+    private readonly sqlite: SQLite.Database,
+    private readonly lockWaitMs: number,
+  ) {}
+
+  init(): Promise<void> {
+    return this.inner.init()
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await this.inner.acquireConnection()
+    this.connection ??= new LockWaitingConnection(connection, this.sqlite, this.lockWaitMs, {
+      release: () => this.inner.releaseConnection(),
+      acquire: async () => {
+        await this.inner.acquireConnection()
+      },
+    })
+    return this.connection
+  }
+
+  beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
+    // SQLite has no isolation levels or access modes: Kysely's driver ignores them too.
+    return this.inner.beginTransaction(connection)
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.commitTransaction(connection)
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.rollbackTransaction(connection)
+  }
+
+  savepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    return this.inner.savepoint(connection, savepointName, compileQuery)
+  }
+
+  rollbackToSavepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    return this.inner.rollbackToSavepoint(connection, savepointName, compileQuery)
+  }
+
+  releaseSavepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
+    return this.inner.releaseSavepoint(connection, savepointName, compileQuery)
+  }
+
+  releaseConnection(): Promise<void> {
+    return this.inner.releaseConnection()
+  }
+
+  destroy(): Promise<void> {
+    return this.inner.destroy()
+  }
+}
+
+/** Gives the one SQLite connection back to the driver's mutex while a statement waits, and takes it again. */
+interface ConnectionHandover {
+  release(): Promise<void>
+  acquire(): Promise<void>
+}
+
+class LockWaitingConnection implements DatabaseConnection {
+  /** The statement that opened the current transaction, while nothing else has run in it. */
+  private transactionOpener: CompiledQuery | undefined
+
+  constructor(
+    private readonly inner: DatabaseConnection,
+    private readonly sqlite: SQLite.Database,
+    private readonly lockWaitMs: number,
+    private readonly handover: ConnectionHandover,
+  ) {}
+
+  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    return this.execute<R>(query, Date.now() + this.lockWaitMs)
+  }
+
+  private async execute<R>(query: CompiledQuery, deadline: number): Promise<QueryResult<R>> {
+    for (let pauseMs = FIRST_PAUSE_MS; ; pauseMs = Math.min(pauseMs * 2, LONGEST_PAUSE_MS)) {
+      const inTransaction = this.sqlite.inTransaction
+      const untouchedTransaction = this.transactionOpener
+      this.transactionOpener = undefined
+      try {
+        const result = await this.inner.executeQuery<R>(query)
+        if (!inTransaction && this.sqlite.inTransaction) this.transactionOpener = query
+        return result
+      } catch (error) {
+        const retryable = !inTransaction || untouchedTransaction !== undefined
+        if (!retryable || !isSqliteBusy(error) || Date.now() >= deadline) throw error
+      }
+      // Nothing is held now: the refused statement changed nothing, and an untouched transaction is
+      // rolled back (it read nothing, so beginning it again later is the same as beginning it then).
+      if (untouchedTransaction !== undefined && this.sqlite.inTransaction) await this.inner.executeQuery(CompiledQuery.raw('rollback'))
+      await this.handover.release()
+      try {
+        await sleep(Math.max(0, Math.min(pauseMs, deadline - Date.now())))
+      } finally {
+        await this.handover.acquire()
+      }
+      if (untouchedTransaction !== undefined) await this.execute(untouchedTransaction, deadline)
+    }
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    // Not retried: rows may already have been handed out when a lock is met. No caller streams.
+    return this.inner.streamQuery<R>(query, chunkSize)
+  }
+}
