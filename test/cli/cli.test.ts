@@ -399,6 +399,7 @@ interface AuditDeliveryOut {
   status: string
   attempts: number
   next_attempt_at: string | null
+  held_back_until: string | null
   created_at: string
   updated_at: string
   attempt_log: AuditAttemptOut[]
@@ -414,13 +415,14 @@ interface AuditOut {
     encrypted: boolean
     deleted_at: string | null
     delivery_stats: { total_events: number; successful_deliveries: number; failed_deliveries: number; last_delivery: string | null }
+    circuit: { state: 'open' | 'closed'; consecutive_failures: number; retry_at: string | null }
   }
   deliveries: AuditDeliveryOut[]
 }
 
-const AUDIT_WEBHOOK_FIELDS = ['app_id', 'deleted_at', 'delivery_stats', 'encrypted', 'id', 'isActive', 'name', 'url']
+const AUDIT_WEBHOOK_FIELDS = ['app_id', 'circuit', 'deleted_at', 'delivery_stats', 'encrypted', 'id', 'isActive', 'name', 'url']
 const AUDIT_STATS_FIELDS = ['failed_deliveries', 'last_delivery', 'successful_deliveries', 'total_events']
-const AUDIT_DELIVERY_FIELDS = ['attempt_log', 'attempts', 'created_at', 'event_created_at', 'event_id', 'event_type', 'id', 'next_attempt_at', 'status', 'updated_at']
+const AUDIT_DELIVERY_FIELDS = ['attempt_log', 'attempts', 'created_at', 'event_created_at', 'event_id', 'event_type', 'held_back_until', 'id', 'next_attempt_at', 'status', 'updated_at']
 const AUDIT_ATTEMPT_FIELDS = ['attempt', 'duration_ms', 'error', 'outcome', 'response_body', 'started_at', 'status_code']
 
 interface CreatedWebhook {
@@ -524,12 +526,15 @@ describe('devplatform deliveries list', () => {
       successful_deliveries: number
       failed_deliveries: number
       last_delivery: string | null
+      consecutive_failures: number
+      circuit_retry_at: string | null
     }>('select * from webhooks where id = ?', webhookId)
     if (w === undefined) throw new Error(`no webhook ${webhookId}`)
     const deliveries = await query<Omit<AuditDeliveryOut, 'attempt_log'>>(
       `select d.id, d.event_id, e.type as event_type, e.created_at as event_created_at, d.status, d.attempts,
-              case when d.status = 'pending' then d.next_attempt_at end as next_attempt_at, d.created_at, d.updated_at
-         from deliveries d join events e on e.id = d.event_id
+              case when d.status = 'pending' then d.next_attempt_at end as next_attempt_at,
+              case when d.status = 'pending' and w.consecutive_failures >= 5 then w.circuit_retry_at end as held_back_until, d.created_at, d.updated_at
+         from deliveries d join events e on e.id = d.event_id join webhooks w on w.id = d.webhook_id
         where d.webhook_id = ? order by d.created_at desc, d.id desc limit ?`,
       webhookId,
       limit,
@@ -548,6 +553,11 @@ describe('devplatform deliveries list', () => {
           successful_deliveries: w.successful_deliveries,
           failed_deliveries: w.failed_deliveries,
           last_delivery: w.last_delivery,
+        },
+        circuit: {
+          state: w.consecutive_failures >= 5 ? 'open' : 'closed',
+          consecutive_failures: w.consecutive_failures,
+          retry_at: w.consecutive_failures >= 5 ? w.circuit_retry_at : null,
         },
       },
       deliveries: await Promise.all(

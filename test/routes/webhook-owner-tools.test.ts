@@ -191,8 +191,8 @@ describe('the delivery log: GET /api/v0/webhooks/{id}/deliveries[/{deliveryId}]'
   it('lists the webhook\'s deliveries newest first, each with its event, state and attempt log', async () => {
     expect(deliveries.map((d) => d.event.type)).toEqual(['tax.created', 'tax.created', 'tax.created', 'webhook.created'])
     for (const delivery of deliveries) {
-      expect(Object.keys(delivery).sort()).toEqual(['attempt_log', 'attempts', 'created_at', 'event', 'id', 'next_attempt_at', 'status', 'updated_at', 'webhook_id'])
-      expect(delivery).toMatchObject({ webhook_id: webhook.id, status: 'pending', attempts: 0, attempt_log: [] })
+      expect(Object.keys(delivery).sort()).toEqual(['attempt_log', 'attempts', 'created_at', 'event', 'held_back_until', 'id', 'next_attempt_at', 'status', 'updated_at', 'webhook_id'])
+      expect(delivery).toMatchObject({ webhook_id: webhook.id, status: 'pending', attempts: 0, held_back_until: null, attempt_log: [] })
       expect(delivery.next_attempt_at).not.toBeNull()
     }
     const events = await server.app.db.selectFrom('events').select(['id', 'created_at']).where('app_id', '=', key.appId).execute()

@@ -265,4 +265,28 @@ describe('circuit breaker', () => {
       await server.close()
     }
   }, 30_000)
+
+  it("an owner's test event is attempted at once, though the open circuit's next attempt was an hour away; a PATCH of the url closes the circuit", async () => {
+    status = 500
+    const server = await startTestServer({ webhooks: { dispatcher: true, timeoutMs: 2_000, pollIntervalMs: 20 }, delivery: { retrySchedule: [3_600_000] } })
+    try {
+      const key = await server.createKey()
+      const [webhookId = ''] = await addWebhooks(server, key.appId, [`${base}/owner`])
+      await emit(server, key.appId, CIRCUIT_THRESHOLD)
+      const circuit = async () => (await server.database.query<{ consecutive_failures: number; circuit_retry_at: string | null }>('select consecutive_failures, circuit_retry_at from webhooks where id = ?', webhookId))[0]
+      await waitUntil('the circuit to open', async () => ((await circuit())?.consecutive_failures === CIRCUIT_THRESHOLD ? true : undefined))
+      expect(Date.parse((await circuit())?.circuit_retry_at ?? '')).toBeGreaterThan(Date.now() + 40 * 60_000)
+      const before = arrivals.length
+      const test = await server.request<{ id: string }>('POST', `/api/v0/webhooks/${webhookId}/test`, { key })
+      expect(test.status).toBe(202)
+      await waitUntil('the test event on the wire', () => (arrivals.length > before ? true : undefined))
+      await waitUntil('its failure counted', async () => ((await circuit())?.consecutive_failures === CIRCUIT_THRESHOLD + 1 ? true : undefined))
+
+      const patched = await server.request('PATCH', `/api/v0/webhooks/${webhookId}`, { key, body: { url: `${base}/owner-fixed` } })
+      expect(patched.status).toBe(200)
+      expect(await circuit()).toEqual({ consecutive_failures: 0, circuit_retry_at: null })
+    } finally {
+      await server.close()
+    }
+  }, 30_000)
 })
