@@ -18,11 +18,12 @@ import { previousSecretInForce, signedRequest } from './signing.js'
 
 /**
  * How long a PostgreSQL claim waits for its requests to reach their sockets before it commits
- * anyway. The claim loop waits with it, so a batch with a receiver slow to accept (or a host slow
- * to resolve) delays this dispatcher's next claim by up to this much: short, and a trade-off the
- * fair scheduler (per-application queues) is to remove.
+ * anyway. The claim loop does not wait with it: it goes on claiming while up to
+ * MAX_CLAIMS_COMMITTING claims wait (each holds a pooled connection meanwhile), so a receiver
+ * slow to accept or a host slow to resolve delays no one else's deliveries.
  */
 const WRITE_WAIT_MS = 250
+const MAX_CLAIMS_COMMITTING = 4
 
 /** Most deliveries one claim takes (one transaction, one batch of attempts started). */
 const MAX_CLAIM = 500
@@ -86,6 +87,8 @@ export class Dispatcher implements DeliveryListener {
   private readonly claimFailures = new Incident()
   /** outcomes of ended attempts still waiting for their claim's transaction to end */
   private readonly handOffs = new Set<Promise<void>>()
+  /** claims whose attempts have started and whose transaction has not ended yet */
+  private readonly committing = new Set<Promise<void>>()
 
   constructor(private readonly options: DispatcherOptions) {
     this.deliveries = new DeliveriesRepository(options.db)
@@ -128,6 +131,7 @@ export class Dispatcher implements DeliveryListener {
       this.inFlight.abort('shutdown')
       await this.inFlight.whenIdle()
     }
+    await Promise.all(this.committing)
     await Promise.all(this.handOffs)
     await this.outcomes.close()
     this.sender.close()
@@ -162,9 +166,7 @@ export class Dispatcher implements DeliveryListener {
       const ended = this.claimFailures.ended()
       if (ended !== undefined) this.options.log.info(ended, 'webhook dispatcher: claiming deliveries works again')
     } catch (error) {
-      // During an outage this fails at every poll: logged when it starts, then once a minute.
-      const report = this.claimFailures.failed()
-      if (report !== undefined) this.options.log.error({ err: error, ...report }, 'webhook dispatcher: claiming deliveries failed; retrying at each poll')
+      this.claimFailed(error)
     } finally {
       this.running = false
       if (!this.stopping) this.pollTimer = setTimeout(() => this.kick(), this.options.pollIntervalMs)
@@ -178,44 +180,67 @@ export class Dispatcher implements DeliveryListener {
   private async claimAndStart(): Promise<boolean> {
     const free = Math.min(this.options.concurrency - this.inFlight.size, MAX_CLAIM)
     if (free <= 0) return false
+    while (this.committing.size >= MAX_CLAIMS_COMMITTING) await Promise.race(this.committing)
     const started: Attempt[] = []
     const claim = deferred<boolean>()
-    try {
-      const filled = await writeTransaction(this.options.db, async (tx) => {
-        const deliveries = new DeliveriesRepository(tx)
-        const nowMs = Date.now()
-        const now = new Date(nowMs).toISOString()
-        const queues = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)
-        const take = this.fairShare.plan(
-          queues.map((queue) => ({ webhookId: queue.webhook_id, appId: queue.app_id, circuitOpen: queue.consecutive_failures >= CIRCUIT_THRESHOLD })),
-          { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency },
-          this.inFlight,
-        )
-        const due = await deliveries.dueOf(take, now)
-        if (due.length === 0) return false
-        const token = newId()
-        const claimed = await deliveries.claim(
-          due.map((delivery) => delivery.id),
-          token,
-          new Date(nowMs + this.leaseMs).toISOString(),
-        )
-        // Registered and started before this transaction commits: see the class comment.
-        for (const delivery of due) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claim.promise))
-        if (backendOf(tx) === 'postgres' && started.length > 0) await this.writtenOrLate(started)
-        await this.options.beforeClaimCommit?.(started.length)
-        const given = new Map<string, number>()
-        for (const delivery of due) given.set(delivery.webhook_id, (given.get(delivery.webhook_id) ?? 0) + 1)
-        return [...take].some(([webhookId, asked]) => given.get(webhookId) === asked)
-      })
-      claim.resolve(true)
-      return filled
-    } catch (error) {
-      // The claim did not commit: what started has no claim to record under. Abort it quietly.
-      claim.resolve(false)
-      if (started.length > 0) this.options.log.warn({ err: error, aborted: started.length }, 'webhook dispatcher: claim did not commit; its attempts were aborted')
-      for (const attempt of started) attempt.controller.abort()
-      throw error
-    }
+    /** settles once this claim's attempts have started (with whether a webhook gave all it was asked for) */
+    const begun = deferred<boolean>()
+    const transaction = writeTransaction(this.options.db, async (tx) => {
+      const deliveries = new DeliveriesRepository(tx)
+      const nowMs = Date.now()
+      const now = new Date(nowMs).toISOString()
+      const queues = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)
+      const take = this.fairShare.plan(
+        queues.map((queue) => ({ webhookId: queue.webhook_id, appId: queue.app_id, circuitOpen: queue.consecutive_failures >= CIRCUIT_THRESHOLD })),
+        { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency },
+        this.inFlight,
+      )
+      const due = await deliveries.dueOf(take, now)
+      if (due.length === 0) return begun.resolve(false)
+      const token = newId()
+      const claimed = await deliveries.claim(
+        due.map((delivery) => delivery.id),
+        token,
+        new Date(nowMs + this.leaseMs).toISOString(),
+      )
+      // Registered and started before this transaction commits: see the class comment.
+      for (const delivery of due) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claim.promise))
+      const given = new Map<string, number>()
+      for (const delivery of due) given.set(delivery.webhook_id, (given.get(delivery.webhook_id) ?? 0) + 1)
+      begun.resolve([...take].some(([webhookId, asked]) => given.get(webhookId) === asked))
+      if (backendOf(tx) === 'postgres' && started.length > 0) await this.writtenOrLate(started)
+      await this.options.beforeClaimCommit?.(started.length)
+    })
+    /** the claim's error, if it did not commit */
+    const ended = transaction.then(
+      () => {
+        claim.resolve(true)
+        return undefined
+      },
+      (error: unknown) => {
+        // The claim did not commit: what started has no claim to record under. Abort it quietly.
+        claim.resolve(false)
+        if (started.length > 0) this.options.log.warn({ err: error, aborted: started.length }, 'webhook dispatcher: claim did not commit; its attempts were aborted')
+        for (const attempt of started) attempt.controller.abort()
+        return { error }
+      },
+    )
+    const first = await Promise.race([begun.promise, ended])
+    if (typeof first === 'object') throw first.error
+    if (first === undefined) return false
+    // Started: the commit may still wait for the requests to be written (PostgreSQL); claim on meanwhile.
+    const committing: Promise<void> = ended.then((failed) => {
+      this.committing.delete(committing)
+      if (failed !== undefined) this.claimFailed(failed.error)
+    })
+    this.committing.add(committing)
+    return first
+  }
+
+  private claimFailed(error: unknown): void {
+    // During an outage this fails at every poll: logged when it starts, then once a minute.
+    const report = this.claimFailures.failed()
+    if (report !== undefined) this.options.log.error({ err: error, ...report }, 'webhook dispatcher: claiming deliveries failed; retrying at each poll')
   }
 
   /**
