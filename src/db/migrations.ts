@@ -243,7 +243,9 @@ export async function migrateToLatest<DB>(db: Kysely<DB>): Promise<void> {
   }
   const { error, results } = await new Migrator({ db, provider }).migrateToLatest()
   if (error !== undefined) {
-    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown'
-    throw new Error(`database migration ${failed} failed: ${error instanceof Error ? error.message : String(error)}`)
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName
+    const reason = error instanceof Error ? error.message : String(error)
+    // No migration named: it failed before any ran (e.g. the database stayed locked).
+    throw new Error(failed === undefined ? `database migration could not start: ${reason}` : `database migration ${failed} failed: ${reason}`)
   }
 }

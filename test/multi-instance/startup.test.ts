@@ -51,7 +51,7 @@ describe('starting on PostgreSQL', () => {
     const stderr = refused.stderr().trim()
     expect(stderr.split('\n')).toHaveLength(1)
     expect(stderr).toBe(
-      'devplatform: failed to start: DATABASE_URL: the database schema was written by a newer devplatform (migration 0099_future is unknown to this version, which knows up to 0003_owner_tools); upgrade devplatform',
+      'devplatform: failed to start: DATABASE_URL: the database schema was written by a newer devplatform (migration 0099_future is unknown to this version, which knows up to 0004_fair_delivery); upgrade devplatform',
     )
     expect(await fresh.count('select count(*) as n from kysely_migration')).toBe(4)
   })
