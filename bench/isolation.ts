@@ -26,6 +26,7 @@
  *   tsx bench/isolation.ts [--seconds 20] [--rss-seconds 60]
  */
 import { fork } from 'node:child_process'
+import { loadavg } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import { Writable } from 'node:stream'
 import { parseArgs } from 'node:util'
@@ -197,11 +198,17 @@ function aCell(result: ScenarioResult): string {
 // --- memory: the unresolvable scenario at a 1 s timeout, in a process of its own ---
 
 interface MemoryResult {
+  /** which database it ran on, for the printed header */
+  database: string
   rssBeforeApp: number
   start: number
   max: number
   end: number
-  samples: number
+  /** heap used + external right after a full garbage collection: before A started writing, and at the end */
+  liveBeforeWriting: number
+  liveAtEnd: number
+  /** one sample a second, from the end of the warm-up */
+  measured: number[]
   dnsQueries: number
   events: number
   failedCommits: number
@@ -209,9 +216,9 @@ interface MemoryResult {
 }
 
 type SlowDnsMessage =
-  | { kind: 'ready'; rssBeforeApp: number }
+  | { kind: 'ready'; rssBeforeApp: number; liveBeforeWriting: number }
   | { kind: 'rss'; rss: number }
-  | { kind: 'stopped'; events: number; failedCommits: number; attempts: AttemptSummary }
+  | { kind: 'stopped'; events: number; failedCommits: number; attempts: AttemptSummary; liveAtEnd: number }
 
 async function slowDnsMemory(): Promise<MemoryResult> {
   const database = await benchDatabase()
@@ -222,37 +229,34 @@ async function slowDnsMemory(): Promise<MemoryResult> {
   const child = fork(
     fileURLToPath(new URL('./slow-dns-app.ts', import.meta.url)),
     ['--database-url', database.url, '--dns-server', dns.address, '--app', a.appId, '--timeout-ms', String(RSS_TIMEOUT_MS), '--events-per-second', String(A_EVENTS_PER_SECOND)],
-    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+    // --expose-gc: a full collection, before A starts and at the end, tells memory kept from garbage not yet collected.
+    { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [...process.execArgv, '--expose-gc'] },
   )
   // One sample a second from when A starts writing: the warm-up's, then the measured run's.
   const wanted = RSS_WARM_UP_S + rssSeconds + 1
   const rss: number[] = []
-  let rssBeforeApp = Number.NaN
-  let enoughSamples: () => void = () => undefined
-  const sampled = new Promise<void>((resolve) => {
-    enoughSamples = resolve
-  })
-  const stopped = new Promise<Extract<SlowDnsMessage, { kind: 'stopped' }>>((resolve, reject) => {
+  let ready: Extract<SlowDnsMessage, { kind: 'ready' }> = { kind: 'ready', rssBeforeApp: Number.NaN, liveBeforeWriting: Number.NaN }
+  const report = await new Promise<Extract<SlowDnsMessage, { kind: 'stopped' }>>((resolve, reject) => {
     child.on('message', (message: SlowDnsMessage) => {
-      if (message.kind === 'ready') rssBeforeApp = message.rssBeforeApp
+      if (message.kind === 'ready') ready = message
       else if (message.kind === 'stopped') resolve(message)
-      else if (rss.push(message.rss) >= wanted) enoughSamples()
+      else if (rss.push(message.rss) === wanted) child.send('stop')
     })
     child.once('exit', (code) => reject(new Error(`bench/slow-dns-app.ts exited (${code ?? 'signal'}) before reporting`)))
   })
-  await Promise.race([sampled, stopped])
-  child.send('stop')
-  const report = await stopped
   await dns.close()
   await database.drop()
-  const measured = rss.slice(RSS_WARM_UP_S)
+  const measured = rss.slice(RSS_WARM_UP_S, wanted)
   const start = measured[0] ?? Number.NaN
   return {
-    rssBeforeApp,
+    database: database.label,
+    rssBeforeApp: ready.rssBeforeApp,
     start,
     max: Math.max(...measured),
     end: measured[measured.length - 1] ?? Number.NaN,
-    samples: measured.length,
+    liveBeforeWriting: ready.liveBeforeWriting,
+    liveAtEnd: report.liveAtEnd,
+    measured,
     dnsQueries: dns.queries(),
     events: report.events,
     failedCommits: report.failedCommits,
@@ -264,7 +268,9 @@ async function slowDnsMemory(): Promise<MemoryResult> {
 const startedAt = performance.now()
 console.log(
   `isolation: B ${B_EVENTS_PER_SECOND} events/s for ${seconds} s; A ${A_WEBHOOKS} webhooks, ${A_EVENTS_PER_SECOND} events/s (one webhook each, in turn) from ${A_HEAD_START_MS / 1000} s before B; ` +
-    `WEBHOOK_TIMEOUT_MS ${config.webhooks.timeoutMs}, concurrency ${config.webhooks.concurrency}, ${config.webhooks.perWebhookConcurrency} per webhook`,
+    `WEBHOOK_TIMEOUT_MS ${config.webhooks.timeoutMs}, concurrency ${config.webhooks.concurrency}, ${config.webhooks.perWebhookConcurrency} per webhook; ` +
+    // Other work on the machine shows in every latency here: say how busy it was.
+    `load average ${loadavg()[0]?.toFixed(2)}`,
 )
 
 const clean = await runScenario({ label: 'clean run: B alone' })
@@ -297,7 +303,7 @@ const memorySeconds = (performance.now() - memoryStartedAt) / 1000
 receiver.kill()
 
 console.log('')
-console.log(`${clean.database}; ${isolationSeconds.toFixed(0)} s`)
+console.log(`${clean.database}; ${isolationSeconds.toFixed(0)} s; load average at the end ${loadavg()[0]?.toFixed(2)}`)
 console.log('| scenario: application A | B: commit -> receiver first byte p50 / p99 (ms) | B delivered | A meanwhile | clean run, same run | goal |')
 console.log('|---|---|---|---|---|---|')
 console.log(`| ${clean.label} | ${latencyCell(clean)} | ${deliveredCell(clean)} | ${aCell(clean)} | | p99 <= ${GOAL_P99_MS} ms |`)
@@ -311,12 +317,16 @@ if (memory !== undefined) {
   const growth = (bytes: number) => `${bytes >= memory.start ? '+' : ''}${((100 * (bytes - memory.start)) / memory.start).toFixed(1)} %`
   const failed = memory.failedCommits > 0 ? ` (${thousands(memory.failedCommits)} commits failed)` : ''
   console.log('')
-  console.log(`${clean.database}; ${memorySeconds.toFixed(0)} s`)
+  console.log(`${memory.database}; ${memorySeconds.toFixed(0)} s; load average at the end ${loadavg()[0]?.toFixed(2)}`)
   console.log('| measurement | figure | baseline, same run | goal |')
   console.log('|---|---|---|---|')
   console.log(
     `| RSS of a process running the app and A's writer: A's ${A_WEBHOOKS} hosts never resolve, ${A_EVENTS_PER_SECOND} events/s, WEBHOOK_TIMEOUT_MS=${RSS_TIMEOUT_MS}, ` +
-      `${memory.samples - 1} s after a ${RSS_WARM_UP_S} s warm-up (sampled every second) | start ${mb(memory.start)}, max ${mb(memory.max)} (${growth(memory.max)}), end ${mb(memory.end)} (${growth(memory.end)}) ` +
-      `| the same process before building the app ${mb(memory.rssBeforeApp)}; A: ${thousands(memory.events)} events${failed}, ${describeAttempts(memory.attempts)}; ${thousands(memory.dnsQueries)} DNS queries unanswered | within 20 % |`,
+      `${memory.measured.length - 1} s after a ${RSS_WARM_UP_S} s warm-up (sampled every second) | start ${mb(memory.start)}, max ${mb(memory.max)} (${growth(memory.max)}), end ${mb(memory.end)} (${growth(memory.end)}) ` +
+      `| the same process before building the app ${mb(memory.rssBeforeApp)}; live memory (heap used + external after a full GC) before A started ${mb(memory.liveBeforeWriting)}, at the end ${mb(memory.liveAtEnd)}; A: ${thousands(memory.events)} events${failed}, ${describeAttempts(memory.attempts)}; ${thousands(memory.dnsQueries)} DNS queries unanswered | within 20 % |`,
   )
+  // The path, not only its ends: a steady climb and a one-off step read differently.
+  const step = Math.max(1, Math.round(rssSeconds / 6))
+  const path = memory.measured.filter((_, second) => second % step === 0).map((bytes) => (bytes / 1024 / 1024).toFixed(0))
+  console.log(`RSS every ${step} s from the end of the warm-up (MB): ${path.join(', ')}`)
 }

@@ -2,8 +2,8 @@
  * The slow-DNS memory run of bench/isolation.ts, in a process of its own so that its RSS is the
  * app's (and A's writer's), not the benchmark's: the app on the given database, its dispatcher
  * asking only a DNS server that never answers, and application A writing events for its webhooks
- * in turn. Reports its RSS once a second from when A starts writing; on 'stop', stops writing,
- * reports A's attempts and exits.
+ * in turn. Reports its RSS once a second from when A starts writing; on 'stop', stops writing and
+ * reports A's attempts and its live memory before A started and at the end (run with --expose-gc).
  */
 import { Writable } from 'node:stream'
 import { parseArgs } from 'node:util'
@@ -35,10 +35,22 @@ const app = await buildApp({
   delivery: { resolveHost: dispatcherResolverAsking(values['dns-server'] ?? '', config.webhooks.timeoutMs) },
 })
 await app.ready()
-send({ kind: 'ready', rssBeforeApp })
 
+/** The memory still in use (heap used + external, right after a full GC): kept memory, not garbage. */
+function liveBytes(): number {
+  globalThis.gc?.()
+  const { heapUsed, external } = process.memoryUsage()
+  return heapUsed + external
+}
+send({ kind: 'ready', rssBeforeApp, liveBeforeWriting: liveBytes() })
+
+// Asked only once the last sample is in, so the collection does not disturb the samples.
 const stop = new AbortController()
-process.once('message', () => stop.abort())
+let liveAtEnd = Number.NaN
+process.once('message', () => {
+  liveAtEnd = liveBytes()
+  stop.abort()
+})
 const sampleRss = () => send({ kind: 'rss', rss: process.memoryUsage().rss })
 sampleRss()
 const sampler = setInterval(sampleRss, 1000)
@@ -46,5 +58,5 @@ const count = await paced(Number(values['events-per-second']), stop.signal, even
 clearInterval(sampler)
 const attempts = await attemptSummary(db, appId)
 await app.close()
-send({ kind: 'stopped', events: count.sent, failedCommits: count.failed, attempts })
+send({ kind: 'stopped', events: count.sent, failedCommits: count.failed, attempts, liveAtEnd })
 process.disconnect()
