@@ -28,15 +28,12 @@ export const EVENT_DATA = {
   updated_at: new Date().toISOString(),
 }
 
-/** The dispatcher's own lookup deadline (DNS_TIMEOUT_MS in src/webhooks/dispatcher.ts, not exported). */
-const DISPATCHER_DNS_TIMEOUT_MS = 5000
+/** The dispatcher's own lookup deadline: 5 s or the attempt's timeout, whichever is shorter (DNS_TIMEOUT_MS in src/webhooks/dispatcher.ts, not exported). */
+export const dispatcherDnsTimeoutMs = (attemptTimeoutMs: number) => Math.min(5000, attemptTimeoutMs)
 
-/**
- * The resolver the dispatcher builds for itself (the same deadline: 5 s or the attempt's timeout,
- * whichever is shorter), asking only `server`: injected through buildApp's `delivery.resolveHost`.
- */
+/** The resolver the dispatcher builds for itself, asking only `server`: injected through buildApp's `delivery.resolveHost`. */
 export function dispatcherResolverAsking(server: string, attemptTimeoutMs: number): ResolveHost {
-  return new CachingDnsResolver({ timeoutMs: Math.min(DISPATCHER_DNS_TIMEOUT_MS, attemptTimeoutMs), servers: [server] }).resolve
+  return new CachingDnsResolver({ timeoutMs: dispatcherDnsTimeoutMs(attemptTimeoutMs), servers: [server] }).resolve
 }
 
 export interface SilentDnsServer {

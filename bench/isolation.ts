@@ -14,7 +14,7 @@
  *               injected through buildApp's `delivery.resolveHost`, asks only that server).
  *
  * Each scenario, and the clean run (B alone, same rate, same length), runs the real app
- * in-process on a fresh database (SQLite, or PostgreSQL with DATABASE_URL; see database.js).
+ * in-process on a fresh database (SQLite, or PostgreSQL with DATABASE_URL; see bench/database.ts).
  * B's events that have not arrived 5 s after B's last commit count as undelivered, and the
  * percentiles then are lower bounds (`>=`).
  *
@@ -41,6 +41,7 @@ import {
   attemptSummary,
   createApplication,
   describeAttempts,
+  dispatcherDnsTimeoutMs,
   dispatcherResolverAsking,
   EVENT_DATA,
   epochNow,
@@ -288,7 +289,7 @@ const refusingRun = await runScenario({
 })
 const dns = await silentDnsServer()
 const unresolvableRun = await runScenario({
-  label: `${A_WEBHOOKS} unresolvable hosts (DNS never answers; lookups give up after ${Math.min(5000, config.webhooks.timeoutMs) / 1000} s)`,
+  label: `${A_WEBHOOKS} unresolvable hosts (DNS never answers; lookups give up after ${dispatcherDnsTimeoutMs(config.webhooks.timeoutMs) / 1000} s)`,
   urlOfA: (i) => `http://a${i}.unresolvable.test/`,
   resolveHost: dispatcherResolverAsking(dns.address, config.webhooks.timeoutMs),
 })
