@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js'
 import { deliveryStatsOf } from '../db/repositories/webhooks.js'
 import type { Webhook } from '../schemas/webhooks.js'
-import { CIRCUIT_THRESHOLD } from '../webhooks/retry.js'
+import { isCircuitOpen } from '../webhooks/retry.js'
 import { DeliveryLogRepository, type LoggedAttempt, type LoggedDelivery } from '../db/repositories/delivery-log.js'
 
 /** A webhook as the operator's audit view shows it: never its signing secret. */
@@ -14,7 +14,7 @@ export interface AuditWebhook {
   encrypted: boolean
   deleted_at: string | null
   delivery_stats: Webhook['delivery_stats']
-  /** open after CIRCUIT_THRESHOLD failed attempts in a row: one attempt at a time, none before retry_at */
+  /** open after CIRCUIT_THRESHOLD (retry.ts) failed attempts in a row: one attempt at a time, none before retry_at */
   circuit: { state: 'open' | 'closed'; consecutive_failures: number; retry_at: string | null }
 }
 
@@ -55,11 +55,9 @@ export async function findWebhookForAudit(db: Db, id: string): Promise<AuditWebh
     encrypted: row.encrypted === 1,
     deleted_at: row.deleted_at,
     delivery_stats: deliveryStatsOf(row),
-    circuit: {
-      state: row.consecutive_failures >= CIRCUIT_THRESHOLD ? 'open' : 'closed',
-      consecutive_failures: row.consecutive_failures,
-      retry_at: row.consecutive_failures >= CIRCUIT_THRESHOLD ? row.circuit_retry_at : null,
-    },
+    circuit: isCircuitOpen(row.consecutive_failures)
+      ? { state: 'open', consecutive_failures: row.consecutive_failures, retry_at: row.circuit_retry_at }
+      : { state: 'closed', consecutive_failures: row.consecutive_failures, retry_at: null },
   }
 }
 

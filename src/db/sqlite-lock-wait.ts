@@ -4,12 +4,10 @@ import {
   CompiledQuery,
   type DatabaseConnection,
   type Driver,
-  type QueryCompiler,
   type QueryResult,
   SqliteDialect,
   type SqliteDialectConfig,
   SqliteDriver,
-  type TransactionSettings,
 } from 'kysely'
 import { isSqliteBusy } from './errors.js'
 
@@ -39,66 +37,31 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new LockWaitingDriver(new SqliteDriver(this.dialectConfig), this.sqlite, this.lockWaitMs)
+    return new LockWaitingDriver(this.dialectConfig, this.sqlite, this.lockWaitMs)
   }
 }
 
-/** Kysely's SqliteDriver (one connection behind a mutex) with its connection wrapped in LockWaitingConnection. */
-class LockWaitingDriver implements Driver {
+/** Kysely's SqliteDriver (one connection behind a mutex), handing out its connection wrapped in LockWaitingConnection. */
+class LockWaitingDriver extends SqliteDriver {
   private connection: LockWaitingConnection | undefined
 
   constructor(
-    private readonly inner: SqliteDriver,
+    config: SqliteDialectConfig,
     private readonly sqlite: SQLite.Database,
     private readonly lockWaitMs: number,
-  ) {}
-
-  init(): Promise<void> {
-    return this.inner.init()
+  ) {
+    super(config)
   }
 
-  async acquireConnection(): Promise<DatabaseConnection> {
-    const connection = await this.inner.acquireConnection()
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection()
     this.connection ??= new LockWaitingConnection(connection, this.sqlite, this.lockWaitMs, {
-      release: () => this.inner.releaseConnection(),
+      release: () => super.releaseConnection(),
       acquire: async () => {
-        await this.inner.acquireConnection()
+        await super.acquireConnection()
       },
     })
     return this.connection
-  }
-
-  beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
-    // SQLite has no isolation levels or access modes: Kysely's driver ignores them too.
-    return this.inner.beginTransaction(connection)
-  }
-
-  commitTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.inner.commitTransaction(connection)
-  }
-
-  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.inner.rollbackTransaction(connection)
-  }
-
-  savepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
-    return this.inner.savepoint(connection, savepointName, compileQuery)
-  }
-
-  rollbackToSavepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
-    return this.inner.rollbackToSavepoint(connection, savepointName, compileQuery)
-  }
-
-  releaseSavepoint(connection: DatabaseConnection, savepointName: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
-    return this.inner.releaseSavepoint(connection, savepointName, compileQuery)
-  }
-
-  releaseConnection(): Promise<void> {
-    return this.inner.releaseConnection()
-  }
-
-  destroy(): Promise<void> {
-    return this.inner.destroy()
   }
 }
 

@@ -11,7 +11,7 @@ import { type Attempt, InFlightRegistry } from './in-flight.js'
 import type { DeliveryListener } from './notifier.js'
 import { decideOutcome } from './outcome.js'
 import { OutcomeWriter } from './outcome-writer.js'
-import { CIRCUIT_THRESHOLD, RETRY_SCHEDULE_MS } from './retry.js'
+import { CIRCUIT_THRESHOLD, isCircuitOpen, RETRY_SCHEDULE_MS } from './retry.js'
 import { FairShare } from './fair-share.js'
 import { type SendResult, WebhookSender } from './sender.js'
 import { previousSecretInForce, signedRequest } from './signing.js'
@@ -191,7 +191,7 @@ export class Dispatcher implements DeliveryListener {
       const now = new Date(nowMs).toISOString()
       const queues = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)
       const take = this.fairShare.plan(
-        queues.map((queue) => ({ webhookId: queue.webhook_id, appId: queue.app_id, circuitOpen: queue.consecutive_failures >= CIRCUIT_THRESHOLD })),
+        queues.map((queue) => ({ webhookId: queue.webhook_id, appId: queue.app_id, circuitOpen: isCircuitOpen(queue.consecutive_failures) })),
         { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency },
         this.inFlight,
       )

@@ -43,7 +43,7 @@ export class FairShare {
       webhooks.push(queue)
     }
 
-    const turns: { appId: string; room: number; webhooks: { id: string; room: number }[]; next: number }[] = []
+    const turns: { room: number; webhooks: { id: string; room: number }[]; next: number }[] = []
     for (const appId of this.leastRecentFirst([...byApp.keys()])) {
       const room = caps.perApp - inFlight.countForApp(appId)
       if (room <= 0) continue
@@ -51,7 +51,7 @@ export class FairShare {
       const webhooks = this.leastRecentFirst([...queuesOfApp.keys()])
         .map((id) => ({ id, room: (queuesOfApp.get(id)?.circuitOpen === true ? 1 : caps.perWebhook) - inFlight.countFor(id) }))
         .filter((webhook) => webhook.room > 0)
-      if (webhooks.length > 0) turns.push({ appId, room, webhooks, next: 0 })
+      if (webhooks.length > 0) turns.push({ room, webhooks, next: 0 })
     }
 
     const plan = new Map<string, number>()

@@ -3,7 +3,7 @@ import { type AttemptRecord, DeliveriesRepository, type WebhookBatchCounts } fro
 import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
 import { Incident } from '../incident.js'
 import type { DispatcherLog } from './dispatcher.js'
-import { CIRCUIT_THRESHOLD, circuitRetryDelay } from './retry.js'
+import { circuitRetryDelay, isCircuitOpen } from './retry.js'
 
 const FIRST_RETRY_MS = 250
 const MAX_RETRY_MS = 30_000
@@ -43,7 +43,7 @@ export class OutcomeWriter {
 
   /** When an open circuit's next attempt may start, after this many failures in a row (undefined: closed). */
   private circuitRetryAt = (consecutiveFailures: number): string | undefined =>
-    consecutiveFailures < CIRCUIT_THRESHOLD ? undefined : new Date(Date.now() + circuitRetryDelay(consecutiveFailures, this.retry)).toISOString()
+    isCircuitOpen(consecutiveFailures) ? new Date(Date.now() + circuitRetryDelay(consecutiveFailures, this.retry)).toISOString() : undefined
 
   /** Queues an outcome; settles once it is written (or given up at close). */
   add(record: AttemptRecord): Promise<void> {

@@ -19,8 +19,7 @@ export function retryDelay(
   const schedule = options.schedule ?? RETRY_SCHEDULE_MS
   const base = schedule[failedAttempts - 1]
   if (base === undefined) return undefined
-  const random = options.random ?? Math.random
-  const scheduled = Math.round(base * (1 - JITTER + 2 * JITTER * random()))
+  const scheduled = jittered(base, options.random)
   if (options.retryAfterMs === undefined) return scheduled
   return Math.min(options.retryAfterMs, 2 * scheduled)
 }
@@ -36,8 +35,17 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   return Math.max(0, date - nowMs)
 }
 
+/** `ms` ±20 % at random. */
+function jittered(ms: number, random: () => number = Math.random): number {
+  return Math.round(ms * (1 - JITTER + 2 * JITTER * random()))
+}
+
 /** Consecutive failed attempts after which a webhook's circuit opens: one attempt at a time, spaced out. */
 export const CIRCUIT_THRESHOLD = 5
+
+export function isCircuitOpen(consecutiveFailures: number): boolean {
+  return consecutiveFailures >= CIRCUIT_THRESHOLD
+}
 
 /**
  * The wait before an open circuit's next attempt after `consecutiveFailures` failures in a row:
@@ -46,7 +54,5 @@ export const CIRCUIT_THRESHOLD = 5
 export function circuitRetryDelay(consecutiveFailures: number, options: { schedule?: readonly number[]; random?: () => number } = {}): number {
   const schedule = options.schedule ?? RETRY_SCHEDULE_MS
   const step = Math.min(Math.max(consecutiveFailures - CIRCUIT_THRESHOLD, 0), schedule.length - 1)
-  const base = schedule[step] ?? 0
-  const random = options.random ?? Math.random
-  return Math.round(base * (1 - JITTER + 2 * JITTER * random()))
+  return jittered(schedule[step] ?? 0, options.random)
 }

@@ -47,6 +47,22 @@ export interface AttemptRecord {
   gone: boolean
 }
 
+/** What `dueOf` selects, on both backends: a DueDelivery. */
+const DUE_COLUMNS = [
+  'd.id',
+  'd.event_id',
+  'd.webhook_id',
+  'd.app_id',
+  'd.attempts',
+  'd.resend',
+  'e.payload',
+  'w.url',
+  'w.signing_secret',
+  'w.previous_signing_secret',
+  'w.previous_secret_expires_at',
+  'w.encrypted',
+] as const
+
 /** One webhook's counted attempts in an outcome batch. */
 export interface WebhookBatchCounts {
   succeeded: number
@@ -113,8 +129,7 @@ export class DeliveriesRepository {
     if (take.size === 0) return []
     if (backendOf(this.db) === 'postgres') {
       const { rows } = await sql<DueDelivery>`
-        select d.id, d.event_id, d.webhook_id, d.app_id, d.attempts, d.resend, e.payload, w.url, w.signing_secret,
-          w.previous_signing_secret, w.previous_secret_expires_at, w.encrypted
+        select ${sql.join(DUE_COLUMNS.map((column) => sql.ref(column)))}
         from unnest(${[...take.keys()]}::text[], ${[...take.values()]}::int[]) as q(webhook_id, n)
         cross join lateral (
           select * from deliveries d
@@ -136,20 +151,7 @@ export class DeliveriesRepository {
         .selectFrom('deliveries as d')
         .innerJoin('events as e', 'e.id', 'd.event_id')
         .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-        .select([
-          'd.id',
-          'd.event_id',
-          'd.webhook_id',
-          'd.app_id',
-          'd.attempts',
-          'd.resend',
-          'e.payload',
-          'w.url',
-          'w.signing_secret',
-          'w.previous_signing_secret',
-          'w.previous_secret_expires_at',
-          'w.encrypted',
-        ])
+        .select(DUE_COLUMNS)
         .where('d.webhook_id', '=', webhookId)
         .where('d.status', '=', sql.lit('pending'))
         .where('d.next_attempt_at', '<=', now)

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely'
 import type { Db } from '../database.js'
 import type { DeliveryAttemptsTable, DeliveryStatus } from '../schema.js'
-import { CIRCUIT_THRESHOLD } from '../../webhooks/retry.js'
+import { isCircuitOpen } from '../../webhooks/retry.js'
 
 /** One attempt as stored, without the keys that tie it to its delivery. */
 export type LoggedAttempt = Omit<Selectable<DeliveryAttemptsTable>, 'id' | 'delivery_id' | 'webhook_id'>
@@ -101,7 +101,7 @@ export class DeliveryLogRepository {
     return rows.map(({ consecutive_failures: consecutiveFailures, circuit_retry_at: circuitRetryAt, ...row }) => ({
       ...row,
       next_attempt_at: row.status === 'pending' ? row.next_attempt_at : null,
-      held_back_until: row.status === 'pending' && consecutiveFailures >= CIRCUIT_THRESHOLD ? circuitRetryAt : null,
+      held_back_until: row.status === 'pending' && isCircuitOpen(consecutiveFailures) ? circuitRetryAt : null,
       attempt_log: log.get(row.id) ?? [],
     }))
   }

@@ -39,8 +39,12 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   async function ownedDelivery(appId: string, webhookId: string, deliveryId: string): Promise<Delivery> {
     const [entry] = await log.forOwner(appId, webhookId, { deliveryId, skip: 0, take: 1 })
     if (entry !== undefined) return toDelivery(entry)
-    if ((await app.repos.webhooks.find(appId, webhookId)) === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+    await requireWebhook(appId, webhookId)
     throw ApiError.notFound(DELIVERY_NOT_FOUND)
+  }
+
+  async function requireWebhook(appId: string, webhookId: string): Promise<void> {
+    if ((await app.repos.webhooks.find(appId, webhookId)) === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
   }
 
   app.get(
@@ -59,7 +63,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { appId } = callerOf(request)
       const { id } = request.params
-      if ((await app.repos.webhooks.find(appId, id)) === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+      await requireWebhook(appId, id)
       const entries = await log.forOwner(appId, id, {
         status: request.query.status,
         skip: request.query.skip ?? 0,
