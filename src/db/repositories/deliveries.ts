@@ -99,22 +99,31 @@ export class DeliveriesRepository {
    * over `deliveries_queue` (one index probe per webhook with pending deliveries, however long
    * its backlog), keeping the active ones whose earliest pending delivery is due and whose open
    * circuit (if any) allows an attempt. Reads only: `dueOf` locks what it takes.
+   * Each probe is ordered like the index, (webhook_id, next_attempt_at), so it finds the next
+   * webhook and its earliest delivery at once, and no planner estimate can make it read a backlog:
+   * a separate min(next_attempt_at) per webhook let PostgreSQL, with a young table's statistics,
+   * read every pending row of the webhook (deliveries_webhook_id) or re-run it for every webhook
+   * row (200 × 200 probes: 74 ms where this takes 1.4 ms).
    */
   async dueQueues(now: string, circuitThreshold: number): Promise<DueQueueRow[]> {
     // 'pending' is a literal, not a parameter: only then can SQLite use the partial index.
     const { rows } = await sql<DueQueueRow>`
-      with recursive queue(webhook_id) as (
-        select (select min(webhook_id) from deliveries where status = 'pending')
+      with recursive queue(webhook_id, next_at) as (
+        select d.webhook_id, d.next_attempt_at from deliveries d
+        where d.id = (select id from deliveries where status = 'pending' order by webhook_id, next_attempt_at limit 1)
         union all
-        select (select min(d.webhook_id) from deliveries d where d.status = 'pending' and d.webhook_id > queue.webhook_id)
-        from queue where queue.webhook_id is not null
+        select d.webhook_id, d.next_attempt_at from queue
+        join deliveries d on d.id = (
+          select n.id from deliveries n
+          where n.status = 'pending' and n.webhook_id > queue.webhook_id
+          order by n.webhook_id, n.next_attempt_at limit 1
+        )
       )
       select w.id as webhook_id, w.app_id, w.consecutive_failures
       from queue
       join webhooks w on w.id = queue.webhook_id
-      where w.deleted_at is null and w.is_active = 1
+      where queue.next_at <= ${now} and w.deleted_at is null and w.is_active = 1
         and (w.consecutive_failures < ${circuitThreshold} or w.circuit_retry_at is null or w.circuit_retry_at <= ${now})
-        and (select min(d.next_attempt_at) from deliveries d where d.status = 'pending' and d.webhook_id = queue.webhook_id) <= ${now}
     `.execute(this.db)
     return rows
   }
