@@ -5,6 +5,7 @@ import { DeliveriesRepository, type DueDelivery } from '../db/repositories/deliv
 import { newId } from '../db/time.js'
 import type { SignalSink } from '../db/unit-of-work.js'
 import type { ResolveHost } from './address-guard.js'
+import { ClaimWrites } from './claim-writes.js'
 import { CachingDnsResolver } from './dns-resolver.js'
 import { Incident } from '../incident.js'
 import { type Attempt, InFlightRegistry } from './in-flight.js'
@@ -17,13 +18,15 @@ import { type SendResult, WebhookSender } from './sender.js'
 import { previousSecretInForce, signedRequest } from './signing.js'
 
 /**
- * How long a PostgreSQL claim waits for its requests to reach their sockets before it commits
- * anyway. The claim loop does not wait with it: it goes on claiming while up to
- * MAX_CLAIMS_COMMITTING claims wait (each holds a pooled connection meanwhile), so a receiver
- * slow to accept or a host slow to resolve delays no one else's deliveries.
+ * How long a PostgreSQL claim waits for its connecting requests to reach their sockets before it
+ * commits anyway (ClaimWrites). The claim loop does not wait with it: it goes on claiming while up
+ * to MAX_CLAIMS_COMMITTING claims wait (each holds a pooled connection meanwhile), so a receiver
+ * slow to accept delays no one else's deliveries. A guard (guardConnection) waits as long.
  */
 const WRITE_WAIT_MS = 250
 const MAX_CLAIMS_COMMITTING = 4
+/** Guards of late connections at once (each holds a pooled connection); more wait their turn. */
+const MAX_GUARDS = 4
 
 /** Most deliveries one claim takes (one transaction, one batch of attempts started). */
 const MAX_CLAIM = 500
@@ -89,6 +92,8 @@ export class Dispatcher implements DeliveryListener {
   private readonly handOffs = new Set<Promise<void>>()
   /** claims whose attempts have started and whose transaction has not ended yet */
   private readonly committing = new Set<Promise<void>>()
+  /** guards of late connections whose transaction has not ended yet */
+  private readonly guards = new Set<Promise<void>>()
 
   constructor(private readonly options: DispatcherOptions) {
     this.deliveries = new DeliveriesRepository(options.db)
@@ -132,6 +137,7 @@ export class Dispatcher implements DeliveryListener {
       await this.inFlight.whenIdle()
     }
     await Promise.all(this.committing)
+    await Promise.all(this.guards)
     await Promise.all(this.handOffs)
     await this.outcomes.close()
     this.sender.close()
@@ -186,6 +192,8 @@ export class Dispatcher implements DeliveryListener {
     /** settles once this claim's attempts have started (with whether a webhook gave all it was asked for) */
     const begun = deferred<boolean>()
     const transaction = writeTransaction(this.options.db, async (tx) => {
+      // In one process a deletion aborts the requests before it answers: SQLite needs no wait.
+      const writes = backendOf(tx) === 'postgres' ? new ClaimWrites() : undefined
       const deliveries = new DeliveriesRepository(tx)
       const nowMs = Date.now()
       const now = new Date(nowMs).toISOString()
@@ -204,11 +212,16 @@ export class Dispatcher implements DeliveryListener {
         new Date(nowMs + this.leaseMs).toISOString(),
       )
       // Registered and started before this transaction commits: see the class comment.
-      for (const delivery of due) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claim.promise))
+      for (const delivery of due) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claim.promise, writes))
       const given = new Map<string, number>()
       for (const delivery of due) given.set(delivery.webhook_id, (given.get(delivery.webhook_id) ?? 0) + 1)
       begun.resolve([...take].some(([webhookId, asked]) => given.get(webhookId) === asked))
-      if (backendOf(tx) === 'postgres' && started.length > 0) await this.writtenOrLate(started)
+      if (writes !== undefined && started.length > 0) {
+        const unwritten = await writes.settle(WRITE_WAIT_MS)
+        if (unwritten > 0) {
+          this.options.log.info({ started: started.length, unwritten, waitedMs: WRITE_WAIT_MS }, 'webhook dispatcher: claim committed before all its requests were written')
+        }
+      }
       await this.options.beforeClaimCommit?.(started.length)
     })
     /** the claim's error, if it did not commit */
@@ -244,27 +257,40 @@ export class Dispatcher implements DeliveryListener {
   }
 
   /**
-   * PostgreSQL: a DELETE served by another process waits for this claim's commit and then aborts
-   * the claim's requests through NOTIFY, which takes a few milliseconds to arrive. A request whose
-   * new connection completes in that window would be written after the DELETE answered, so the
-   * claim commits only once its requests are in their sockets (at most WRITE_WAIT_MS; meanwhile
-   * only DELETEs of this claim's webhooks wait, for the rows it holds).
-   * In one process the abort runs before the DELETE answers, so SQLite needs no wait.
+   * PostgreSQL: an attempt whose host resolved after its claim had stopped waiting (ClaimWrites)
+   * connects under a guard of its own: a transaction that holds its webhook's row as the claim did,
+   * until the request is written (at most WRITE_WAIT_MS). A DELETE then either commits first, and
+   * the attempt is abandoned before connecting, or waits until the request is in its socket.
+   * If the database can't confirm the webhook, the attempt is abandoned and its delivery released.
    */
-  private async writtenOrLate(started: readonly Attempt[]): Promise<void> {
-    let timer: NodeJS.Timeout | undefined
-    let unwritten = started.length
-    const allWritten = Promise.all(started.map((attempt) => attempt.written.then(() => void unwritten--)))
-    const late = await Promise.race([
-      allWritten.then(() => false),
-      new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(true), WRITE_WAIT_MS)
-      }),
-    ])
-    clearTimeout(timer)
-    if (late) {
-      this.options.log.info({ started: started.length, unwritten, waitedMs: WRITE_WAIT_MS }, 'webhook dispatcher: claim committed before all its requests were written')
-    }
+  private async guardConnection(attempt: Attempt): Promise<boolean> {
+    if (!(await attempt.claimCommitted) || attempt.controller.signal.aborted) return false
+    while (this.guards.size >= MAX_GUARDS) await Promise.race(this.guards)
+    const admitted = deferred<boolean>()
+    let answered = false
+    const guard = writeTransaction(this.options.db, async (tx) => {
+      const live = await new DeliveriesRepository(tx).holdLive(attempt.delivery.webhook_id)
+      if (!live) this.webhookStopped(attempt.delivery.webhook_id)
+      answered = true
+      admitted.resolve(live && !attempt.controller.signal.aborted)
+      if (!live) return
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([attempt.written, new Promise((resolve) => (timer = setTimeout(resolve, WRITE_WAIT_MS)))])
+      clearTimeout(timer)
+    }).then(
+      () => undefined,
+      (error: unknown) => {
+        // Not answered yet: nothing went out. Answered: only the lock ended early.
+        if (!answered) {
+          attempt.stop ??= 'unconfirmed'
+          admitted.resolve(false)
+        }
+        this.options.log.warn({ err: error, webhookId: attempt.delivery.webhook_id }, 'webhook dispatcher: could not guard a late connection')
+      },
+    )
+    const tracked: Promise<void> = guard.finally(() => this.guards.delete(tracked))
+    this.guards.add(tracked)
+    return admitted.promise
   }
 
   /**
@@ -278,7 +304,7 @@ export class Dispatcher implements DeliveryListener {
   }
 
   /** Prepare and call: registers the attempt, signs the request and puts it on the wire. */
-  private begin(delivery: DueDelivery, claimToken: string, claimCommitted: Promise<boolean>): Attempt {
+  private begin(delivery: DueDelivery, claimToken: string, claimCommitted: Promise<boolean>, writes: ClaimWrites | undefined): Attempt {
     const written = deferred<void>()
     const attempt: Attempt = {
       delivery,
@@ -291,6 +317,7 @@ export class Dispatcher implements DeliveryListener {
       written: written.promise,
     }
     this.inFlight.add(attempt)
+    writes?.add(attempt)
     const request = signedRequest({
       eventId: delivery.event_id,
       payload: delivery.payload,
@@ -307,6 +334,10 @@ export class Dispatcher implements DeliveryListener {
         timeoutMs: this.options.timeoutMs,
         signal: attempt.controller.signal,
         onWritten: () => written.resolve(),
+        lookup:
+          writes === undefined
+            ? undefined
+            : { looking: () => writes.lookingUp(attempt), admit: async () => writes.resolved(attempt) || (await this.guardConnection(attempt)) },
       })
       .catch((error: unknown): SendResult => ({ kind: 'error', message: error instanceof Error ? error.message : String(error) }))
       .then((result) => this.finish(attempt, result))

@@ -2,8 +2,18 @@ import type { AttemptRecord, DueDelivery } from '../db/repositories/deliveries.j
 import { parseRetryAfter, retryDelay } from './retry.js'
 import type { SendResult } from './sender.js'
 
-/** Why an attempt was aborted by its dispatcher, when it was. */
-export type StopReason = 'stopped' | 'shutdown'
+/**
+ * Why an attempt was aborted by its dispatcher, when it was: its webhook was deleted or
+ * deactivated, the dispatcher shut down, or the database could not confirm the webhook before a
+ * late connection (Dispatcher.guardConnection).
+ */
+export type StopReason = 'stopped' | 'shutdown' | 'unconfirmed'
+
+const STOP_ERRORS: Record<StopReason, string> = {
+  stopped: 'aborted: webhook deleted or deactivated',
+  shutdown: 'aborted: dispatcher shut down',
+  unconfirmed: 'aborted before connecting: the database was unavailable',
+}
 
 /** One attempt as the dispatcher knows it when it ends. */
 export interface EndedAttempt {
@@ -41,10 +51,10 @@ export function decideOutcome(
       ...base,
       outcome: 'canceled',
       statusCode,
-      error: attempt.stop === 'stopped' ? 'aborted: webhook deleted or deactivated' : 'aborted: dispatcher shut down',
+      error: STOP_ERRORS[attempt.stop],
       responseBody,
-      // Deleted or deactivated: the delivery is already canceled. Shut down: due again at once.
-      next: attempt.stop === 'shutdown' ? { status: 'release' } : { status: 'unchanged' },
+      // Deleted or deactivated: the delivery is already canceled. Otherwise due again at once, no attempt used.
+      next: attempt.stop === 'stopped' ? { status: 'unchanged' } : { status: 'release' },
     }
   }
   if (response !== undefined && response.status >= 200 && response.status < 300) {

@@ -1,6 +1,6 @@
 import http from 'node:http'
 import https from 'node:https'
-import { isIP } from 'node:net'
+import { isIP, type LookupFunction } from 'node:net'
 import { addressRefusal, type GuardOptions, pinnedLookup, type ResolveHost } from './address-guard.js'
 
 /** Kept with each attempt: enough to debug a receiver, bounded so a hostile one can't fill the disk. */
@@ -19,6 +19,12 @@ export interface SendOptions {
   signal: AbortSignal
   /** called once: when the whole request has been handed to the OS, or it ended without being written */
   onWritten?: () => void
+  /**
+   * For a new connection to a host name: `looking` is called when the lookup starts, `admit`
+   * once the host has resolved, and the connection is made only when `admit` settles true (false
+   * abandons the attempt). Reused connections and IP literals are not looked up.
+   */
+  lookup?: { looking: () => void; admit: () => Promise<boolean> }
 }
 
 /**
@@ -75,7 +81,7 @@ export class WebhookSender {
       const request = (secure ? https : http).request(url, {
         method: 'POST',
         agent: secure ? this.httpsAgent : this.httpAgent,
-        lookup: this.lookup,
+        lookup: options.lookup === undefined ? this.lookup : this.admittingLookup(options.lookup),
         headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)), 'user-agent': 'devplatform-webhooks/0.1' },
         signal: options.signal,
       })
@@ -116,6 +122,26 @@ export class WebhookSender {
       })
       request.end(options.body)
     })
+  }
+
+  /** The guarded lookup, reporting its start and holding the connection until it is admitted. */
+  private admittingLookup(hooks: NonNullable<SendOptions['lookup']>): LookupFunction {
+    return (hostname, lookupOptions, callback) => {
+      hooks.looking()
+      this.lookup(hostname, lookupOptions, (error, address, family) => {
+        if (error !== null) {
+          callback(error, address, family)
+          return
+        }
+        void hooks
+          .admit()
+          .catch(() => false)
+          .then((admitted) => {
+          if (admitted) callback(null, address, family)
+          else callback(Object.assign(new Error('abandoned before connecting'), { code: 'EABANDONED' }), address, family)
+        })
+      })
+    }
   }
 
   close(): void {

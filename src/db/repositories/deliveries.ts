@@ -378,6 +378,22 @@ export class DeliveriesRepository {
     if (row !== undefined) await this.stopped(webhookId)
   }
 
+  /**
+   * PostgreSQL: locks the webhook's row FOR KEY SHARE, as a claim does, if it is active and not
+   * deleted (a DELETE or deactivation holding it is waited for). False when it is not.
+   */
+  async holdLive(webhookId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('webhooks')
+      .select('id')
+      .where('id', '=', webhookId)
+      .where('deleted_at', 'is', null)
+      .where('is_active', '=', 1)
+      .forKeyShare()
+      .executeTakeFirst()
+    return row !== undefined
+  }
+
   /** Of these webhooks, the ones deleted or deactivated (by any process). */
   async stoppedAmong(webhookIds: readonly string[]): Promise<string[]> {
     if (webhookIds.length === 0) return []
