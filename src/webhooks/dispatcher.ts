@@ -13,7 +13,7 @@ import type { DeliveryListener } from './notifier.js'
 import { decideOutcome } from './outcome.js'
 import { OutcomeWriter } from './outcome-writer.js'
 import { CIRCUIT_THRESHOLD, isCircuitOpen, RETRY_SCHEDULE_MS } from './retry.js'
-import { FairShare } from './fair-share.js'
+import { type DueQueue, FairShare } from './fair-share.js'
 import { type SendResult, WebhookSender } from './sender.js'
 import { previousSecretInForce, signedRequest } from './signing.js'
 
@@ -187,6 +187,17 @@ export class Dispatcher implements DeliveryListener {
     const free = Math.min(this.options.concurrency - this.inFlight.size, MAX_CLAIM)
     if (free <= 0) return false
     while (this.committing.size >= MAX_CLAIMS_COMMITTING) await Promise.race(this.committing)
+    // What to take is planned outside the claim's transaction: a read, so when nothing can be
+    // taken (every application with due work at its cap) no write transaction is opened.
+    const nowMs = Date.now()
+    const now = new Date(nowMs).toISOString()
+    const queues = (await this.deliveries.dueQueues(now, CIRCUIT_THRESHOLD, this.inFlight.appsAt(this.options.perAppConcurrency))).map((queue) => ({
+      webhookId: queue.webhook_id,
+      appId: queue.app_id,
+      circuitOpen: isCircuitOpen(queue.consecutive_failures),
+    }))
+    const take = this.fairShare.plan(queues, { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency }, this.inFlight)
+    if (take.size === 0) return false
     const started: Attempt[] = []
     const claim = deferred<boolean>()
     /** settles once this claim's attempts have started (with whether a webhook gave all it was asked for) */
@@ -195,14 +206,6 @@ export class Dispatcher implements DeliveryListener {
       // In one process a deletion aborts the requests before it answers: SQLite needs no wait.
       const writes = backendOf(tx) === 'postgres' ? new ClaimWrites() : undefined
       const deliveries = new DeliveriesRepository(tx)
-      const nowMs = Date.now()
-      const now = new Date(nowMs).toISOString()
-      const queues = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)
-      const take = this.fairShare.plan(
-        queues.map((queue) => ({ webhookId: queue.webhook_id, appId: queue.app_id, circuitOpen: isCircuitOpen(queue.consecutive_failures) })),
-        { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency },
-        this.inFlight,
-      )
       const due = await deliveries.dueOf(take, now)
       if (due.length === 0) return begun.resolve(false)
       const token = newId()
@@ -215,7 +218,14 @@ export class Dispatcher implements DeliveryListener {
       for (const delivery of due) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claim.promise, writes))
       const given = new Map<string, number>()
       for (const delivery of due) given.set(delivery.webhook_id, (given.get(delivery.webhook_id) ?? 0) + 1)
-      begun.resolve([...take].some(([webhookId, asked]) => given.get(webhookId) === asked))
+      // Claim again at once only where more may be due and a slot is still free for it: a webhook
+      // or application now at its cap is claimed for again when a slot is released.
+      const roomLeft = (queue: DueQueue) =>
+        this.inFlight.countFor(queue.webhookId) < (queue.circuitOpen ? 1 : this.options.perWebhookConcurrency) &&
+        this.inFlight.countForApp(queue.appId) < this.options.perAppConcurrency
+      begun.resolve(
+        this.inFlight.size < this.options.concurrency && queues.some((queue) => take.has(queue.webhookId) && given.get(queue.webhookId) === take.get(queue.webhookId) && roomLeft(queue)),
+      )
       if (writes !== undefined && started.length > 0) {
         const unwritten = await writes.settle(WRITE_WAIT_MS)
         if (unwritten > 0) {
@@ -351,6 +361,7 @@ export class Dispatcher implements DeliveryListener {
     const handOff = attempt.claimCommitted.then((committed) => {
       const written = committed ? this.outcomes.add(record) : Promise.resolve()
       // Counted against the caps until written: its circuit and delivery are up to date then.
+      // Its slot is free only now, so this is when to claim again (not when the request ended).
       void written.then(() => {
         this.inFlight.release(attempt)
         this.kick()
@@ -358,7 +369,6 @@ export class Dispatcher implements DeliveryListener {
     })
     this.handOffs.add(handOff)
     void handOff.finally(() => this.handOffs.delete(handOff))
-    this.kick()
   }
 }
 

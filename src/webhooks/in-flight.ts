@@ -49,6 +49,13 @@ export class InFlightRegistry {
     return this.heldByApp.get(appId) ?? 0
   }
 
+  /** applications holding at least `cap` attempts (on the wire or not yet recorded) */
+  appsAt(cap: number): string[] {
+    const full: string[] = []
+    for (const [appId, held] of this.heldByApp) if (held >= cap) full.push(appId)
+    return full
+  }
+
   /** webhooks with attempts on the wire */
   webhooks(): string[] {
     return [...this.onWire.keys()]

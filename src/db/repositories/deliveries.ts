@@ -98,14 +98,15 @@ export class DeliveriesRepository {
    * The webhooks with deliveries due by `now`, with their application and circuit: a skip scan
    * over `deliveries_queue` (one index probe per webhook with pending deliveries, however long
    * its backlog), keeping the active ones whose earliest pending delivery is due and whose open
-   * circuit (if any) allows an attempt. Reads only: `dueOf` locks what it takes.
+   * circuit (if any) allows an attempt, leaving out `skipApps` (those at their cap: nothing of
+   * theirs could be taken). Reads only: `dueOf` locks what it takes.
    * Each probe is ordered like the index, (webhook_id, next_attempt_at), so it finds the next
    * webhook and its earliest delivery at once, and no planner estimate can make it read a backlog:
    * a separate min(next_attempt_at) per webhook let PostgreSQL, with a young table's statistics,
    * read every pending row of the webhook (deliveries_webhook_id) or re-run it for every webhook
    * row (200 × 200 probes: 74 ms where this takes 1.4 ms).
    */
-  async dueQueues(now: string, circuitThreshold: number): Promise<DueQueueRow[]> {
+  async dueQueues(now: string, circuitThreshold: number, skipApps: readonly string[] = []): Promise<DueQueueRow[]> {
     // 'pending' is a literal, not a parameter: only then can SQLite use the partial index.
     const { rows } = await sql<DueQueueRow>`
       with recursive queue(webhook_id, next_at) as (
@@ -124,6 +125,7 @@ export class DeliveriesRepository {
       join webhooks w on w.id = queue.webhook_id
       where queue.next_at <= ${now} and w.deleted_at is null and w.is_active = 1
         and (w.consecutive_failures < ${circuitThreshold} or w.circuit_retry_at is null or w.circuit_retry_at <= ${now})
+        ${skipApps.length === 0 ? sql`` : sql`and w.app_id not in (${sql.join(skipApps)})`}
     `.execute(this.db)
     return rows
   }

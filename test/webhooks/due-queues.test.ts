@@ -1,0 +1,73 @@
+import { sql } from 'kysely'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import { parseDatabaseUrl } from '../../src/config.js'
+import { type Db, openDatabase } from '../../src/db/database.js'
+import { AppsRepository } from '../../src/db/repositories/apps.js'
+import { DeliveriesRepository } from '../../src/db/repositories/deliveries.js'
+import { EventsRepository } from '../../src/db/repositories/events.js'
+import { WebhooksRepository } from '../../src/db/repositories/webhooks.js'
+import { runUnitOfWork } from '../../src/db/unit-of-work.js'
+import { CIRCUIT_THRESHOLD } from '../../src/webhooks/retry.js'
+import { DeliveryNotifier } from '../../src/webhooks/notifier.js'
+import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
+
+// The claim's first step: which webhooks have deliveries due (a skip scan over deliveries_queue).
+let fresh: FreshDatabase
+let db: Db
+const notifier = new DeliveryNotifier()
+const hooks: Record<string, string> = {}
+const apps: Record<string, string> = {}
+
+beforeAll(async () => {
+  fresh = await freshDatabase()
+  db = await openDatabase(parseDatabaseUrl(fresh.url, 'DATABASE_URL', 3))
+  for (const [app, names] of [
+    ['A', ['due', 'backlog', 'later', 'open', 'closed']],
+    ['B', ['b']],
+  ] as const) {
+    apps[app] = (await new AppsRepository(db).createApp(app)).id
+    for (const name of names) {
+      const webhook = await new WebhooksRepository(db).create(apps[app] ?? '', { name, url: `http://127.0.0.1:9/${name}`, isActive: true, encrypted: false, signingSecret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=' })
+      hooks[name] = webhook.id
+    }
+  }
+  // Three events for every webhook of A, one for B: all due now.
+  for (const [app, events] of [
+    ['A', 3],
+    ['B', 1],
+  ] as const) {
+    for (let i = 0; i < events; i++) await runUnitOfWork(db, notifier, (unit) => new EventsRepository(unit.tx, unit).emit(apps[app] ?? '', 'tax.created', { i }))
+  }
+  const future = new Date(Date.now() + 3_600_000).toISOString()
+  // 'later': every delivery due in an hour. 'backlog': its earliest is due now, the other two in an hour.
+  await sql`update deliveries set next_attempt_at = ${future} where webhook_id = ${hooks.later}`.execute(db)
+  const [first] = await fresh.query<{ id: string }>('select id from deliveries where webhook_id = ? order by next_attempt_at, id limit 1', hooks.backlog)
+  await sql`update deliveries set next_attempt_at = ${future} where webhook_id = ${hooks.backlog} and id <> ${first?.id}`.execute(db)
+  // 'open': circuit open, its next attempt held back for an hour. 'closed': failures below the threshold.
+  await sql`update webhooks set consecutive_failures = ${CIRCUIT_THRESHOLD}, circuit_retry_at = ${future} where id = ${hooks.open}`.execute(db)
+  await sql`update webhooks set consecutive_failures = ${CIRCUIT_THRESHOLD - 1}, circuit_retry_at = ${future} where id = ${hooks.closed}`.execute(db)
+})
+afterAll(async () => {
+  await db.destroy()
+  await dropFreshDatabases()
+})
+
+const names = (rows: { webhook_id: string }[]) => rows.map((row) => Object.keys(hooks).find((name) => hooks[name] === row.webhook_id)).sort()
+
+it('lists each webhook whose earliest pending delivery is due, once, with its application; not one whose earliest is later, nor an open circuit held back', async () => {
+  const rows = await new DeliveriesRepository(db).dueQueues(new Date().toISOString(), CIRCUIT_THRESHOLD)
+  expect(names(rows)).toEqual(['b', 'backlog', 'closed', 'due'])
+  expect(rows.find((row) => row.webhook_id === hooks.b)?.app_id).toBe(apps.B)
+})
+
+it('an hour on, the later deliveries and the held-back circuit are due too', async () => {
+  const rows = await new DeliveriesRepository(db).dueQueues(new Date(Date.now() + 3_600_001).toISOString(), CIRCUIT_THRESHOLD)
+  expect(names(rows)).toEqual(['b', 'backlog', 'closed', 'due', 'later', 'open'])
+})
+
+it('leaves out the applications it is told to skip (those at their cap)', async () => {
+  const deliveries = new DeliveriesRepository(db)
+  const now = new Date().toISOString()
+  expect(names(await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [apps.A ?? '']))).toEqual(['b'])
+  expect(names(await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [apps.A ?? '', apps.B ?? '']))).toEqual([])
+})
