@@ -23,14 +23,48 @@ export interface PeekableRateLimiter extends RateLimiter {
 
 export const HOUR_MS = 3_600_000
 
+/** One key's log: the admission times in the window, oldest at `head`, in a ring that grows on demand. */
+interface Log {
+  ring: Float64Array
+  head: number
+  count: number
+  /** the limit the key was last counted against (a change keeps its newest admissions) */
+  limit: number
+}
+
+/**
+ * Slots a new key's ring starts with. Up to 8 doubles, V8 keeps a Float64Array's data in the
+ * object itself (no backing store of its own): a key with one admission costs about 320 bytes.
+ */
+const INITIAL_CAPACITY = 4
+
+/** Room for `count` admissions and as many again, within what `limit` can ever hold. */
+function capacityFor(count: number, limit: number): number {
+  return Math.min(Math.max(1, limit), Math.max(INITIAL_CAPACITY, 2 * count))
+}
+
+/** Moves the log's admissions, oldest first, to a new ring of `capacity` slots (at least its count). */
+function refit(log: Log, capacity: number): void {
+  const ring = new Float64Array(capacity)
+  for (let i = 0; i < log.count; i++) ring[i] = log.ring[(log.head + i) % log.ring.length] ?? 0
+  log.ring = ring
+  log.head = 0
+}
+
 /**
  * Exact sliding log: per key, a ring of the admission times of the last `limit` admitted
  * requests. A request is admitted only when fewer than `limit` admissions fall in the window
  * ending now, so no 60-minute interval ever holds more than `limit` (a fixed window lets
- * twice the limit through at its edge). Memory: 8 bytes per admitted request in the window.
+ * twice the limit through at its edge).
+ *
+ * Memory follows use, not the limit: a ring starts at INITIAL_CAPACITY slots, doubles when full
+ * (never past `limit`), and is cut to twice its count once under a quarter full (at the key's
+ * next request, or the sweep). Whatever its limit, a key holds INITIAL_CAPACITY slots of 8 bytes,
+ * or at most 4 per admission it counted then. Doubling, and cutting only at a quarter, keep the
+ * copies O(1) amortized per request.
  */
 export class MemoryRateLimiter implements PeekableRateLimiter {
-  private readonly logs = new Map<string, { ring: Float64Array; head: number; count: number }>()
+  private readonly logs = new Map<string, Log>()
   private readonly windowMs: number
   private readonly now: () => number
   private readonly maxKeys: number
@@ -62,7 +96,7 @@ export class MemoryRateLimiter implements PeekableRateLimiter {
     return { allowed: count < limit, limit, remaining: limit - count, resetSeconds, windowSeconds }
   }
 
-  private dropExpired(log: { ring: Float64Array; head: number; count: number }, now: number): void {
+  private dropExpired(log: Log, now: number): void {
     while (log.count > 0 && now - this.oldest(log) >= this.windowMs) {
       log.head = (log.head + 1) % log.ring.length
       log.count--
@@ -77,45 +111,55 @@ export class MemoryRateLimiter implements PeekableRateLimiter {
     const now = this.now()
     this.sweepOccasionally(now)
     let log = this.logs.get(key)
-    if (log === undefined || log.ring.length !== limit) {
-      if (log === undefined && this.logs.size >= this.maxKeys) {
+    if (log === undefined) {
+      if (this.logs.size >= this.maxKeys) {
         const oldestKey = this.logs.keys().next()
         if (oldestKey.done !== true) this.logs.delete(oldestKey.value)
       }
-      log = this.resized(log, limit)
+      log = { ring: new Float64Array(capacityFor(0, limit)), head: 0, count: 0, limit }
       this.logs.set(key, log)
+    } else if (log.limit !== limit) {
+      // A key's limit changed (operator override): keep its newest admissions.
+      this.dropOldestBeyond(log, limit)
+      log.limit = limit
     }
     // Drop admissions that have left the window (oldest first).
     this.dropExpired(log, now)
+    this.shrinkIfSparse(log)
     const windowSeconds = Math.round(this.windowMs / 1000)
     if (log.count >= limit) {
       return { allowed: false, limit, remaining: 0, resetSeconds: this.secondsUntilFree(log, now), windowSeconds }
     }
+    if (log.count === log.ring.length) refit(log, Math.min(Math.max(1, limit), 2 * log.ring.length))
     log.ring[(log.head + log.count) % log.ring.length] = now
     log.count++
     return { allowed: true, limit, remaining: limit - log.count, resetSeconds: this.secondsUntilFree(log, now), windowSeconds }
   }
 
-  private oldest(log: { ring: Float64Array; head: number }): number {
+  private oldest(log: Log): number {
     return log.ring[log.head] ?? 0
   }
 
-  private secondsUntilFree(log: { ring: Float64Array; head: number; count: number }, now: number): number {
+  private secondsUntilFree(log: Log, now: number): number {
     if (log.count === 0) return 0
     return Math.max(1, Math.ceil((this.oldest(log) + this.windowMs - now) / 1000))
   }
 
-  /** A key's limit changed (operator override): keep its newest admissions. */
-  private resized(log: { ring: Float64Array; head: number; count: number } | undefined, limit: number) {
-    const ring = new Float64Array(Math.max(1, limit))
-    let count = 0
-    if (log !== undefined) {
-      const keep = Math.min(log.count, ring.length)
-      for (let i = log.count - keep; i < log.count; i++) {
-        ring[count++] = log.ring[(log.head + i) % log.ring.length] ?? 0
-      }
-    }
-    return { ring, head: 0, count }
+  private dropOldestBeyond(log: Log, limit: number): void {
+    const excess = log.count - Math.max(0, limit)
+    if (excess <= 0) return
+    log.head = (log.head + excess) % log.ring.length
+    log.count -= excess
+  }
+
+  /**
+   * Cuts a ring under a quarter full (or larger than its limit now allows) to capacityFor its
+   * count: cutting at a quarter, not at a half, means a cut ring must double its count or lose
+   * half of it before it is copied again.
+   */
+  private shrinkIfSparse(log: Log): void {
+    const capacity = capacityFor(log.count, log.limit)
+    if (capacity < log.ring.length && (log.count < log.ring.length / 4 || log.ring.length > Math.max(1, log.limit))) refit(log, capacity)
   }
 
   /** keys currently held (tests: the memory bound) */
@@ -123,13 +167,26 @@ export class MemoryRateLimiter implements PeekableRateLimiter {
     return this.logs.size
   }
 
-  /** Forget keys with no admission left in the window, so idle keys cost no memory. */
+  /** ring slots held for `key`, 0 when it has no entry (tests: memory follows use) */
+  capacityOf(key: string): number {
+    return this.logs.get(key)?.ring.length ?? 0
+  }
+
+  /**
+   * Forget keys with no admission left in the window, so idle keys cost no memory; cut the rings
+   * of keys gone quiet, which no request of their own would cut.
+   */
   private sweepOccasionally(now: number): void {
     if (++this.consumedSinceSweep < 10_000) return
     this.consumedSinceSweep = 0
     for (const [key, log] of this.logs) {
       const newest = log.ring[(log.head + log.count - 1 + log.ring.length) % log.ring.length] ?? 0
-      if (log.count === 0 || now - newest >= this.windowMs) this.logs.delete(key)
+      if (log.count === 0 || now - newest >= this.windowMs) {
+        this.logs.delete(key)
+      } else {
+        this.dropExpired(log, now)
+        this.shrinkIfSparse(log)
+      }
     }
   }
 }
