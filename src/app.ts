@@ -102,7 +102,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const dispatcher = createDispatcher(config, options.db, notifier, app.log, options.delivery)
     notifier.attach(dispatcher)
     // Other instances' commits reach this dispatcher through LISTEN/NOTIFY on PostgreSQL.
-    const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, app.log) : undefined
+    const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, app.log, notifier.origin) : undefined
     app.addHook('onReady', async () => {
       await listener?.start()
       dispatcher.start()

@@ -251,7 +251,7 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   const dispatcher = createDispatcher(config, db, notifier, log)
   notifier.attach(dispatcher)
   // On PostgreSQL, the servers' commits (new deliveries, deleted webhooks) reach this worker at once.
-  const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, log) : undefined
+  const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, log, notifier.origin) : undefined
   await listener?.start()
   dispatcher.start()
   log.info(

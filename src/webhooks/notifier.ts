@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { backendOf, type Db, POSTGRES_TIMEOUTS } from '../db/database.js'
@@ -25,6 +26,11 @@ export const CHANNELS = {
  */
 export class DeliveryNotifier implements SignalSink {
   private listener: DeliveryListener | undefined
+  /**
+   * Sent as the payload of its deliveries NOTIFY: this process's own LISTEN connection hears it too,
+   * and ignores it (PostgresSignalListener's `ownOrigin`), its dispatcher having been told already.
+   */
+  readonly origin = randomUUID()
 
   attach(listener: DeliveryListener): void {
     this.listener = listener
@@ -36,7 +42,7 @@ export class DeliveryNotifier implements SignalSink {
 
   async publishInTransaction(tx: Db, signals: CommitSignals): Promise<void> {
     if (backendOf(tx) !== 'postgres') return
-    if (signals.deliveries) await sql`select pg_notify(${CHANNELS.deliveries}, '')`.execute(tx)
+    if (signals.deliveries) await sql`select pg_notify(${CHANNELS.deliveries}, ${this.origin})`.execute(tx)
     for (const webhookId of signals.stoppedWebhooks) await sql`select pg_notify(${CHANNELS.webhookStopped}, ${webhookId})`.execute(tx)
   }
 
@@ -63,6 +69,8 @@ export class PostgresSignalListener {
     private readonly url: string,
     private readonly listener: DeliveryListener,
     private readonly log: DispatcherLog,
+    /** the origin of this process's own DeliveryNotifier: its commits were signalled directly */
+    private readonly ownOrigin?: string,
   ) {}
 
   /** Connects (retrying in the background on failure); resolves once the first attempt ends. */
@@ -78,7 +86,9 @@ export class PostgresSignalListener {
     if (this.closed) return
     const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: POSTGRES_TIMEOUTS.connectMs, keepAlive: true, application_name: 'devplatform-listen' })
     client.on('notification', (message) => {
-      if (message.channel === CHANNELS.deliveries) this.listener.deliveriesCommitted()
+      if (message.channel === CHANNELS.deliveries) {
+        if (message.payload !== this.ownOrigin) this.listener.deliveriesCommitted()
+      }
       else if (message.channel === CHANNELS.webhookStopped && message.payload !== undefined) this.listener.webhookStopped(message.payload)
     })
     client.on('error', () => this.lost(client))
