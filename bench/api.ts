@@ -1,119 +1,542 @@
 /**
- * API benchmark: runs the built server (dist/server.js) as a child process on a fresh database
- * (SQLite, or PostgreSQL when DATABASE_URL names one; REDIS_URL is passed on) and loads it with autocannon from this process, on the same machine. Every figure is
- * printed beside a baseline measured in the same run (GET /health/public: no auth, no database),
- * so the ratios mean something on any machine.
+ * API benchmark (issue 10). Runs the built server (dist/server.js) as a child process on a fresh
+ * database (SQLite, or PostgreSQL when DATABASE_URL names one; REDIS_URL is passed on) and loads it
+ * with autocannon from this process, on the same machine. Every figure is printed beside a bare
+ * Fastify 5 hello world (bench/fastify-hello.mjs: the project's own `fastify`, logger off,
+ * GET / → {hello:'world'}, its own process) measured first in the same run, so the ratios mean
+ * something on any machine. Writes go through an application with ONE ACTIVE webhook pointing at
+ * a local receiver (bench/webhook-receiver.mjs, its own process), so every write also delivers its
+ * event; the tables count the deliveries that arrived by 3 s after the run.
  *
- *   npm run bench:api [-- --seconds 10 --connections 50]
+ * Groups (`--only baseline,webhooks,rows`; all by default), each on its own fresh database and server:
+ *
+ *   baseline  GET /health/public (no auth, no database), GET /webhooks/{id}, DELETE /webhooks/{id}
+ *             of existing inactive webhooks, DELETE /webhooks/{id} missing (404), POST
+ *             /customers/{id}/liquidation_addresses. Each DELETE takes the next webhook of a pool
+ *             of inactive webhooks seeded beforehand, big enough for `seconds` × 25,000 req/s; the
+ *             pool belongs to an application of its own (its own key), because the outbox reads
+ *             every webhook of the writing application (deleted ones too) to find the active ones.
+ *   webhooks  the same POST for an application with 1 active webhook and for another (its own
+ *             key) with 1,000 active webhooks, all at the local receiver: the write's cost should
+ *             not depend on its application's webhooks (goal: within 20 %).
+ *   rows      GET /webhooks/{id}, GET /customers?name=er12 (the list's partial, case-insensitive
+ *             name filter), DELETE /webhooks/{id} (existing, inactive), POST liquidation address,
+ *             and the dispatcher's claim, once with --rows-small and once with --rows-large rows in
+ *             each of customers, liquidation addresses, webhooks and deliveries (goal: within 20 %).
+ *             Seeded in bulk (bench/api-seed.ts; then ANALYZE). The benchmarked application owns a
+ *             fixed share (--own-rows customers, addresses and ended deliveries; 11 webhooks);
+ *             the rest belongs to other applications (one per 1,000 rows), and the pending backlog
+ *             (1,000 retries not yet due on 100 other webhooks) is the same in both sizes: the
+ *             question is whether a request's cost grows with the data around it, not with its
+ *             own application's data (a name filter reads all of its application's customers).
+ *             The DELETE pool (min(5,000, rows-small / 2) webhooks, counted in the webhooks' rows)
+ *             is used up exactly (autocannon `amount`), the same number in both sizes.
+ *             The claim is timed in this process before the server starts, as the dispatcher's
+ *             claimAndStart does it: DeliveriesRepository.dueQueues (a read), FairShare's plan
+ *             with the default caps, then dueOf + claim in a write transaction, rolled back so
+ *             the same 100 due deliveries (10 webhooks of 10 applications) are claimed every time.
+ *
+ * Goals (vs the bare hello, issue 10): GET /webhooks/{id} ≥ 60 %, DELETE ≥ 50 %, POST ≥ 40 %;
+ * on PostgreSQL half of those. Pair ratios (1,000 vs 1 webhooks, large vs small): ≥ 80 %.
+ *
+ *   npm run bench:api [-- --seconds 10 --connections 50 --rows-small 10000 --rows-large 1000000 --own-rows 1000 --only baseline,rows]
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:api
  */
-import { spawn } from 'node:child_process'
+import { type ChildProcess, fork, spawn } from 'node:child_process'
+import { availableParallelism } from 'node:os'
 import { createServer } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import { SCOPES } from '../src/auth/scopes.js'
-import { openDatabase } from '../src/db/database.js'
+import { loadWebhookConfig } from '../src/config.js'
+import { type Db, openDatabase, writeTransaction } from '../src/db/database.js'
 import { AppsRepository } from '../src/db/repositories/apps.js'
-import { benchDatabase } from './database.js'
+import { CustomersRepository } from '../src/db/repositories/customers.js'
+import { DeliveriesRepository } from '../src/db/repositories/deliveries.js'
+import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
+import { newId } from '../src/db/time.js'
+import { generateSigningSecret } from '../src/routes/webhooks/index.js'
+import { FairShare } from '../src/webhooks/fair-share.js'
+import { CIRCUIT_THRESHOLD, isCircuitOpen } from '../src/webhooks/retry.js'
+import {
+  cancelDue,
+  countRows,
+  DUE_PER_WEBHOOK,
+  DUE_WEBHOOKS,
+  OWN_CUSTOMER_ID,
+  otherAppsFor,
+  poolWebhookId,
+  seedRows,
+  seedWebhookPool,
+} from './api-seed.js'
+import { type BenchDatabase, benchDatabase } from './database.js'
 
-const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' }, connections: { type: 'string', default: '50' } } })
-const duration = Number(values.seconds)
-const connections = Number(values.connections)
+const GROUPS = ['baseline', 'webhooks', 'rows'] as const
+type GroupName = (typeof GROUPS)[number]
 
-const database = await benchDatabase()
+const { values } = parseArgs({
+  options: {
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    'rows-small': { type: 'string', default: '10000' },
+    'rows-large': { type: 'string', default: '1000000' },
+    'own-rows': { type: 'string', default: '1000' },
+    only: { type: 'string', multiple: true },
+  },
+})
+function positive(name: string, text: string): number {
+  const n = Number(text)
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`--${name} must be a positive integer (got ${JSON.stringify(text)})`)
+  return n
+}
+const duration = positive('seconds', values.seconds)
+const connections = positive('connections', values.connections)
+const rowsSmall = positive('rows-small', values['rows-small'])
+const rowsLarge = positive('rows-large', values['rows-large'])
+const ownRows = positive('own-rows', values['own-rows'])
+const only = new Set<GroupName>()
+for (const name of (values.only ?? [...GROUPS]).flatMap((value) => value.split(','))) {
+  const group = GROUPS.find((known) => known === name.trim())
+  if (group === undefined) throw new Error(`--only: unknown group ${JSON.stringify(name)} (groups: ${GROUPS.join(', ')})`)
+  only.add(group)
+}
 
-// A production key with a limit far above what the run can send, so the limiter is exercised
-// (every request goes through it) without refusing anything.
-const db = await openDatabase(database.location)
-const apps = new AppsRepository(db)
-const app = await apps.createApp('bench')
-const key = await apps.createKey({ appId: app.id, environment: 'production', scopes: SCOPES, rateLimitOverride: 1_000_000_000 })
-await db.destroy()
-const headers = { 'x-client-key': key.client_key, 'x-client-secret': key.client_secret, 'content-type': 'application/json' }
+/** An upper bound on any write scenario's rate on this kind of machine: sizes the baseline's DELETE pool. */
+const DELETE_MAX_RPS = 25_000
+/** The rows group's DELETE pool: used up exactly, the same in both sizes. */
+const ROWS_POOL = Math.min(5_000, Math.floor(rowsSmall / 2))
+const MANY_WEBHOOKS = 1_000
+/** How long deliveries may keep arriving after a write scenario before they are counted. */
+const SETTLE_MS = 3_000
+/** The dispatcher's MAX_CLAIM (src/webhooks/dispatcher.ts, not exported) */
+const MAX_CLAIM = 500
+const NAME_FILTER = 'er12'
+const postgres = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '')
+const GOAL_FACTOR = postgres ? 0.5 : 1
 
-// A free port, found by binding port 0 and letting it go.
-const port = await new Promise<number>((resolve) => {
-  const probe = createServer().listen(0, '127.0.0.1', () => {
-    const address = probe.address()
-    probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
+const log = (message: string) => process.stderr.write(`[bench:api ${new Date().toISOString().slice(11, 19)}] ${message}\n`)
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
+const thousands = (n: number) => Math.round(n).toLocaleString('en-US')
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+// --- the children: the webhook receiver and the bare Fastify hello --------------------------
+
+function forkChild(file: string, args: string[] = []): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(fileURLToPath(new URL(file, import.meta.url)), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] })
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', (code) => reject(new Error(`${file} exited (${code})`)))
+    child.once('message', (message: { port: number }) => resolve({ child, port: message.port }))
   })
+}
+
+const receiver = await forkChild('./webhook-receiver.mjs')
+const receiverUrl = `http://127.0.0.1:${receiver.port}/hook`
+/** Deliveries that reached the receiver since the last call. */
+function takeArrivals(): Promise<number> {
+  return new Promise((resolve) => {
+    receiver.child.once('message', (message: { arrivals: unknown[] }) => resolve(message.arrivals.length))
+    receiver.child.send('take')
+  })
+}
+
+// --- measuring --------------------------------------------------------------------------------
+
+interface Row {
+  name: string
+  rate: number
+  unit: 'req/s' | 'claims/s'
+  p50: number
+  p99: number
+  non2xx?: number
+  /** connection errors and timeouts */
+  errors?: number
+  /** writes: deliveries that arrived, of those the 2xx writes made */
+  delivered?: { arrived: number; expected: number }
+  /** the goal of its ratio to the bare hello, in % */
+  goal?: number
+  note?: string
+}
+
+interface MeasureOptions {
+  /** each 2xx writes this many deliveries, to be counted at the receiver */
+  deliveriesPerWrite?: number
+  goal?: number
+}
+
+async function measure(name: string, options: autocannon.Options, extra: MeasureOptions = {}): Promise<Row> {
+  log(`${name}…`)
+  if (extra.deliveriesPerWrite !== undefined) await takeArrivals()
+  const result = await autocannon({ connections, ...(options.amount === undefined ? { duration } : {}), ...options })
+  const row: Row = {
+    name,
+    rate: result.requests.total / result.duration,
+    unit: 'req/s',
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  }
+  if (extra.goal !== undefined) row.goal = extra.goal * GOAL_FACTOR
+  if (extra.deliveriesPerWrite !== undefined) {
+    const expected = result['2xx'] * extra.deliveriesPerWrite
+    let arrived = await takeArrivals()
+    const until = Date.now() + SETTLE_MS
+    while (arrived < expected && Date.now() < until) {
+      await sleep(250)
+      arrived += await takeArrivals()
+    }
+    row.delivered = { arrived, expected }
+  }
+  return row
+}
+
+const hello = await forkChild('./fastify-hello.mjs')
+const helloRow = await measure('bare Fastify hello (GET / → {hello:"world"})', { url: `http://127.0.0.1:${hello.port}/` })
+hello.child.kill('SIGTERM')
+const helloRps = helloRow.rate
+
+// --- the server and its applications ------------------------------------------------------------
+
+const liveServers = new Set<ChildProcess>()
+process.on('exit', () => {
+  for (const server of liveServers) server.kill('SIGKILL')
 })
-const base = `http://127.0.0.1:${port}`
-// LOG_LEVEL=warn: per-request log lines would measure the pipe to this process, not the API.
-const server = spawn(process.execPath, ['dist/server.js'], {
-  // development: the inactive webhook below may point at loopback (it never receives anything,
-  // so events are written to the outbox without deliveries; bench:webhooks measures delivery).
-  env: { ...process.env, PORT: String(port), DATABASE_URL: database.url, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
-  stdio: ['ignore', 'inherit', 'inherit'],
-})
-for (let attempt = 0; ; attempt++) {
-  try {
-    if ((await fetch(`${base}/api/v0/health/public`)).ok) break
-  } catch {
-    if (attempt > 100) throw new Error('server did not start')
-    await new Promise((resolve) => setTimeout(resolve, 100))
+
+async function freePort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const address = probe.address()
+      probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
+    })
+  })
+}
+
+interface Server {
+  base: string
+  stop(): Promise<void>
+}
+
+async function startServer(database: BenchDatabase): Promise<Server> {
+  const port = await freePort()
+  const base = `http://127.0.0.1:${port}`
+  // LOG_LEVEL=warn: per-request log lines would measure the pipe to this process, not the API.
+  // development: the webhooks may point at the loopback receiver.
+  const server = spawn(process.execPath, ['dist/server.js'], {
+    env: { ...process.env, PORT: String(port), DATABASE_URL: database.url, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  liveServers.add(server)
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()))
+  for (let attempt = 0; ; attempt++) {
+    try {
+      if ((await fetch(`${base}/api/v0/health/public`)).ok) break
+    } catch {
+      if (attempt > 200) throw new Error('server did not start')
+      await sleep(100)
+    }
+  }
+  return {
+    base,
+    async stop() {
+      server.kill('SIGTERM')
+      const killed = setTimeout(() => server.kill('SIGKILL'), 30_000)
+      await exited
+      clearTimeout(killed)
+      liveServers.delete(server)
+    },
   }
 }
 
-async function post(path: string, body: unknown): Promise<{ id: string }> {
-  const res = await fetch(`${base}${path}`, { method: 'POST', headers, body: JSON.stringify(body) })
-  if (res.status !== 201) throw new Error(`${path}: ${res.status} ${await res.text()}`)
-  return (await res.json()) as { id: string }
+interface BenchApp {
+  id: string
+  headers: Record<string, string>
+  webhookIds: string[]
 }
-const webhook = await post('/api/v0/webhooks', { name: 'bench', url: 'http://127.0.0.1:9/hook', isActive: false })
-const customer = await post('/api/v0/customers', { first_name: 'Bench', last_name: 'Mark', phone_number: '1' })
 
-let counter = 0
+/** An application with a production key whose limit is far above what a run sends (the limiter runs, refuses nothing), and `active` webhooks at the receiver. */
+async function createApplication(db: Db, name: string, active: number): Promise<BenchApp> {
+  const apps = new AppsRepository(db)
+  const app = await apps.createApp(name)
+  const key = await apps.createKey({ appId: app.id, environment: 'production', scopes: SCOPES, rateLimitOverride: 1_000_000_000 })
+  const webhooks = new WebhooksRepository(db)
+  const webhookIds: string[] = []
+  for (let i = 0; i < active; i++) {
+    const webhook = await webhooks.create(app.id, { name: `${name} ${i}`, url: receiverUrl, isActive: true, encrypted: false, signingSecret: generateSigningSecret() })
+    webhookIds.push(webhook.id)
+  }
+  return { id: app.id, headers: { 'x-client-key': key.client_key, 'x-client-secret': key.client_secret, 'content-type': 'application/json' }, webhookIds }
+}
+
+async function createCustomer(db: Db, appId: string): Promise<string> {
+  return (await new CustomersRepository(db).create(appId, { first_name: 'Bench', last_name: 'Mark', phone_number: '1' })).id
+}
+
+// --- the scenarios ------------------------------------------------------------------------------
+
+let addresses = 0
 function nextAddress(): string {
-  counter++
-  return `0x${counter.toString(16).padStart(40, '0')}`
+  addresses++
+  return `0x${addresses.toString(16).padStart(40, '0')}`
 }
 
-interface Scenario {
+function getWebhook(server: Server, app: BenchApp): autocannon.Options {
+  return { url: `${server.base}/api/v0/webhooks/${app.webhookIds[0] ?? ''}`, headers: app.headers }
+}
+
+function postAddress(server: Server, app: BenchApp, customerId: string): autocannon.Options {
+  return {
+    url: `${server.base}/api/v0/customers/${customerId}/liquidation_addresses`,
+    method: 'POST',
+    headers: app.headers,
+    requests: [
+      {
+        setupRequest: (request) => ({
+          ...request,
+          body: JSON.stringify({ chain: 'ethereum', currency: 'usdc', address: nextAddress(), external_account_id: 'ext_1' }),
+        }),
+      },
+    ],
+  }
+}
+
+/** DELETE of the pool's webhooks, each request the next one (past the pool's end: a missing one, 404, counted as non-2xx). */
+function deletePool(server: Server, app: BenchApp, pool: number, amount?: number): autocannon.Options {
+  let next = 0
+  return {
+    url: `${server.base}/api/v0/webhooks/${poolWebhookId(0)}`,
+    method: 'DELETE',
+    headers: { 'x-client-key': app.headers['x-client-key'] ?? '', 'x-client-secret': app.headers['x-client-secret'] ?? '' },
+    ...(amount === undefined ? {} : { amount }),
+    requests: [{ setupRequest: (request) => ({ ...request, path: `/api/v0/webhooks/${poolWebhookId(Math.min(next++, pool))}` }) }],
+  }
+}
+
+// --- printing -----------------------------------------------------------------------------------
+
+const ratio = (part: number, whole: number) => `${((part / whole) * 100).toFixed(0)} %`
+const verdict = (value: number, goal: number) => `≥ ${goal} %: ${value * 100 >= goal ? 'met' : 'missed'}`
+const ms = (value: number) => (Number.isInteger(value) ? String(value) : value.toFixed(2))
+
+function printTable(title: string, rows: Row[]): void {
+  const lines = [`### ${title}`, '', '| scenario | rate | vs hello | p50 ms | p99 ms | non-2xx | events delivered | goal (vs hello) |', '|---|---|---|---|---|---|---|---|']
+  for (const row of rows) {
+    const failures = row.non2xx === undefined ? '–' : `${thousands(row.non2xx)}${row.errors ? ` (+${thousands(row.errors)} errors)` : ''}`
+    const delivered = row.delivered === undefined ? '–' : `${thousands(row.delivered.arrived)} of ${thousands(row.delivered.expected)}`
+    lines.push(
+      `| ${row.name} | ${thousands(row.rate)} ${row.unit} | ${row.unit === 'req/s' ? ratio(row.rate, helloRps) : '–'} | ${ms(row.p50)} | ${ms(row.p99)} | ${failures} | ${delivered} | ${row.goal === undefined ? '' : verdict(row.rate / helloRps, row.goal)} |`,
+    )
+  }
+  console.log(`${lines.join('\n')}\n`)
+}
+
+interface Pair {
   name: string
-  options: autocannon.Options
+  first: { label: string; row: Row }
+  second: { label: string; row: Row }
 }
-const scenarios: Scenario[] = [
-  { name: 'GET /health/public (baseline: no auth, no db)', options: { url: `${base}/api/v0/health/public` } },
-  { name: 'GET /webhooks/{id} (auth + rate limit + read)', options: { url: `${base}/api/v0/webhooks/${webhook.id}`, headers } },
-  { name: 'DELETE /webhooks/{id} missing (auth + 404)', options: { url: `${base}/api/v0/webhooks/00000000-0000-4000-8000-000000000000`, method: 'DELETE', headers } },
-  {
-    name: 'POST liquidation_addresses (auth + validation + insert)',
-    options: {
-      url: `${base}/api/v0/customers/${customer.id}/liquidation_addresses`,
-      method: 'POST',
-      headers,
-      requests: [
-        {
-          setupRequest: (request) => ({
-            ...request,
-            body: JSON.stringify({ chain: 'ethereum', currency: 'usdc', address: nextAddress(), external_account_id: 'ext_1' }),
-          }),
-        },
-      ],
-    },
-  },
-]
 
-const rows: { name: string; rps: number; p50: number; p99: number; non2xx: number }[] = []
-for (const scenario of scenarios) {
-  const result = await autocannon({ connections, duration, ...scenario.options })
-  rows.push({ name: scenario.name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, non2xx: result.non2xx })
+function printPairs(title: string, pairs: Pair[]): void {
+  const lines = [`### ${title}`, '', '| operation | rate | rate | second / first | goal |', '|---|---|---|---|---|']
+  for (const pair of pairs) {
+    const value = pair.second.row.rate / pair.first.row.rate
+    lines.push(
+      `| ${pair.name} | ${pair.first.label}: ${thousands(pair.first.row.rate)} ${pair.first.row.unit} | ${pair.second.label}: ${thousands(pair.second.row.rate)} ${pair.second.row.unit} | ${ratio(pair.second.row.rate, pair.first.row.rate)} | ${verdict(value, 80)} |`,
+    )
+  }
+  console.log(`${lines.join('\n')}\n`)
 }
-server.kill('SIGTERM')
-await new Promise((resolve) => server.on('exit', resolve))
-await database.drop()
 
-const baseline = rows[0]?.rps ?? 1
-console.log(`\n${database.label}: ${connections} connections, ${duration} s each, client and server on this machine (${process.version})\n`)
-console.log('scenario'.padEnd(58), 'req/s'.padStart(9), 'vs baseline'.padStart(12), 'p50 ms'.padStart(8), 'p99 ms'.padStart(8), 'non-2xx'.padStart(8))
-for (const row of rows) {
-  console.log(
-    row.name.padEnd(58),
-    row.rps.toFixed(0).padStart(9),
-    `${((row.rps / baseline) * 100).toFixed(0)} %`.padStart(12),
-    String(row.p50).padStart(8),
-    String(row.p99).padStart(8),
-    String(row.non2xx).padStart(8),
+const databaseName = postgres ? `PostgreSQL${process.env.REDIS_URL ? ' + Redis' : ' (no REDIS_URL: in-process rate limiter)'}` : 'SQLite (a temporary file)'
+console.log(
+  `\n## bench:api: ${databaseName}, Node ${process.version}, ${connections} connections, ${duration} s per scenario, client and server on this machine (${availableParallelism()} cores)\n`,
+)
+console.log(`Bare Fastify hello, the reference for every "vs hello": ${thousands(helloRps)} req/s, p50 ${helloRow.p50} / p99 ${helloRow.p99} ms.\n`)
+const timings: string[] = []
+
+// --- baseline -----------------------------------------------------------------------------------
+
+if (only.has('baseline')) {
+  const started = Date.now()
+  const database = await benchDatabase()
+  const db = await openDatabase(database.location)
+  const app = await createApplication(db, 'bench', 1)
+  const customerId = await createCustomer(db, app.id)
+  const poolApp = await createApplication(db, 'deletes', 0)
+  const pool = Math.ceil(duration * DELETE_MAX_RPS)
+  await seedWebhookPool(db, poolApp.id, pool, generateSigningSecret())
+  await db.destroy()
+  const server = await startServer(database)
+  const rows = [
+    await measure('GET /health/public (no auth, no database)', { url: `${server.base}/api/v0/health/public` }),
+    await measure('GET /webhooks/{id}', getWebhook(server, app), { goal: 60 }),
+    await measure('DELETE /webhooks/{id}, existing inactive webhooks', deletePool(server, poolApp, pool), { goal: 50 }),
+    await measure('DELETE /webhooks/{id}, missing (404)', {
+      url: `${server.base}/api/v0/webhooks/00000000-0000-4000-8000-000000000000`,
+      method: 'DELETE',
+      headers: { 'x-client-key': poolApp.headers['x-client-key'] ?? '', 'x-client-secret': poolApp.headers['x-client-secret'] ?? '' },
+    }),
+    await measure('POST liquidation address (its event delivered)', postAddress(server, app, customerId), { deliveriesPerWrite: 1, goal: 40 }),
+  ]
+  await server.stop()
+  await database.drop()
+  printTable(`baseline: one application, one active webhook at a local receiver (DELETE pool: ${thousands(pool)} webhooks of another application)`, [helloRow, ...rows])
+  timings.push(`baseline ${seconds(Date.now() - started)}`)
+}
+
+// --- 1 vs 1,000 webhooks ----------------------------------------------------------------------------
+
+if (only.has('webhooks')) {
+  const started = Date.now()
+  const database = await benchDatabase()
+  const db = await openDatabase(database.location)
+  const one = await createApplication(db, 'one webhook', 1)
+  const oneCustomer = await createCustomer(db, one.id)
+  const many = await createApplication(db, 'many webhooks', MANY_WEBHOOKS)
+  const manyCustomer = await createCustomer(db, many.id)
+  await db.destroy()
+  const server = await startServer(database)
+  const rows = [
+    await measure('POST liquidation address, application with 1 active webhook', postAddress(server, one, oneCustomer), { deliveriesPerWrite: 1, goal: 40 }),
+    await measure(`POST liquidation address, application with ${thousands(MANY_WEBHOOKS)} active webhooks`, postAddress(server, many, manyCustomer), {
+      deliveriesPerWrite: MANY_WEBHOOKS,
+    }),
+  ]
+  await server.stop()
+  await database.drop()
+  const [first, second] = rows
+  printTable(`webhooks: a write's cost against its application's active webhooks (all at the local receiver)`, rows)
+  if (first !== undefined && second !== undefined) {
+    printPairs('webhooks: 1,000 vs 1 active webhooks (goal: within 20 %)', [
+      { name: 'POST liquidation address', first: { label: '1 webhook', row: first }, second: { label: `${thousands(MANY_WEBHOOKS)} webhooks`, row: second } },
+    ])
+  }
+  timings.push(`webhooks ${seconds(Date.now() - started)}`)
+}
+
+// --- 10k vs 1M rows ---------------------------------------------------------------------------------
+
+/** The claim, as Dispatcher.claimAndStart makes it, rolled back each time; see the header. */
+async function measureClaims(db: Db): Promise<Row> {
+  log('dispatcher claim…')
+  const config = loadWebhookConfig({})
+  const caps = { free: Math.min(config.concurrency, MAX_CLAIM), perApp: config.perAppConcurrency, perWebhook: config.perWebhookConcurrency }
+  const leaseMs = 2 * config.timeoutMs + 1000
+  const deliveries = new DeliveriesRepository(db)
+  const fairShare = new FairShare()
+  const idle = { countForApp: () => 0, countFor: () => 0 }
+  class Rollback extends Error {}
+  const claimed: number[] = []
+  const claimOnce = async (): Promise<void> => {
+    const nowMs = Date.now()
+    const now = new Date(nowMs).toISOString()
+    const queues = (await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)).map((queue) => ({
+      webhookId: queue.webhook_id,
+      appId: queue.app_id,
+      circuitOpen: isCircuitOpen(queue.consecutive_failures),
+    }))
+    const take = fairShare.plan(queues, caps, idle)
+    try {
+      await writeTransaction(db, async (tx) => {
+        const repo = new DeliveriesRepository(tx)
+        const due = await repo.dueOf(take, now)
+        claimed.push((await repo.claim(due.map((delivery) => delivery.id), newId(), new Date(nowMs + leaseMs).toISOString())).size)
+        throw new Rollback()
+      })
+    } catch (error) {
+      if (!(error instanceof Rollback)) throw error
+    }
+  }
+  for (let i = 0; i < 20; i++) await claimOnce()
+  claimed.length = 0
+  const latencies: number[] = []
+  const start = performance.now()
+  while (performance.now() - start < duration * 1000) {
+    const began = performance.now()
+    await claimOnce()
+    latencies.push(performance.now() - began)
+  }
+  const elapsed = performance.now() - start
+  latencies.sort((a, b) => a - b)
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0
+  const expected = DUE_WEBHOOKS * DUE_PER_WEBHOOK
+  const short = claimed.filter((n) => n !== expected).length
+  return {
+    name: `dispatcher claim (dueQueues + dueOf + claim, ${expected} due of ${DUE_WEBHOOKS} webhooks, rolled back)`,
+    rate: (latencies.length / elapsed) * 1000,
+    unit: 'claims/s',
+    p50: at(0.5),
+    p99: at(0.99),
+    ...(short > 0 ? { note: `${short} claims took other than ${expected}` } : {}),
+  }
+}
+
+interface SizeRun {
+  rows: number
+  results: Row[]
+  summary: string
+}
+
+async function rowsRun(rows: number): Promise<SizeRun> {
+  const started = Date.now()
+  const database = await benchDatabase()
+  const db = await openDatabase(database.location)
+  const app = await createApplication(db, 'bench', 1)
+  const poolApp = await createApplication(db, 'deletes', 0)
+  const webhookId = app.webhookIds[0] ?? ''
+  log(`seeding ${thousands(rows)} rows per table…`)
+  const seedStart = Date.now()
+  await seedRows(db, { rows, own: ownRows, appId: app.id, webhookId, poolAppId: poolApp.id, pool: ROWS_POOL, signingSecret: generateSigningSecret() }, (step, ms) =>
+    log(`  ${step}: ${seconds(ms)}`),
   )
+  const seedMs = Date.now() - seedStart
+  const counts = await countRows(db)
+  log(`seeded in ${seconds(seedMs)}: ${JSON.stringify(counts)}`)
+  const claim = await measureClaims(db)
+  await cancelDue(db)
+  await db.destroy()
+  const server = await startServer(database)
+  const matches = Array.from({ length: ownRows }, (_, i) => `own${i} customer${i}`).filter((name) => name.includes(NAME_FILTER)).length
+  const results = [
+    await measure('GET /webhooks/{id}', getWebhook(server, app), { goal: 60 }),
+    await measure(`GET /customers?name=${NAME_FILTER} (${matches} of its ${thousands(ownRows)} customers match)`, {
+      url: `${server.base}/api/v0/customers?name=${NAME_FILTER}`,
+      headers: app.headers,
+    }),
+    claim,
+    await measure(`DELETE /webhooks/{id}, existing inactive (${thousands(ROWS_POOL)} requests)`, deletePool(server, poolApp, ROWS_POOL, ROWS_POOL), { goal: 50 }),
+    await measure('POST liquidation address (its event delivered)', postAddress(server, app, OWN_CUSTOMER_ID), { deliveriesPerWrite: 1, goal: 40 }),
+  ]
+  await server.stop()
+  await database.drop()
+  const total = Date.now() - started
+  return {
+    rows,
+    results,
+    summary: `${thousands(rows)} rows: customers ${thousands(counts.customers)}, liquidation addresses ${thousands(counts.liquidation_addresses)}, webhooks ${thousands(counts.webhooks)}, deliveries ${thousands(counts.deliveries)} (${thousands(otherAppsFor(rows))} other applications); seeded in ${seconds(seedMs)}, the whole size in ${seconds(total)}`,
+  }
 }
+
+if (only.has('rows')) {
+  const started = Date.now()
+  const small = await rowsRun(rowsSmall)
+  const large = await rowsRun(rowsLarge)
+  const label = (run: SizeRun) => `${thousands(run.rows)} rows`
+  for (const run of [small, large]) {
+    printTable(`rows: ${label(run)} per table`, run.results)
+    console.log(`${run.summary}\n`)
+    for (const row of run.results) if (row.note !== undefined) console.log(`note: ${row.name}: ${row.note}\n`)
+  }
+  printPairs(
+    `rows: ${label(large)} vs ${label(small)} (goal: within 20 %)`,
+    small.results.flatMap((row, i) => {
+      const other = large.results[i]
+      return other === undefined ? [] : [{ name: row.name.replace(/ \(.*$/, ''), first: { label: label(small), row }, second: { label: label(large), row: other } }]
+    }),
+  )
+  timings.push(`rows ${seconds(Date.now() - started)}`)
+}
+
+receiver.child.disconnect()
+console.log(`Time: hello ${seconds(duration * 1000)}${timings.length > 0 ? `, ${timings.join(', ')}` : ''}.`)
