@@ -1,7 +1,7 @@
 import http from 'node:http'
 import https from 'node:https'
-import { isIP, type LookupFunction } from 'node:net'
-import { addressRefusal, type GuardOptions, pinnedLookup, type ResolveHost } from './address-guard.js'
+import { isIP } from 'node:net'
+import { addressRefusal, type GuardOptions, pinnedLookup, type ResolvedAddress, type ResolveHost, resolveAllowed } from './address-guard.js'
 
 /** Kept with each attempt: enough to debug a receiver, bounded so a hostile one can't fill the disk. */
 export const RESPONSE_BODY_LIMIT = 20 * 1024
@@ -20,9 +20,9 @@ export interface SendOptions {
   /** called once: when the whole request has been handed to the OS, or it ended without being written */
   onWritten?: () => void
   /**
-   * For a new connection to a host name: `looking` is called when the lookup starts, `admit`
-   * once the host has resolved, and the connection is made only when `admit` settles true (false
-   * abandons the attempt). Reused connections and IP literals are not looked up.
+   * For a url with a host name: `looking` is called when its lookup starts, `admit` once it has
+   * resolved, and the request is made only when `admit` settles true (false abandons the
+   * attempt). IP literals are not looked up.
    */
   lookup?: { looking: () => void; admit: () => Promise<boolean> }
 }
@@ -35,11 +35,9 @@ export interface SendOptions {
 export class WebhookSender {
   private readonly httpAgent: http.Agent
   private readonly httpsAgent: https.Agent
-  private readonly lookup: ReturnType<typeof pinnedLookup>
 
   /** Its own agents: a kept-alive socket is only ever one this sender's guard checked. */
   constructor(private readonly guard: GuardOptions & { resolveHost: ResolveHost }) {
-    this.lookup = pinnedLookup(guard.resolveHost, guard)
     this.httpAgent = new http.Agent({ keepAlive: true, scheduling: 'lifo' })
     this.httpsAgent = new https.Agent({ keepAlive: true, scheduling: 'lifo' })
   }
@@ -70,78 +68,92 @@ export class WebhookSender {
       }
       // Node connects to an IP literal without calling lookup, so literals are checked here.
       const literal = url.hostname.replace(/^\[|\]$/g, '')
-      if (isIP(literal) !== 0) {
+      const literalFamily = isIP(literal)
+      if (literalFamily !== 0) {
         const refusal = addressRefusal(literal, this.guard)
         if (refusal !== undefined) {
           finish({ kind: 'error', message: `refused: ${refusal}` })
           return
         }
       }
-      const secure = url.protocol === 'https:'
-      const request = (secure ? https : http).request(url, {
-        method: 'POST',
-        agent: secure ? this.httpsAgent : this.httpAgent,
-        lookup: options.lookup === undefined ? this.lookup : this.admittingLookup(options.lookup),
-        headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)), 'user-agent': 'devplatform-webhooks/0.1' },
-        signal: options.signal,
-      })
+      if (options.signal.aborted) {
+        finish({ kind: 'error', message: 'aborted' })
+        return
+      }
+      let request: http.ClientRequest | undefined
       timer = setTimeout(() => {
-        request.destroy()
+        request?.destroy()
         finish({ kind: 'error', message: `timed out after ${options.timeoutMs} ms` })
       }, options.timeoutMs)
-      // 'finish': the request's bytes are in the socket (after the connection, if a new one, was made).
-      request.on('finish', markWritten)
-      request.on('error', (error: NodeJS.ErrnoException) => {
-        const message = error.message || error.code || 'connection error'
-        finish({ kind: 'error', message: error.code === 'EADDRREFUSED_SSRF' ? `refused: ${message}` : message })
-      })
-      request.on('response', (response) => {
-        const chunks: Buffer[] = []
-        let size = 0
-        const done = () => {
-          const retryAfter = response.headers['retry-after']
-          finish({
-            kind: 'response',
-            status: response.statusCode ?? 0,
-            retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
-            body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8'),
-          })
-        }
-        response.on('data', (chunk: Buffer) => {
-          chunks.push(chunk)
-          size += chunk.length
-          // Enough kept: stop reading (the connection is dropped rather than drained).
-          if (size >= RESPONSE_BODY_LIMIT) {
-            done()
-            response.destroy()
+      const start = (vetted: ResolvedAddress[]) => {
+        const secure = url.protocol === 'https:'
+        request = (secure ? https : http).request(url, {
+          method: 'POST',
+          agent: secure ? this.httpsAgent : this.httpAgent,
+          // Only ever the vetted addresses: the socket connects to exactly what was checked.
+          lookup: pinnedLookup(async () => vetted, this.guard),
+          headers: { ...options.headers, 'content-length': String(Buffer.byteLength(options.body)), 'user-agent': 'devplatform-webhooks/0.1' },
+          signal: options.signal,
+        })
+        // 'finish': the request's bytes are in the socket (after the connection, if a new one, was made).
+        request.on('finish', markWritten)
+        request.on('error', (error: NodeJS.ErrnoException) => {
+          const message = error.message || error.code || 'connection error'
+          finish({ kind: 'error', message: error.code === 'EADDRREFUSED_SSRF' ? `refused: ${message}` : message })
+        })
+        request.on('response', (response) => {
+          const chunks: Buffer[] = []
+          let size = 0
+          const done = () => {
+            const retryAfter = response.headers['retry-after']
+            finish({
+              kind: 'response',
+              status: response.statusCode ?? 0,
+              retryAfter: typeof retryAfter === 'string' ? retryAfter : undefined,
+              body: Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8'),
+            })
           }
+          response.on('data', (chunk: Buffer) => {
+            chunks.push(chunk)
+            size += chunk.length
+            // Enough kept: stop reading (the connection is dropped rather than drained).
+            if (size >= RESPONSE_BODY_LIMIT) {
+              done()
+              response.destroy()
+            }
+          })
+          response.on('end', done)
+          response.on('error', () => done())
+          response.on('aborted', () => done())
         })
-        response.on('end', done)
-        response.on('error', () => done())
-        response.on('aborted', () => done())
-      })
-      request.end(options.body)
+        request.end(options.body)
+      }
+      if (literalFamily !== 0) {
+        start([{ address: literal, family: literalFamily === 6 ? 6 : 4 }])
+        return
+      }
+      // A host name is resolved (and vetted) before the request is built, so an attempt waiting
+      // on DNS holds a lookup and a timer, not a request, a socket and its buffers: a backlog to
+      // hosts that are slow to resolve keeps little alive (the slow-DNS memory run).
+      const onAbort = () => finish({ kind: 'error', message: 'aborted' })
+      options.signal.addEventListener('abort', onAbort, { once: true })
+      options.lookup?.looking()
+      resolveAllowed(url.hostname, this.guard.resolveHost, this.guard)
+        .then(async (vetted) => ((await (options.lookup?.admit() ?? true)) ? vetted : undefined))
+        .then(
+          (vetted) => {
+            options.signal.removeEventListener('abort', onAbort)
+            if (settled) return
+            if (vetted === undefined) finish({ kind: 'error', message: 'abandoned before connecting' })
+            else start(vetted)
+          },
+          (error: NodeJS.ErrnoException) => {
+            options.signal.removeEventListener('abort', onAbort)
+            const message = error.message || error.code || 'could not resolve'
+            finish({ kind: 'error', message: error.code === 'EADDRREFUSED_SSRF' ? `refused: ${message}` : message })
+          },
+        )
     })
-  }
-
-  /** The guarded lookup, reporting its start and holding the connection until it is admitted. */
-  private admittingLookup(hooks: NonNullable<SendOptions['lookup']>): LookupFunction {
-    return (hostname, lookupOptions, callback) => {
-      hooks.looking()
-      this.lookup(hostname, lookupOptions, (error, address, family) => {
-        if (error !== null) {
-          callback(error, address, family)
-          return
-        }
-        void hooks
-          .admit()
-          .catch(() => false)
-          .then((admitted) => {
-          if (admitted) callback(null, address, family)
-          else callback(Object.assign(new Error('abandoned before connecting'), { code: 'EABANDONED' }), address, family)
-        })
-      })
-    }
   }
 
   close(): void {
