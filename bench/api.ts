@@ -168,10 +168,23 @@ interface MeasureOptions {
 async function measure(name: string, options: autocannon.Options, extra: MeasureOptions = {}): Promise<Row> {
   log(`${name}…`)
   if (extra.deliveriesPerWrite !== undefined) await takeArrivals()
-  const result = await autocannon({ connections, ...(options.amount === undefined ? { duration } : {}), ...options })
+  // An `amount` run's rate is counted from the start to its last response: autocannon's own
+  // duration ends on its next one-second tick, up to a second after the last request.
+  const started = performance.now()
+  let lastResponse = started
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({ connections, ...(options.amount === undefined ? { duration } : {}), ...options }, (error, done) =>
+      error === null || error === undefined ? resolve(done) : reject(error instanceof Error ? error : new Error(String(error))),
+    )
+    if (options.amount !== undefined) {
+      instance.on('response', () => {
+        lastResponse = performance.now()
+      })
+    }
+  })
   const row: Row = {
     name,
-    rate: result.requests.total / result.duration,
+    rate: options.amount === undefined ? result.requests.total / result.duration : (result.requests.total / (lastResponse - started)) * 1000,
     unit: 'req/s',
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -326,6 +339,12 @@ function printTable(title: string, rows: Row[]): void {
     const delivered = row.delivered === undefined ? '–' : `${thousands(row.delivered.arrived)} of ${thousands(row.delivered.expected)}`
     lines.push(
       `| ${row.name} | ${thousands(row.rate)} ${row.unit} | ${row.unit === 'req/s' ? ratio(row.rate, helloRps) : '–'} | ${ms(row.p50)} | ${ms(row.p99)} | ${failures} | ${delivered} | ${row.goal === undefined ? '' : verdict(row.rate / helloRps, row.goal)} |`,
+    )
+  }
+  if (rows.some((row) => row.delivered !== undefined)) {
+    lines.push(
+      '',
+      `Events delivered: deliveries that reached the receiver by ${SETTLE_MS / 1000} s after the run, of those the 2xx answers made; up to one write per connection was still in flight when autocannon stopped counting, so more can arrive than were counted.`,
     )
   }
   console.log(`${lines.join('\n')}\n`)
