@@ -8,6 +8,7 @@ import { isRetryableConflict } from './errors.js'
 import { migrateToLatest } from './migrations.js'
 import type { Database } from './schema.js'
 import { LockWaitingSqliteDialect } from './sqlite-lock-wait.js'
+import { WalSync } from './wal-sync.js'
 
 export type Db = Kysely<Database>
 export type Backend = 'sqlite' | 'postgres'
@@ -50,12 +51,16 @@ export async function openDatabase(location: DatabaseLocation, options: OpenData
   return db
 }
 
+/** Each SQLite database's WAL sync: a write transaction returns once its commit is on disk. */
+const walSyncs = new WeakMap<Db, WalSync>()
+
 function openSqlite(filename: string, lockWaitMs: number): Db {
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
   // The pragmas below run once, before anything is served: they may wait for a lock here.
   const sqlite = new SQLite(filename, { timeout: lockWaitMs })
   // WAL lets the CLI write while the server reads.
   sqlite.pragma('journal_mode = WAL')
+  // Commits are made durable by WalSync, off the event loop (writeTransaction), not inside COMMIT.
   sqlite.pragma('synchronous = NORMAL')
   // From here on SQLite never waits for a lock itself: better-sqlite3 is synchronous, so a wait
   // inside SQLite would stop the event loop (every request, /health/public too). The dialect
@@ -65,7 +70,9 @@ function openSqlite(filename: string, lockWaitMs: number): Db {
   // SQLite's own lower() folds ASCII only; PostgreSQL's folds all of Unicode. Case-insensitive
   // filters must answer the same on both, so lower() here is JavaScript's (Unicode) folding.
   sqlite.function('lower', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
-  return new Kysely<Database>({ dialect: new LockWaitingSqliteDialect({ database: withStatementCache(sqlite) }, sqlite, lockWaitMs) })
+  const db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect({ database: withStatementCache(sqlite) }, sqlite, lockWaitMs) })
+  if (filename !== ':memory:') walSyncs.set(db, new WalSync(`${filename}-wal`))
+  return db
 }
 
 /**
@@ -162,8 +169,10 @@ export interface WriteTransactionOptions {
  * it writes can't fail to upgrade when another process wrote meanwhile, and what it read stays
  * true until it commits. While another process holds that lock, BEGIN IMMEDIATE is tried again
  * asynchronously (LockWaitingSqliteDialect), then fails with SQLITE_BUSY; in WAL mode nothing
- * after it meets a lock (COMMIT included). PostgreSQL runs READ COMMITTED; the repositories take
- * the row locks their invariants need (see DeliveriesRepository and WebhooksRepository).
+ * after it meets a lock (COMMIT included). It returns only once the commit is on disk (WalSync:
+ * a sync shared by the commits made meanwhile, off the event loop), as PostgreSQL's COMMIT does.
+ * PostgreSQL runs READ COMMITTED; the repositories take the row locks their invariants need (see
+ * DeliveriesRepository and WebhooksRepository).
  */
 export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, options: WriteTransactionOptions = {}): Promise<T> {
   if (backendOf(db) === 'postgres') {
@@ -175,7 +184,7 @@ export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, 
       }
     }
   }
-  return db.connection().execute(async (tx) => {
+  const result = await db.connection().execute(async (tx) => {
     await sql`begin immediate`.execute(tx)
     let result: T
     try {
@@ -194,4 +203,8 @@ export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, 
     }
     return result
   })
+  // Durable before anyone acts on it (a 2xx, a delivery): after the connection is given back, so
+  // the transactions committed meanwhile share this sync.
+  await walSyncs.get(db)?.sync()
+  return result
 }
