@@ -241,7 +241,13 @@ async function startServer(database: BenchDatabase): Promise<Server> {
     stdio: ['ignore', 'inherit', 'inherit'],
   })
   liveServers.add(server)
-  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()))
+  let stopping = false
+  const exited = new Promise<void>((resolve) =>
+    server.once('exit', (code, signal) => {
+      if (!stopping) log(`the server exited during the run (${signal ?? `exit code ${code}`}): the rows after this fail`)
+      resolve()
+    }),
+  )
   for (let attempt = 0; ; attempt++) {
     try {
       if ((await fetch(`${base}/api/v0/health/public`)).ok) break
@@ -253,6 +259,7 @@ async function startServer(database: BenchDatabase): Promise<Server> {
   return {
     base,
     async stop() {
+      stopping = true
       server.kill('SIGTERM')
       const killed = setTimeout(() => server.kill('SIGKILL'), 30_000)
       await exited
