@@ -9,8 +9,22 @@
  * server's own ids (UUIDv7, which start with the time). Timestamps are ISO 8601 strings, one
  * second apart from 2024-01-01, so every seeded row is older than what the run writes.
  */
-import { sql } from 'kysely'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import pg from 'pg'
+import type { DatabaseLocation } from '../src/config.js'
 import { backendOf, type Backend, type Db } from '../src/db/database.js'
+import type { Database } from '../src/db/schema.js'
+
+/**
+ * Where to run the bulk statements: on PostgreSQL a connection of its own, without the server
+ * pool's 8 s query and statement timeouts (POSTGRES_TIMEOUTS), which a million-row INSERT
+ * exceeds; on SQLite `db` itself. Open it on a migrated database.
+ */
+export function bulkConnection(location: DatabaseLocation, db: Db): { db: Db; close(): Promise<void> } {
+  if (location.kind === 'sqlite') return { db, close: async () => undefined }
+  const bulk = new Kysely<Database>({ dialect: new PostgresDialect({ pool: new pg.Pool({ connectionString: location.url, max: 1 }) }) })
+  return { db: bulk, close: () => bulk.destroy() }
+}
 
 const TABLE = { apps: 1, customers: 2, liquidationAddresses: 3, webhooks: 4, events: 5, deliveries: 6 } as const
 const GROUP = { others: 0, own: 1, pool: 2, due: 3, pending: 4 } as const

@@ -60,6 +60,7 @@ import { generateSigningSecret } from '../src/routes/webhooks/index.js'
 import { FairShare } from '../src/webhooks/fair-share.js'
 import { CIRCUIT_THRESHOLD, isCircuitOpen } from '../src/webhooks/retry.js'
 import {
+  bulkConnection,
   cancelDue,
   countRows,
   DUE_PER_WEBHOOK,
@@ -212,10 +213,25 @@ const helloRps = helloRow.rate
 
 // --- the server and its applications ------------------------------------------------------------
 
-const liveServers = new Set<ChildProcess>()
+/** Servers started and not yet stopped: stopped when their database is dropped, killed if this process exits first. */
+const running = new Set<Server>()
 process.on('exit', () => {
-  for (const server of liveServers) server.kill('SIGKILL')
+  for (const server of running) server.kill()
 })
+async function stopServers(): Promise<void> {
+  for (const server of [...running]) await server.stop()
+}
+
+/** Runs `work` on a fresh database, dropped afterwards whatever happens (the servers on it stopped first). */
+async function onFreshDatabase<T>(work: (database: BenchDatabase) => Promise<T>): Promise<T> {
+  const database = await benchDatabase()
+  try {
+    return await work(database)
+  } finally {
+    await stopServers()
+    await database.drop()
+  }
+}
 
 async function freePort(): Promise<number> {
   return new Promise<number>((resolve) => {
@@ -228,7 +244,10 @@ async function freePort(): Promise<number> {
 
 interface Server {
   base: string
+  /** SIGTERM, and waits for it to exit (SIGKILL after 30 s); does nothing once stopped */
   stop(): Promise<void>
+  /** SIGKILL, at once */
+  kill(): void
 }
 
 async function startServer(database: BenchDatabase): Promise<Server> {
@@ -240,7 +259,6 @@ async function startServer(database: BenchDatabase): Promise<Server> {
     env: { ...process.env, PORT: String(port), DATABASE_URL: database.url, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
     stdio: ['ignore', 'inherit', 'inherit'],
   })
-  liveServers.add(server)
   let stopping = false
   const exited = new Promise<void>((resolve) =>
     server.once('exit', (code, signal) => {
@@ -248,6 +266,19 @@ async function startServer(database: BenchDatabase): Promise<Server> {
       resolve()
     }),
   )
+  const handle: Server = {
+    base,
+    async stop() {
+      if (!running.delete(handle)) return
+      stopping = true
+      server.kill('SIGTERM')
+      const killed = setTimeout(() => server.kill('SIGKILL'), 30_000)
+      await exited
+      clearTimeout(killed)
+    },
+    kill: () => server.kill('SIGKILL'),
+  }
+  running.add(handle)
   for (let attempt = 0; ; attempt++) {
     try {
       if ((await fetch(`${base}/api/v0/health/public`)).ok) break
@@ -256,17 +287,7 @@ async function startServer(database: BenchDatabase): Promise<Server> {
       await sleep(100)
     }
   }
-  return {
-    base,
-    async stop() {
-      stopping = true
-      server.kill('SIGTERM')
-      const killed = setTimeout(() => server.kill('SIGKILL'), 30_000)
-      await exited
-      clearTimeout(killed)
-      liveServers.delete(server)
-    },
-  }
+  return handle
 }
 
 interface BenchApp {
@@ -382,28 +403,29 @@ const timings: string[] = []
 
 if (only.has('baseline')) {
   const started = Date.now()
-  const database = await benchDatabase()
-  const db = await openDatabase(database.location)
-  const app = await createApplication(db, 'bench', 1)
-  const customerId = await createCustomer(db, app.id)
-  const poolApp = await createApplication(db, 'deletes', 0)
   const pool = Math.ceil(duration * DELETE_MAX_RPS)
-  await seedWebhookPool(db, poolApp.id, pool, generateSigningSecret())
-  await db.destroy()
-  const server = await startServer(database)
-  const rows = [
-    await measure('GET /health/public (no auth, no database)', { url: `${server.base}/api/v0/health/public` }),
-    await measure('GET /webhooks/{id}', getWebhook(server, app), { goal: 60 }),
-    await measure('DELETE /webhooks/{id}, existing inactive webhooks', deletePool(server, poolApp, pool), { goal: 50 }),
-    await measure('DELETE /webhooks/{id}, missing (404)', {
-      url: `${server.base}/api/v0/webhooks/00000000-0000-4000-8000-000000000000`,
-      method: 'DELETE',
-      headers: { 'x-client-key': poolApp.headers['x-client-key'] ?? '', 'x-client-secret': poolApp.headers['x-client-secret'] ?? '' },
-    }),
-    await measure('POST liquidation address (its event delivered)', postAddress(server, app, customerId), { deliveriesPerWrite: 1, goal: 40 }),
-  ]
-  await server.stop()
-  await database.drop()
+  const rows = await onFreshDatabase(async (database) => {
+    const db = await openDatabase(database.location)
+    const app = await createApplication(db, 'bench', 1)
+    const customerId = await createCustomer(db, app.id)
+    const poolApp = await createApplication(db, 'deletes', 0)
+    const bulk = bulkConnection(database.location, db)
+    await seedWebhookPool(bulk.db, poolApp.id, pool, generateSigningSecret())
+    await bulk.close()
+    await db.destroy()
+    const server = await startServer(database)
+    return [
+      await measure('GET /health/public (no auth, no database)', { url: `${server.base}/api/v0/health/public` }),
+      await measure('GET /webhooks/{id}', getWebhook(server, app), { goal: 60 }),
+      await measure('DELETE /webhooks/{id}, existing inactive webhooks', deletePool(server, poolApp, pool), { goal: 50 }),
+      await measure('DELETE /webhooks/{id}, missing (404)', {
+        url: `${server.base}/api/v0/webhooks/00000000-0000-4000-8000-000000000000`,
+        method: 'DELETE',
+        headers: { 'x-client-key': poolApp.headers['x-client-key'] ?? '', 'x-client-secret': poolApp.headers['x-client-secret'] ?? '' },
+      }),
+      await measure('POST liquidation address (its event delivered)', postAddress(server, app, customerId), { deliveriesPerWrite: 1, goal: 40 }),
+    ]
+  })
   printTable(`baseline: one application, one active webhook at a local receiver (DELETE pool: ${thousands(pool)} webhooks of another application)`, [helloRow, ...rows])
   timings.push(`baseline ${seconds(Date.now() - started)}`)
 }
@@ -412,22 +434,21 @@ if (only.has('baseline')) {
 
 if (only.has('webhooks')) {
   const started = Date.now()
-  const database = await benchDatabase()
-  const db = await openDatabase(database.location)
-  const one = await createApplication(db, 'one webhook', 1)
-  const oneCustomer = await createCustomer(db, one.id)
-  const many = await createApplication(db, 'many webhooks', MANY_WEBHOOKS)
-  const manyCustomer = await createCustomer(db, many.id)
-  await db.destroy()
-  const server = await startServer(database)
-  const rows = [
-    await measure('POST liquidation address, application with 1 active webhook', postAddress(server, one, oneCustomer), { deliveriesPerWrite: 1, goal: 40 }),
-    await measure(`POST liquidation address, application with ${thousands(MANY_WEBHOOKS)} active webhooks`, postAddress(server, many, manyCustomer), {
-      deliveriesPerWrite: MANY_WEBHOOKS,
-    }),
-  ]
-  await server.stop()
-  await database.drop()
+  const rows = await onFreshDatabase(async (database) => {
+    const db = await openDatabase(database.location)
+    const one = await createApplication(db, 'one webhook', 1)
+    const oneCustomer = await createCustomer(db, one.id)
+    const many = await createApplication(db, 'many webhooks', MANY_WEBHOOKS)
+    const manyCustomer = await createCustomer(db, many.id)
+    await db.destroy()
+    const server = await startServer(database)
+    return [
+      await measure('POST liquidation address, application with 1 active webhook', postAddress(server, one, oneCustomer), { deliveriesPerWrite: 1, goal: 40 }),
+      await measure(`POST liquidation address, application with ${thousands(MANY_WEBHOOKS)} active webhooks`, postAddress(server, many, manyCustomer), {
+        deliveriesPerWrite: MANY_WEBHOOKS,
+      }),
+    ]
+  })
   const [first, second] = rows
   printTable(`webhooks: a write's cost against its application's active webhooks (all at the local receiver)`, rows)
   if (first !== undefined && second !== undefined) {
@@ -503,36 +524,40 @@ interface SizeRun {
 
 async function rowsRun(rows: number): Promise<SizeRun> {
   const started = Date.now()
-  const database = await benchDatabase()
-  const db = await openDatabase(database.location)
-  const app = await createApplication(db, 'bench', 1)
-  const poolApp = await createApplication(db, 'deletes', 0)
-  const webhookId = app.webhookIds[0] ?? ''
-  log(`seeding ${thousands(rows)} rows per table…`)
-  const seedStart = Date.now()
-  await seedRows(db, { rows, own: ownRows, appId: app.id, webhookId, poolAppId: poolApp.id, pool: ROWS_POOL, signingSecret: generateSigningSecret() }, (step, ms) =>
-    log(`  ${step}: ${seconds(ms)}`),
-  )
-  const seedMs = Date.now() - seedStart
-  const counts = await countRows(db)
-  log(`seeded in ${seconds(seedMs)}: ${JSON.stringify(counts)}`)
-  const claim = await measureClaims(db)
-  await cancelDue(db)
-  await db.destroy()
-  const server = await startServer(database)
-  const matches = Array.from({ length: ownRows }, (_, i) => `own${i} customer${i}`).filter((name) => name.includes(NAME_FILTER)).length
-  const results = [
-    await measure('GET /webhooks/{id}', getWebhook(server, app), { goal: 60 }),
-    await measure(`GET /customers?name=${NAME_FILTER} (${matches} of its ${thousands(ownRows)} customers match)`, {
-      url: `${server.base}/api/v0/customers?name=${NAME_FILTER}`,
-      headers: app.headers,
-    }),
-    claim,
-    await measure(`DELETE /webhooks/{id}, existing inactive (${thousands(ROWS_POOL)} requests)`, deletePool(server, poolApp, ROWS_POOL, ROWS_POOL), { goal: 50 }),
-    await measure('POST liquidation address (its event delivered)', postAddress(server, app, OWN_CUSTOMER_ID), { deliveriesPerWrite: 1, goal: 40 }),
-  ]
-  await server.stop()
-  await database.drop()
+  const { results, counts, seedMs } = await onFreshDatabase(async (database) => {
+    const db = await openDatabase(database.location)
+    const app = await createApplication(db, 'bench', 1)
+    const poolApp = await createApplication(db, 'deletes', 0)
+    const webhookId = app.webhookIds[0] ?? ''
+    log(`seeding ${thousands(rows)} rows per table…`)
+    const seedStart = Date.now()
+    const bulk = bulkConnection(database.location, db)
+    try {
+      const plan = { rows, own: ownRows, appId: app.id, webhookId, poolAppId: poolApp.id, pool: ROWS_POOL, signingSecret: generateSigningSecret() }
+      await seedRows(bulk.db, plan, (step, ms) => log(`  ${step}: ${seconds(ms)}`))
+    } finally {
+      await bulk.close()
+    }
+    const seedMs = Date.now() - seedStart
+    const counts = await countRows(db)
+    log(`seeded in ${seconds(seedMs)}: ${JSON.stringify(counts)}`)
+    const claim = await measureClaims(db)
+    await cancelDue(db)
+    await db.destroy()
+    const server = await startServer(database)
+    const matches = Array.from({ length: ownRows }, (_, i) => `own${i} customer${i}`).filter((name) => name.includes(NAME_FILTER)).length
+    const results = [
+      await measure('GET /webhooks/{id}', getWebhook(server, app), { goal: 60 }),
+      await measure(`GET /customers?name=${NAME_FILTER} (${matches} of its ${thousands(ownRows)} customers match)`, {
+        url: `${server.base}/api/v0/customers?name=${NAME_FILTER}`,
+        headers: app.headers,
+      }),
+      claim,
+      await measure(`DELETE /webhooks/{id}, existing inactive (${thousands(ROWS_POOL)} requests)`, deletePool(server, poolApp, ROWS_POOL, ROWS_POOL), { goal: 50 }),
+      await measure('POST liquidation address (its event delivered)', postAddress(server, app, OWN_CUSTOMER_ID), { deliveriesPerWrite: 1, goal: 40 }),
+    ]
+    return { results, counts, seedMs }
+  })
   const total = Date.now() - started
   return {
     rows,
