@@ -23,9 +23,10 @@
  *             name filter), DELETE /webhooks/{id} (existing, inactive), POST liquidation address,
  *             and the dispatcher's claim, once with --rows-small and once with --rows-large rows in
  *             each of customers, liquidation addresses, webhooks and deliveries (goal: within 20 %).
- *             Seeded in bulk (bench/api-seed.ts; then ANALYZE). The benchmarked application owns a
- *             fixed share (--own-rows customers, addresses and ended deliveries; 11 webhooks);
- *             the rest belongs to other applications (one per 1,000 rows), and the pending backlog
+ *             Seeded in bulk (bench/api-seed.ts), then ANALYZE (VACUUM ANALYZE on PostgreSQL)
+ *             and a checkpoint. The benchmarked application owns a fixed share (--own-rows
+ *             customers, addresses and ended deliveries; 11 webhooks); the rest belongs to
+ *             other applications (one per 1,000 rows), and the pending backlog
  *             (1,000 retries not yet due on 100 other webhooks) is the same in both sizes: the
  *             question is whether a request's cost grows with the data around it, not with its
  *             own application's data (a name filter reads all of its application's customers).
@@ -38,6 +39,8 @@
  *
  * Goals (vs the bare hello, issue 10): GET /webhooks/{id} ≥ 60 %, DELETE ≥ 50 %, POST ≥ 40 %;
  * on PostgreSQL half of those. Pair ratios (1,000 vs 1 webhooks, large vs small): ≥ 80 %.
+ * Rates are requests answered per second (an `amount` run: up to its last answer); the claim's
+ * is claims per second, one after another, and has no ratio to the hello.
  *
  *   npm run bench:api [-- --seconds 10 --connections 50 --rows-small 10000 --rows-large 1000000 --own-rows 1000 --only baseline,rows]
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:api
