@@ -83,7 +83,9 @@ export class WebhookSender {
       let request: http.ClientRequest | undefined
       timer = setTimeout(() => {
         request?.destroy()
-        finish({ kind: 'error', message: `timed out after ${options.timeoutMs} ms` })
+        // No request yet: the host name never resolved, which the receiver's owner needs to know.
+        const resolving = request === undefined && literalFamily === 0 ? ` resolving ${url.hostname}` : ''
+        finish({ kind: 'error', message: `timed out after ${options.timeoutMs} ms${resolving}` })
       }, options.timeoutMs)
       const start = (vetted: ResolvedAddress[]) => {
         const secure = url.protocol === 'https:'
