@@ -104,7 +104,9 @@ export class DeliveriesRepository {
    * webhook and its earliest delivery at once, and no planner estimate can make it read a backlog:
    * a separate min(next_attempt_at) per webhook let PostgreSQL, with a young table's statistics,
    * read every pending row of the webhook (deliveries_webhook_id) or re-run it for every webhook
-   * row (200 × 200 probes: 74 ms where this takes 1.4 ms).
+   * row (200 × 200 probes: 74 ms where this takes 1.4 ms). CROSS JOIN because SQLite keeps its
+   * order: with a plain join it scanned every webhook and probed the queue (26.7 ms per claim at
+   * 100,000 webhooks, 210 ms at a million, on the event loop); now one lookup per queued webhook.
    */
   async dueQueues(now: string, circuitThreshold: number, skipApps: readonly string[] = []): Promise<DueQueueRow[]> {
     // 'pending' is a literal, not a parameter: only then can SQLite use the partial index.
@@ -122,8 +124,8 @@ export class DeliveriesRepository {
       )
       select w.id as webhook_id, w.app_id, w.consecutive_failures
       from queue
-      join webhooks w on w.id = queue.webhook_id
-      where queue.next_at <= ${now} and w.deleted_at is null and w.is_active = 1
+      cross join webhooks w
+      where w.id = queue.webhook_id and queue.next_at <= ${now} and w.deleted_at is null and w.is_active = 1
         and (w.consecutive_failures < ${circuitThreshold} or w.circuit_retry_at is null or w.circuit_retry_at <= ${now})
         ${skipApps.length === 0 ? sql`` : sql`and w.app_id not in (${sql.join(skipApps)})`}
     `.execute(this.db)
