@@ -130,7 +130,7 @@ export class MemoryRateLimiter implements PeekableRateLimiter {
     if (log.count >= limit) {
       return { allowed: false, limit, remaining: 0, resetSeconds: this.secondsUntilFree(log, now), windowSeconds }
     }
-    if (log.count === log.ring.length) refit(log, Math.min(Math.max(1, limit), 2 * log.ring.length))
+    if (log.count === log.ring.length) refit(log, capacityFor(log.count, limit))
     log.ring[(log.head + log.count) % log.ring.length] = now
     log.count++
     return { allowed: true, limit, remaining: limit - log.count, resetSeconds: this.secondsUntilFree(log, now), windowSeconds }

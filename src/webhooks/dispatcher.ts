@@ -13,7 +13,7 @@ import type { DeliveryListener } from './notifier.js'
 import { decideOutcome } from './outcome.js'
 import { OutcomeWriter } from './outcome-writer.js'
 import { CIRCUIT_THRESHOLD, isCircuitOpen, RETRY_SCHEDULE_MS } from './retry.js'
-import { type DueQueue, FairShare } from './fair-share.js'
+import { appRoom, type DueQueue, FairShare, webhookRoom } from './fair-share.js'
 import { type SendResult, WebhookSender } from './sender.js'
 import { previousSecretInForce, signedRequest } from './signing.js'
 
@@ -196,7 +196,8 @@ export class Dispatcher implements DeliveryListener {
       appId: queue.app_id,
       circuitOpen: isCircuitOpen(queue.consecutive_failures),
     }))
-    const take = this.fairShare.plan(queues, { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency }, this.inFlight)
+    const caps = { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency }
+    const take = this.fairShare.plan(queues, caps, this.inFlight)
     if (take.size === 0) return false
     const started: Attempt[] = []
     const claim = deferred<boolean>()
@@ -220,9 +221,7 @@ export class Dispatcher implements DeliveryListener {
       for (const delivery of due) given.set(delivery.webhook_id, (given.get(delivery.webhook_id) ?? 0) + 1)
       // Claim again at once only where more may be due and a slot is still free for it: a webhook
       // or application now at its cap is claimed for again when a slot is released.
-      const roomLeft = (queue: DueQueue) =>
-        this.inFlight.countFor(queue.webhookId) < (queue.circuitOpen ? 1 : this.options.perWebhookConcurrency) &&
-        this.inFlight.countForApp(queue.appId) < this.options.perAppConcurrency
+      const roomLeft = (queue: DueQueue) => webhookRoom(queue, caps, this.inFlight) > 0 && appRoom(queue.appId, caps, this.inFlight) > 0
       begun.resolve(
         this.inFlight.size < this.options.concurrency && queues.some((queue) => take.has(queue.webhookId) && given.get(queue.webhookId) === take.get(queue.webhookId) && roomLeft(queue)),
       )

@@ -20,6 +20,16 @@ export interface InFlightCounts {
   countFor(webhookId: string): number
 }
 
+/** Attempts the application may still start now: its cap less what it holds. */
+export function appRoom(appId: string, caps: Pick<Caps, 'perApp'>, inFlight: InFlightCounts): number {
+  return caps.perApp - inFlight.countForApp(appId)
+}
+
+/** Attempts the webhook may still start now: its cap (1 while its circuit is open) less what it holds. */
+export function webhookRoom(queue: DueQueue, caps: Pick<Caps, 'perWebhook'>, inFlight: InFlightCounts): number {
+  return (queue.circuitOpen ? 1 : caps.perWebhook) - inFlight.countFor(queue.webhookId)
+}
+
 /**
  * Shares the free slots among the webhooks with due deliveries: round-robin over applications,
  * and within each application round-robin over its webhooks, one slot per turn, within the caps
@@ -44,12 +54,11 @@ export class FairShare {
     }
 
     const turns: { room: number; webhooks: { id: string; room: number }[]; next: number }[] = []
-    for (const appId of this.leastRecentFirst([...byApp.keys()])) {
-      const room = caps.perApp - inFlight.countForApp(appId)
+    for (const appId of this.leastRecentFirst([...byApp.keys()], (id) => id)) {
+      const room = appRoom(appId, caps, inFlight)
       if (room <= 0) continue
-      const queuesOfApp = new Map((byApp.get(appId) ?? []).map((queue) => [queue.webhookId, queue]))
-      const webhooks = this.leastRecentFirst([...queuesOfApp.keys()])
-        .map((id) => ({ id, room: (queuesOfApp.get(id)?.circuitOpen === true ? 1 : caps.perWebhook) - inFlight.countFor(id) }))
+      const webhooks = this.leastRecentFirst(byApp.get(appId) ?? [], (queue) => queue.webhookId)
+        .map((queue) => ({ id: queue.webhookId, room: webhookRoom(queue, caps, inFlight) }))
         .filter((webhook) => webhook.room > 0)
       if (webhooks.length > 0) turns.push({ room, webhooks, next: 0 })
     }
@@ -81,7 +90,8 @@ export class FairShare {
     return plan
   }
 
-  private leastRecentFirst(ids: string[]): string[] {
-    return ids.sort((a, b) => (this.lastServed.get(a) ?? -1) - (this.lastServed.get(b) ?? -1) || (a < b ? -1 : a > b ? 1 : 0))
+  private leastRecentFirst<T>(items: T[], idOf: (item: T) => string): T[] {
+    const served = (item: T) => this.lastServed.get(idOf(item)) ?? -1
+    return items.sort((a, b) => served(a) - served(b) || (idOf(a) < idOf(b) ? -1 : idOf(a) > idOf(b) ? 1 : 0))
   }
 }

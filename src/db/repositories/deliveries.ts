@@ -293,10 +293,10 @@ export class DeliveriesRepository {
    * may start (undefined while the circuit stays closed).
    */
   async settleWebhook(webhookId: string, counts: WebhookBatchCounts | undefined, circuitRetryAt: (consecutiveFailures: number) => string | undefined): Promise<void> {
-    let row: { is_active: number; deleted_at: string | null; consecutive_failures: number } | undefined
+    let row: { is_active: number; deleted_at: string | null } | undefined
     if (counts !== undefined) {
       const { lastStartedAt, failedSinceSuccess } = counts
-      row = await this.db
+      const updated = await this.db
         .updateTable('webhooks')
         .set((eb) => ({
           successful_deliveries: eb('successful_deliveries', '+', counts.succeeded),
@@ -309,11 +309,12 @@ export class DeliveriesRepository {
         .where('id', '=', webhookId)
         .returning(['is_active', 'deleted_at', 'consecutive_failures'])
         .executeTakeFirst()
+      row = updated
       // The batch ended on a failure: an open circuit waits before its next attempt.
-      const retryAt = row !== undefined && failedSinceSuccess > 0 ? circuitRetryAt(row.consecutive_failures) : undefined
+      const retryAt = updated !== undefined && failedSinceSuccess > 0 ? circuitRetryAt(updated.consecutive_failures) : undefined
       if (retryAt !== undefined) await this.db.updateTable('webhooks').set({ circuit_retry_at: retryAt }).where('id', '=', webhookId).execute()
     } else {
-      let query = this.db.selectFrom('webhooks').select(['is_active', 'deleted_at', 'consecutive_failures']).where('id', '=', webhookId)
+      let query = this.db.selectFrom('webhooks').select(['is_active', 'deleted_at']).where('id', '=', webhookId)
       if (backendOf(this.db) === 'postgres') query = query.forNoKeyUpdate()
       row = await query.executeTakeFirst()
     }
