@@ -213,6 +213,24 @@ migrations['0004_fair_delivery'] = {
   },
 }
 
+migrations['0005_deferred_fanout'] = {
+  async up(db: Kysely<unknown>) {
+    // An application with many webhooks has its events' deliveries written by a dispatcher, not by
+    // the write that made the event: 1 until then. The partial index holds only those events, so
+    // finding them (per application, oldest first) costs nothing while there are none.
+    await db.schema
+      .alterTable('events')
+      .addColumn('fanout_pending', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute()
+    await db.schema
+      .createIndex('events_fanout_pending')
+      .on('events')
+      .columns(['app_id', 'created_at', 'id'])
+      .where(sql.ref('fanout_pending'), '=', 1)
+      .execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

@@ -110,6 +110,8 @@ export interface EventsTable {
   /** the JSON envelope {"id","type","created_at","data"}, byte for byte what receivers get */
   payload: string
   created_at: string
+  /** 1 while its deliveries are still to be written by a dispatcher (EventsRepository.fanOutPending) */
+  fanout_pending: number
 }
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'canceled'

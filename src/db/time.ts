@@ -9,6 +9,23 @@ let lastMs = 0
 let sequence = 0
 
 /**
+ * Random bytes drawn 4 KB at a time: a getrandom call per id was 3 % of a write's CPU (bench:api
+ * profile of POST liquidation address). Each id takes fresh bytes; none is handed out twice.
+ */
+const POOL_BYTES = 4096
+let pool = Buffer.alloc(0)
+let poolAt = POOL_BYTES
+function randomFromPool(size: number): Buffer {
+  if (poolAt + size > pool.length) {
+    pool = randomBytes(POOL_BYTES)
+    poolAt = 0
+  }
+  const bytes = Buffer.from(pool.subarray(poolAt, poolAt + size))
+  poolAt += size
+  return bytes
+}
+
+/**
  * A UUIDv7 (RFC 9562): 48 bits of Unix milliseconds, then a 12-bit sequence, then 62 random
  * bits. Ids made by this process are strictly increasing, even within one millisecond, so
  * "newest first" is a total order (created_at ties are broken by id) and index inserts append.
@@ -24,10 +41,10 @@ export function newId(): string {
       sequence = 0
     }
   } else {
-    sequence = randomBytes(2).readUInt16BE() & 0x7ff // random start, headroom to count up
+    sequence = randomFromPool(2).readUInt16BE() & 0x7ff // random start, headroom to count up
   }
   lastMs = ms
-  const bytes = randomBytes(16)
+  const bytes = randomFromPool(16)
   bytes.writeUIntBE(ms, 0, 6)
   bytes[6] = 0x70 | (sequence >> 8)
   bytes[7] = sequence & 0xff

@@ -2,8 +2,9 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
 import { backendOf, type Db, writeTransaction } from '../db/database.js'
 import { DeliveriesRepository, type DueDelivery } from '../db/repositories/deliveries.js'
+import { EventsRepository, hasPendingFanOut } from '../db/repositories/events.js'
 import { newId } from '../db/time.js'
-import type { SignalSink } from '../db/unit-of-work.js'
+import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
 import type { ResolveHost } from './address-guard.js'
 import { ClaimWrites } from './claim-writes.js'
 import { CachingDnsResolver } from './dns-resolver.js'
@@ -79,6 +80,8 @@ export class Dispatcher implements DeliveryListener {
   private readonly inFlight = new InFlightRegistry()
   private readonly fairShare = new FairShare()
   private readonly outcomes: OutcomeWriter
+  /** the application the last deferred fan-out served: the next one starts after it (round-robin) */
+  private lastFanOutApp: string | undefined
   /** when in-flight webhooks were last checked for deletion by another process */
   private lastStopCheckMs = 0
   private running = false
@@ -165,7 +168,8 @@ export class Dispatcher implements DeliveryListener {
     try {
       do {
         this.rerun = false
-        // A full batch means more may be due right now.
+        // A budget used up or a full batch means more may be waiting right now.
+        if (await this.fanOut()) this.rerun = true
         if (await this.claimAndStart()) this.rerun = true
         await this.abortStoppedElsewhere()
       } while (this.rerun && !this.stopping)
@@ -177,6 +181,20 @@ export class Dispatcher implements DeliveryListener {
       this.running = false
       if (!this.stopping) this.pollTimer = setTimeout(() => this.kick(), this.options.pollIntervalMs)
     }
+  }
+
+  /**
+   * Writes the deliveries of events whose application has too many webhooks to fan out inside the
+   * write that made them (EventsRepository.fanOutPending), one bounded transaction per loop turn,
+   * so writes queued meanwhile take turns with it. True when more events may be waiting.
+   */
+  private async fanOut(): Promise<boolean> {
+    if (!(await hasPendingFanOut(this.options.db))) return false
+    const result = await runUnitOfWork(this.options.db, this.options.sink, (unit) => new EventsRepository(unit.tx, unit).fanOutPending(this.lastFanOutApp), {
+      retries: 2,
+    })
+    if (result.lastAppId !== undefined) this.lastFanOutApp = result.lastAppId
+    return result.more
   }
 
   /**

@@ -1,3 +1,4 @@
+import { sql } from 'kysely'
 import { chunks } from '../chunks.js'
 import { backendOf, type Db } from '../database.js'
 import type { UnitOfWork } from '../unit-of-work.js'
@@ -16,6 +17,48 @@ export const EVENT_TYPES = [
 ] as const
 export type EventType = (typeof EVENT_TYPES)[number]
 
+/**
+ * Most active webhooks whose deliveries a write makes in its own transaction. An application with
+ * more has its events' deliveries written by a dispatcher (`fanOutPending`), so a write costs the
+ * same however many webhooks its application has.
+ */
+export const INLINE_FANOUT_MAX = 16
+
+/** Budgets of one deferred fan-out transaction: it holds the write lock, so it stays short. */
+export const FANOUT_LIMITS = {
+  /** applications served in one transaction (round-robin, so a big backlog delays no one) */
+  apps: 32,
+  /** deliveries written for one application: its oldest events, at least one */
+  rowsPerApp: 500,
+  /** deliveries written in all; the transaction stops taking applications past it */
+  rows: 2000,
+}
+
+/** What one deferred fan-out transaction did. */
+export interface FanOutResult {
+  events: number
+  deliveries: number
+  /** the last application served: the next transaction starts after it */
+  lastAppId: string | undefined
+  /** a budget ran out: more events may wait */
+  more: boolean
+}
+
+interface PendingEvent {
+  id: string
+  created_at: string
+}
+
+interface ActiveWebhook {
+  id: string
+  created_at: string
+}
+
+/** Whether any event waits for a dispatcher to write its deliveries: a read, so an idle dispatcher opens no write transaction. */
+export async function hasPendingFanOut(db: Db): Promise<boolean> {
+  return (await db.selectFrom('events').select('id').where(sql<boolean>`fanout_pending = 1`).limit(1).executeTakeFirst()) !== undefined
+}
+
 /** The transactional outbox: only meaningful inside a unit of work. */
 export class EventsRepository {
   constructor(
@@ -24,9 +67,11 @@ export class EventsRepository {
   ) {}
 
   /**
-   * Writes the event and one pending delivery per active webhook of the application, and counts
-   * it in each webhook's total_events. Run it in the transaction that makes the change, so the
-   * change, its event and its deliveries commit together or not at all.
+   * Writes the event, in the transaction that makes the change, so the change and its event commit
+   * together or not at all. Its deliveries (one per active webhook of the application, each counted
+   * in the webhook's total_events) are written here too when the application has at most
+   * INLINE_FANOUT_MAX active webhooks and no earlier event still waiting for its own; otherwise the
+   * event is marked pending and a dispatcher writes them (`fanOutPending`), in event order.
    *
    * The webhooks are locked (PostgreSQL; in id order, as every multi-webhook writer does) before
    * their deliveries are written: a concurrent DELETE or deactivation either committed first (the
@@ -35,64 +80,213 @@ export class EventsRepository {
    * delivery no dispatcher would ever claim.
    */
   async emit(appId: string, type: EventType, data: unknown): Promise<string> {
-    return (await this.write(appId, type, data, undefined)).eventId
+    const event = this.eventRow(appId, type, data)
+    const candidates = await this.inlineCandidates(appId)
+    const inline = candidates.length <= INLINE_FANOUT_MAX && !candidates.some((webhook) => webhook.pending === 1)
+    await this.db
+      .insertInto('events')
+      .values({ ...event, fanout_pending: inline ? 0 : 1 })
+      .execute()
+    if (!inline) {
+      this.unit.deliveriesWritten()
+      return event.id
+    }
+    // SQLite's write lock is held since BEGIN IMMEDIATE: what was read is still true. PostgreSQL
+    // reads again, locking: the candidates were read unlocked, so a write never waits behind a
+    // dispatcher's fan-out holding the webhooks of an application too big to fan out inline.
+    const webhooks = backendOf(this.db) === 'postgres' ? await this.lockActiveWebhooks(appId, undefined) : candidates
+    if ((await this.writeDeliveries(appId, [event], webhooks)).length > 0) this.unit.deliveriesWritten()
+    return event.id
   }
 
   /**
-   * An event for one webhook only (`webhook.test`): the same outbox, one delivery. The caller has
-   * locked the webhook (WebhooksRepository.lockForDelivery) and checked it is active.
+   * An event for one webhook only (`webhook.test`): the same outbox, one delivery, always written
+   * at once. The caller has locked the webhook (WebhooksRepository.lockForDelivery) and checked it
+   * is active.
    */
   async emitTo(appId: string, webhookId: string, type: EventType, data: unknown): Promise<{ eventId: string; deliveryId: string }> {
-    const written = await this.write(appId, type, data, webhookId)
-    const deliveryId = written.deliveryIds[0]
+    const event = this.eventRow(appId, type, data)
+    await this.db
+      .insertInto('events')
+      .values({ ...event, fanout_pending: 0 })
+      .execute()
+    const [deliveryId] = await this.writeDeliveries(appId, [event], await this.lockActiveWebhooks(appId, webhookId))
     if (deliveryId === undefined) throw new Error(`webhook ${webhookId} took no delivery of its own event`)
-    return { eventId: written.eventId, deliveryId }
+    this.unit.deliveriesWritten()
+    return { eventId: event.id, deliveryId }
   }
 
-  private async write(appId: string, type: EventType, data: unknown, only: string | undefined): Promise<{ eventId: string; deliveryIds: string[] }> {
+  /**
+   * Writes the deliveries of events marked pending, in one write transaction (`this.db` is it):
+   * for up to FANOUT_LIMITS.apps applications, taken round-robin from the one after `afterAppId`,
+   * each application's oldest events, within the row budgets. An event goes to the webhooks active
+   * now that were created no later than it: the ones it would have found had it been written inline.
+   * PostgreSQL: events are taken FOR UPDATE SKIP LOCKED (two dispatchers never take the same),
+   * then the webhooks are locked as `emit` locks them, so the deletion guarantee is the same.
+   */
+  async fanOutPending(afterAppId: string | undefined): Promise<FanOutResult> {
+    const apps = await this.pendingApps(afterAppId ?? '', FANOUT_LIMITS.apps)
+    if (apps.length < FANOUT_LIMITS.apps && afterAppId !== undefined) {
+      for (const appId of await this.pendingApps('', FANOUT_LIMITS.apps - apps.length)) if (!apps.includes(appId)) apps.push(appId)
+    }
+    const result: FanOutResult = { events: 0, deliveries: 0, lastAppId: undefined, more: false }
+    // Planned in round-robin order from unlocked counts, within the row budget...
+    const plan: { appId: string; take: number }[] = []
+    let rows = 0
+    for (const appId of apps) {
+      if (rows >= FANOUT_LIMITS.rows) {
+        result.more = true
+        break
+      }
+      const webhooks = await this.countActiveWebhooks(appId)
+      const take = Math.max(1, Math.floor(FANOUT_LIMITS.rowsPerApp / Math.max(1, webhooks)))
+      plan.push({ appId, take })
+      rows += take * Math.max(1, webhooks)
+    }
+    result.lastAppId = plan.at(-1)?.appId
+    // ...and run in application id order: every dispatcher locks applications' webhooks in the same
+    // order, so two of them never deadlock (round-robin order would: one locks A then B, another B then A).
+    for (const { appId, take } of plan.sort((a, b) => (a.appId < b.appId ? -1 : 1))) {
+      let pending = this.db
+        .selectFrom('events')
+        .select(['id', 'created_at'])
+        .where('app_id', '=', appId)
+        .where(sql<boolean>`fanout_pending = 1`)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(take + 1)
+      // Events first, skipping another dispatcher's: then its webhooks are not waited for in vain.
+      if (backendOf(this.db) === 'postgres') pending = pending.forUpdate().skipLocked()
+      const events = await pending.execute()
+      if (events.length > take) result.more = true
+      const taken = events.slice(0, take)
+      if (taken.length === 0) continue
+      result.deliveries += (await this.writeDeliveries(appId, taken, await this.lockActiveWebhooks(appId, undefined))).length
+      for (const part of chunks(taken)) {
+        await this.db
+          .updateTable('events')
+          .set({ fanout_pending: 0 })
+          .where(
+            'id',
+            'in',
+            part.map((event) => event.id),
+          )
+          .execute()
+      }
+      result.events += taken.length
+    }
+    if (result.deliveries > 0) this.unit.deliveriesWritten()
+    return result
+  }
+
+
+  private eventRow(appId: string, type: EventType, data: unknown) {
     const id = newId()
     const now = nowIso()
-    const payload = JSON.stringify({ id, type, created_at: now, data })
-    await this.db.insertInto('events').values({ id, app_id: appId, type, payload, created_at: now }).execute()
+    return { id, app_id: appId, type, payload: JSON.stringify({ id, type, created_at: now, data }), created_at: now }
+  }
+
+  /**
+   * Up to INLINE_FANOUT_MAX + 1 active webhooks of the application, unlocked, each with whether an
+   * event of the application waits for a dispatcher's fan-out (one statement: it runs on every write).
+   */
+  private async inlineCandidates(appId: string): Promise<(ActiveWebhook & { pending: number })[]> {
+    return this.db
+      .selectFrom('webhooks')
+      .select(['id', 'created_at'])
+      .select(sql<number>`case when exists (select 1 from events where app_id = ${appId} and fanout_pending = 1) then 1 else 0 end`.as('pending'))
+      .where('app_id', '=', appId)
+      .where('deleted_at', 'is', null)
+      .where('is_active', '=', 1)
+      .limit(INLINE_FANOUT_MAX + 1)
+      .execute()
+  }
+
+  /** How many active webhooks the application has, unlocked: only to size a fan-out. */
+  private async countActiveWebhooks(appId: string): Promise<number> {
+    const row = await this.db
+      .selectFrom('webhooks')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('app_id', '=', appId)
+      .where('deleted_at', 'is', null)
+      .where('is_active', '=', 1)
+      .executeTakeFirstOrThrow()
+    return Number(row.n)
+  }
+
+  /** The application's active webhooks (or the one named), locked on PostgreSQL in id order. */
+  private async lockActiveWebhooks(appId: string, only: string | undefined): Promise<ActiveWebhook[]> {
     let active = this.db
       .selectFrom('webhooks')
-      .select('id')
+      .select(['id', 'created_at'])
       .where('app_id', '=', appId)
       .where('deleted_at', 'is', null)
       .where('is_active', '=', 1)
       .orderBy('id')
     if (only !== undefined) active = active.where('id', '=', only)
     if (backendOf(this.db) === 'postgres') active = active.forNoKeyUpdate()
-    const webhooks = await active.execute()
-    const deliveryIds: string[] = []
-    if (webhooks.length === 0) return { eventId: id, deliveryIds }
-    for (const part of chunks(webhooks)) {
-      const rows = part.map((webhook) => ({
-        id: newId(),
-        event_id: id,
-        webhook_id: webhook.id,
-        app_id: appId,
-        status: 'pending' as const,
-        attempts: 0,
-        next_attempt_at: now,
-        claim_token: null,
-        resend: 0,
-        created_at: now,
-        updated_at: now,
-      }))
-      await this.db.insertInto('deliveries').values(rows).execute()
-      for (const row of rows) deliveryIds.push(row.id)
-      await this.db
-        .updateTable('webhooks')
-        .set((eb) => ({ total_events: eb('total_events', '+', 1) }))
-        .where(
-          'id',
-          'in',
-          part.map((webhook) => webhook.id),
-        )
-        .execute()
+    return active.execute()
+  }
+
+  /**
+   * One pending delivery per event and webhook created no later than the event (due at the event's
+   * time, so each webhook's queue stays in event order), and each webhook's total_events counted.
+   * Returns the deliveries' ids.
+   */
+  private async writeDeliveries(appId: string, events: readonly PendingEvent[], webhooks: readonly ActiveWebhook[]): Promise<string[]> {
+    const now = nowIso()
+    const rows = []
+    const counts = new Map<string, number>()
+    for (const event of events) {
+      for (const webhook of webhooks) {
+        if (webhook.created_at > event.created_at) continue
+        rows.push({
+          id: newId(),
+          event_id: event.id,
+          webhook_id: webhook.id,
+          app_id: appId,
+          status: 'pending' as const,
+          attempts: 0,
+          next_attempt_at: event.created_at,
+          claim_token: null,
+          resend: 0,
+          created_at: event.created_at,
+          updated_at: now,
+        })
+        counts.set(webhook.id, (counts.get(webhook.id) ?? 0) + 1)
+      }
     }
-    this.unit.deliveriesWritten()
-    return { eventId: id, deliveryIds }
+    for (const part of chunks(rows)) await this.db.insertInto('deliveries').values(part).execute()
+    // One UPDATE per distinct count (usually one): total_events += the events each webhook took.
+    const byCount = new Map<number, string[]>()
+    for (const [webhookId, count] of counts) byCount.set(count, [...(byCount.get(count) ?? []), webhookId])
+    for (const [count, webhookIds] of byCount) {
+      for (const part of chunks(webhookIds)) {
+        await this.db
+          .updateTable('webhooks')
+          .set((eb) => ({ total_events: eb('total_events', '+', count) }))
+          .where('id', 'in', part)
+          .execute()
+      }
+    }
+    return rows.map((row) => row.id)
+  }
+
+  /**
+   * Up to `limit` applications with events waiting for their deliveries, in id order from the one
+   * after `afterAppId`: a skip scan of the events_fanout_pending index (one probe per application,
+   * however many events each has waiting).
+   */
+  private async pendingApps(afterAppId: string, limit: number): Promise<string[]> {
+    const { rows } = await sql<{ app_id: string }>`
+      with recursive pending(app_id) as (
+        select (select min(app_id) from events where fanout_pending = 1 and app_id > ${afterAppId})
+        union all
+        select (select min(e.app_id) from events e where e.fanout_pending = 1 and e.app_id > pending.app_id)
+        from pending where pending.app_id is not null
+      )
+      select app_id from pending where app_id is not null limit ${limit}
+    `.execute(this.db)
+    return rows.map((row) => row.app_id)
   }
 }
