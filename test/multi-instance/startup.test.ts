@@ -51,9 +51,9 @@ describe('starting on PostgreSQL', () => {
     const stderr = refused.stderr().trim()
     expect(stderr.split('\n')).toHaveLength(1)
     expect(stderr).toBe(
-      'devplatform: failed to start: DATABASE_URL: the database schema was written by a newer devplatform (migration 0099_future is unknown to this version, which knows up to 0004_fair_delivery); upgrade devplatform',
+      'devplatform: failed to start: DATABASE_URL: the database schema was written by a newer devplatform (migration 0099_future is unknown to this version, which knows up to 0005_deferred_fanout); upgrade devplatform',
     )
-    expect(await fresh.count('select count(*) as n from kysely_migration')).toBe(5)
+    expect(await fresh.count('select count(*) as n from kysely_migration')).toBe(6)
   })
 
   it('an unroutable database host ends start-up within 10 s with one line naming DATABASE_URL', async () => {

@@ -2,6 +2,7 @@ import type { Environment } from '../../auth/credentials.js'
 import { generateKeyPair } from '../../auth/credentials.js'
 import type { Scope } from '../../auth/scopes.js'
 import type { Db } from '../database.js'
+import { PreparedQuery } from '../prepared.js'
 import type { ApiKeysTable } from '../schema.js'
 import { newId, nowIso } from '../time.js'
 
@@ -49,6 +50,9 @@ function toApiKey(row: ApiKeysTable): KeyCredentials {
 function publicKey({ secret_digest: _digest, ...key }: KeyCredentials): ApiKey {
   return key
 }
+
+/** Every authenticated request looks its key up: built once (PreparedQuery). */
+const FIND_CREDENTIALS = new PreparedQuery<ApiKeysTable>(1, (db, clientKey) => db.selectFrom('api_keys').selectAll().where('client_key', '=', clientKey))
 
 /** Applications and their API keys: operator-side, used by the CLI, start-up and the auth hook. */
 export class AppsRepository {
@@ -102,7 +106,7 @@ export class AppsRepository {
   }
 
   async findCredentials(clientKey: string): Promise<KeyCredentials | undefined> {
-    const row = await this.db.selectFrom('api_keys').selectAll().where('client_key', '=', clientKey).executeTakeFirst()
+    const row = await FIND_CREDENTIALS.executeTakeFirst(this.db, clientKey)
     return row === undefined ? undefined : toApiKey(row)
   }
 

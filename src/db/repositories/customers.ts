@@ -4,6 +4,7 @@ import { ConflictError } from '../../errors.js'
 import { type Db, readSnapshot } from '../database.js'
 import { isUniqueViolation } from '../errors.js'
 import { containsIgnoringCase } from '../like.js'
+import { PreparedQuery } from '../prepared.js'
 import type { CustomersTable } from '../schema.js'
 import { newId, nowIso } from '../time.js'
 
@@ -25,12 +26,19 @@ export function toCustomer(row: CustomerRow): Customer {
 
 const DUPLICATE_EMAIL = 'Customer with this email already exists'
 
-/** Customers of one application; every query starts from `owned`. */
+function ownedCustomers(db: Db, appId: string) {
+  return db.selectFrom('customers').where('app_id', '=', appId)
+}
+
+/** Every customer route and POST liquidation address look the customer up: built once (PreparedQuery). */
+const FIND_CUSTOMER = new PreparedQuery<CustomerRow>(2, (db, appId, id) => ownedCustomers(db, appId).selectAll().where('id', '=', id))
+
+/** Customers of one application; every query starts from `owned` (`ownedCustomers`). */
 export class CustomersRepository {
   constructor(private readonly db: Db) {}
 
   private owned(appId: string, db: Db = this.db) {
-    return db.selectFrom('customers').where('app_id', '=', appId)
+    return ownedCustomers(db, appId)
   }
 
   async create(appId: string, input: CreateCustomerBody): Promise<CustomerRow> {
@@ -80,7 +88,7 @@ export class CustomersRepository {
   }
 
   async find(appId: string, id: string): Promise<CustomerRow | undefined> {
-    return this.owned(appId).selectAll().where('id', '=', id.toLowerCase()).executeTakeFirst()
+    return FIND_CUSTOMER.executeTakeFirst(this.db, appId, id.toLowerCase())
   }
 
   async update(appId: string, id: string, patch: UpdateCustomerBody): Promise<CustomerRow | undefined> {

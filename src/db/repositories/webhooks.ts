@@ -2,6 +2,7 @@ import { type Selectable, sql, type Updateable } from 'kysely'
 import type { Webhook } from '../../schemas/webhooks.js'
 import { backendOf, type Db } from '../database.js'
 import type { UnitOfWork } from '../unit-of-work.js'
+import { PreparedQuery } from '../prepared.js'
 import { DeliveriesRepository } from './deliveries.js'
 import type { WebhooksTable } from '../schema.js'
 import { newId, nowIso } from '../time.js'
@@ -51,8 +52,16 @@ export interface WebhookPatch {
   signingSecret?: string | undefined
 }
 
+/** The starting point of every read: this application's webhooks that are not deleted. */
+function ownedWebhooks(db: Db, appId: string) {
+  return db.selectFrom('webhooks').selectAll().where('app_id', '=', appId).where('deleted_at', 'is', null)
+}
+
+/** GET /webhooks/{id} and every route under it: built once (PreparedQuery). */
+const FIND_WEBHOOK = new PreparedQuery<WebhookRow>(2, (db, appId, id) => ownedWebhooks(db, appId).where('id', '=', id))
+
 /**
- * Webhooks of one application. Every query starts from `owned`, so none can forget the owner
+ * Webhooks of one application. Every query starts from `owned` (`ownedWebhooks`), so none can forget the owner
  * or see a deleted webhook (deleted rows stay, with their statistics, for audit).
  */
 export class WebhooksRepository {
@@ -67,9 +76,8 @@ export class WebhooksRepository {
     return new DeliveriesRepository(this.db, this.unit)
   }
 
-  /** The starting point of every read: this application's webhooks that are not deleted. */
   private owned(appId: string) {
-    return this.db.selectFrom('webhooks').selectAll().where('app_id', '=', appId).where('deleted_at', 'is', null)
+    return ownedWebhooks(this.db, appId)
   }
 
   /** The starting point of every write: one webhook of this application, not deleted. */
@@ -117,7 +125,7 @@ export class WebhooksRepository {
   }
 
   async find(appId: string, id: string): Promise<WebhookRow | undefined> {
-    return this.owned(appId).where('id', '=', id.toLowerCase()).executeTakeFirst()
+    return FIND_WEBHOOK.executeTakeFirst(this.db, appId, id.toLowerCase())
   }
 
   async update(appId: string, id: string, patch: WebhookPatch): Promise<WebhookRow | undefined> {

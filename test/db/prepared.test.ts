@@ -1,0 +1,54 @@
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { writeTransaction } from '../../src/db/database.js'
+import { PreparedQuery } from '../../src/db/prepared.js'
+import { startTestServer, type TestServer } from '../helper.js'
+
+let server: TestServer
+beforeAll(async () => {
+  server = await startTestServer()
+})
+afterAll(async () => {
+  await server.close()
+})
+
+const APP_BY_ID = new PreparedQuery<{ id: string; name: string }>(1, (db, id) => db.selectFrom('apps').select(['id', 'name']).where('id', '=', id))
+/** one slot used twice, beside a value given to the builder directly */
+const NAMED_TWICE = new PreparedQuery<{ id: string }>(1, (db, name) =>
+  db
+    .selectFrom('apps')
+    .select('id')
+    .where('name', '=', name)
+    .where(sql<boolean>`${name} = name`)
+    .where('created_at', '>', '2000-01-01'),
+)
+
+describe('PreparedQuery', () => {
+  it('binds each run’s own values: the first run’s are not kept', async () => {
+    const a = await server.app.repos.apps.createApp('prepared a')
+    const b = await server.app.repos.apps.createApp('prepared b')
+    expect(await APP_BY_ID.executeTakeFirst(server.app.db, a.id)).toEqual({ id: a.id, name: 'prepared a' })
+    expect(await APP_BY_ID.executeTakeFirst(server.app.db, b.id)).toEqual({ id: b.id, name: 'prepared b' })
+    expect(await APP_BY_ID.executeTakeFirst(server.app.db, '00000000-0000-4000-8000-000000000000')).toBeUndefined()
+  })
+
+  it('puts a slot’s value everywhere the slot was used, and keeps the values given to the builder', async () => {
+    const app = await server.app.repos.apps.createApp('prepared twice')
+    expect(await NAMED_TWICE.execute(server.app.db, 'prepared twice')).toEqual([{ id: app.id }])
+    expect(await NAMED_TWICE.execute(server.app.db, 'no such name')).toEqual([])
+  })
+
+  it('runs on the transaction it is given: it sees the transaction’s own uncommitted row', async () => {
+    const id = '11111111-1111-4111-8111-111111111111'
+    const found = await writeTransaction(server.app.db, async (tx) => {
+      await tx.insertInto('apps').values({ id, name: 'inside', created_at: new Date().toISOString() }).execute()
+      return APP_BY_ID.executeTakeFirst(tx, id)
+    })
+    expect(found).toEqual({ id, name: 'inside' })
+  })
+
+  it('refuses a run with more or fewer values than slots', async () => {
+    await expect(APP_BY_ID.execute(server.app.db)).rejects.toThrow('1 values expected, 0 given')
+    await expect(APP_BY_ID.execute(server.app.db, 'a', 'b')).rejects.toThrow('1 values expected, 2 given')
+  })
+})
