@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
 import pg from 'pg'
 import { type DatabaseLocation, redactUrl } from '../config.js'
 import { isRetryableConflict } from './errors.js'
@@ -161,6 +161,11 @@ export interface WriteTransactionOptions {
   retries?: number
 }
 
+/** Every write transaction's statements on SQLite: compiled once, not built per transaction. */
+const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate')
+const COMMIT = CompiledQuery.raw('commit')
+const ROLLBACK = CompiledQuery.raw('rollback')
+
 /**
  * Runs `work` as one write transaction on one connection. `work` must use the `tx` it is given,
  * and must not open another transaction.
@@ -185,20 +190,20 @@ export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, 
     }
   }
   const result = await db.connection().execute(async (tx) => {
-    await sql`begin immediate`.execute(tx)
+    await tx.executeQuery(BEGIN_IMMEDIATE)
     let result: T
     try {
       result = await work(tx)
     } catch (error) {
       // SQLite rolls back by itself on some errors (SQLITE_FULL, IOERR, BUSY): a failing ROLLBACK
       // then must not hide the error that caused it.
-      await sql`rollback`.execute(tx).catch(() => undefined)
+      await tx.executeQuery(ROLLBACK).catch(() => undefined)
       throw error
     }
     try {
-      await sql`commit`.execute(tx)
+      await tx.executeQuery(COMMIT)
     } catch (error) {
-      await sql`rollback`.execute(tx).catch(() => undefined)
+      await tx.executeQuery(ROLLBACK).catch(() => undefined)
       throw error
     }
     return result

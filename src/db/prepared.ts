@@ -1,5 +1,6 @@
-import { type Compilable, CompiledQuery } from 'kysely'
+import { type Compilable, CompiledQuery, type Insertable } from 'kysely'
 import { type Backend, backendOf, type Db } from './database.js'
+import type { Database } from './schema.js'
 
 /** A parameter value no caller passes: where a run's own value goes. */
 const SLOT = '\u0000devplatform-slot:'
@@ -38,5 +39,41 @@ export class PreparedQuery<Row> {
 
   async executeTakeFirst(db: Db, ...values: string[]): Promise<Row | undefined> {
     return (await this.execute(db, ...values))[0]
+  }
+}
+
+/** A value bound to a prepared insert's column. */
+type ColumnValue = string | number | null
+
+/**
+ * `insert into <table> (<columns>) values (...)` for one row, built once per backend and column
+ * list (rows of one call site always name the same columns, in the same order), each run binding
+ * the row's values. Kysely's insert builder parses every row object anew: 3.5 % of a write's CPU
+ * went to building the outbox's one-row delivery insert alone (bench:api profile of POST
+ * liquidation address).
+ */
+export class PreparedInsert<Table extends keyof Database> {
+  private readonly compiled = new Map<string, CompiledQuery>()
+
+  constructor(private readonly table: Table) {}
+
+  async execute(db: Db, row: Insertable<Database[Table]> & Record<string, ColumnValue>): Promise<void> {
+    const columns = Object.keys(row)
+    const key = `${backendOf(db)} ${columns.join(',')}`
+    let compiled = this.compiled.get(key)
+    if (compiled === undefined) {
+      const slots: Record<string, string> = {}
+      for (const [i, column] of columns.entries()) slots[column] = `${SLOT}${i}`
+      // The slots stand in for the row's own values, column for column; only the SQL text is kept.
+      compiled = db
+        .insertInto(this.table)
+        .values(slots as unknown as Insertable<Database[Table]>)
+        .compile()
+      this.compiled.set(key, compiled)
+    }
+    const parameters = compiled.parameters.map((parameter) =>
+      typeof parameter === 'string' && parameter.startsWith(SLOT) ? row[columns[Number(parameter.slice(SLOT.length))] ?? ''] : parameter,
+    )
+    await db.executeQuery(CompiledQuery.raw(compiled.sql, parameters))
   }
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeTransaction } from '../../src/db/database.js'
-import { PreparedQuery } from '../../src/db/prepared.js'
+import { PreparedInsert, PreparedQuery } from '../../src/db/prepared.js'
 import { startTestServer, type TestServer } from '../helper.js'
 
 let server: TestServer
@@ -50,5 +50,21 @@ describe('PreparedQuery', () => {
   it('refuses a run with more or fewer values than slots', async () => {
     await expect(APP_BY_ID.execute(server.app.db)).rejects.toThrow('1 values expected, 0 given')
     await expect(APP_BY_ID.execute(server.app.db, 'a', 'b')).rejects.toThrow('1 values expected, 2 given')
+  })
+
+  it('PreparedInsert stores each row’s own values (strings, numbers, nulls), and a row naming other columns gets its own statement', async () => {
+    const insert = new PreparedInsert('taxes')
+    const app = await server.app.repos.apps.createApp('prepared insert')
+    const base = { app_id: app.id, active: 1, app_ids: '[]', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' }
+    await insert.execute(server.app.db, { id: '22222222-2222-4222-8222-222222222221', name: 'one', description: null, percentage: 5, ...base })
+    await insert.execute(server.app.db, { id: '22222222-2222-4222-8222-222222222222', name: 'two', description: 'second', percentage: 7.5, ...base })
+    // no description column at all: another column list, another statement
+    await insert.execute(server.app.db, { id: '22222222-2222-4222-8222-222222222223', name: 'three', percentage: 1, ...base })
+    const rows = await server.app.db.selectFrom('taxes').select(['name', 'description', 'percentage']).where('app_id', '=', app.id).orderBy('id').execute()
+    expect(rows).toEqual([
+      { name: 'one', description: null, percentage: 5 },
+      { name: 'two', description: 'second', percentage: 7.5 },
+      { name: 'three', description: null, percentage: 1 },
+    ])
   })
 })

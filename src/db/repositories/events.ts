@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { chunks } from '../chunks.js'
 import { backendOf, type Db } from '../database.js'
-import { PreparedQuery } from '../prepared.js'
+import { PreparedInsert, PreparedQuery } from '../prepared.js'
 import type { UnitOfWork } from '../unit-of-work.js'
 import { newId, nowIso } from '../time.js'
 
@@ -68,6 +68,9 @@ const INLINE_CANDIDATES = new PreparedQuery<ActiveWebhook & { pending: number }>
     .limit(INLINE_FANOUT_MAX + 1),
 )
 
+const INSERT_EVENT = new PreparedInsert('events')
+const INSERT_DELIVERY = new PreparedInsert('deliveries')
+
 /** Whether any event waits for a dispatcher to write its deliveries: a read, so an idle dispatcher opens no write transaction. */
 export async function hasPendingFanOut(db: Db): Promise<boolean> {
   return (await db.selectFrom('events').select('id').where(sql<boolean>`fanout_pending = 1`).limit(1).executeTakeFirst()) !== undefined
@@ -97,10 +100,7 @@ export class EventsRepository {
     const event = this.eventRow(appId, type, data)
     const candidates = await this.inlineCandidates(appId)
     const inline = candidates.length <= INLINE_FANOUT_MAX && !candidates.some((webhook) => webhook.pending === 1)
-    await this.db
-      .insertInto('events')
-      .values({ ...event, fanout_pending: inline ? 0 : 1 })
-      .execute()
+    await INSERT_EVENT.execute(this.db, { ...event, fanout_pending: inline ? 0 : 1 })
     if (!inline) {
       this.unit.deliveriesWritten()
       return event.id
@@ -120,10 +120,7 @@ export class EventsRepository {
    */
   async emitTo(appId: string, webhookId: string, type: EventType, data: unknown): Promise<{ eventId: string; deliveryId: string }> {
     const event = this.eventRow(appId, type, data)
-    await this.db
-      .insertInto('events')
-      .values({ ...event, fanout_pending: 0 })
-      .execute()
+    await INSERT_EVENT.execute(this.db, { ...event, fanout_pending: 0 })
     const [deliveryId] = await this.writeDeliveries(appId, [event], await this.lockActiveWebhooks(appId, webhookId))
     if (deliveryId === undefined) throw new Error(`webhook ${webhookId} took no delivery of its own event`)
     this.unit.deliveriesWritten()
@@ -263,7 +260,10 @@ export class EventsRepository {
         counts.set(webhook.id, (counts.get(webhook.id) ?? 0) + 1)
       }
     }
-    for (const part of chunks(rows)) await this.db.insertInto('deliveries').values(part).execute()
+    // The common case, one webhook inline, takes the prepared one-row insert.
+    const [only] = rows
+    if (rows.length === 1 && only !== undefined) await INSERT_DELIVERY.execute(this.db, only)
+    else for (const part of chunks(rows)) await this.db.insertInto('deliveries').values(part).execute()
     // One UPDATE per distinct count (usually one): total_events += the events each webhook took.
     const byCount = new Map<number, string[]>()
     for (const [webhookId, count] of counts) byCount.set(count, [...(byCount.get(count) ?? []), webhookId])

@@ -6,6 +6,7 @@ import type { Db } from '../database.js'
 import { isUniqueViolation } from '../errors.js'
 import type { LiquidationAddressesTable } from '../schema.js'
 import { newId, nowIso } from '../time.js'
+import { PreparedInsert } from '../prepared.js'
 
 export type LiquidationAddressRow = Selectable<LiquidationAddressesTable>
 
@@ -29,6 +30,8 @@ export function toLiquidationAddress(row: LiquidationAddressRow): LiquidationAdd
   if (row.custom_developer_fee_percent !== null) out.custom_developer_fee_percent = row.custom_developer_fee_percent
   return out
 }
+
+const INSERT_ADDRESS = new PreparedInsert('liquidation_addresses')
 
 /** Liquidation addresses of one application's customers; every query starts from `owned`. */
 export class LiquidationAddressesRepository {
@@ -70,7 +73,7 @@ export class LiquidationAddressesRepository {
       updated_at: now,
     }
     try {
-      await this.db.insertInto('liquidation_addresses').values(row).execute()
+      await INSERT_ADDRESS.execute(this.db, row)
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictError('Liquidation address already exists')
       throw error
