@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
+import { Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
 import pg from 'pg'
 import { type DatabaseLocation, redactUrl } from '../config.js'
 import { isRetryableConflict } from './errors.js'
@@ -9,6 +9,7 @@ import { migrateToLatest } from './migrations.js'
 import type { Database } from './schema.js'
 import { LockWaitingSqliteDialect } from './sqlite-lock-wait.js'
 import { WalSync } from './wal-sync.js'
+import { SqliteWriteGroups } from './write-groups.js'
 
 export type Db = Kysely<Database>
 export type Backend = 'sqlite' | 'postgres'
@@ -51,8 +52,8 @@ export async function openDatabase(location: DatabaseLocation, options: OpenData
   return db
 }
 
-/** Each SQLite database's WAL sync: a write transaction returns once its commit is on disk. */
-const walSyncs = new WeakMap<Db, WalSync>()
+/** Each SQLite database's write transactions, committed in groups (SqliteWriteGroups). */
+const writeGroups = new WeakMap<Db, SqliteWriteGroups>()
 
 function openSqlite(filename: string, lockWaitMs: number): Db {
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
@@ -71,7 +72,7 @@ function openSqlite(filename: string, lockWaitMs: number): Db {
   // filters must answer the same on both, so lower() here is JavaScript's (Unicode) folding.
   sqlite.function('lower', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
   const db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect({ database: withStatementCache(sqlite) }, sqlite, lockWaitMs) })
-  if (filename !== ':memory:') walSyncs.set(db, new WalSync(`${filename}-wal`))
+  writeGroups.set(db, new SqliteWriteGroups(db, () => sqlite.inTransaction, filename === ':memory:' ? undefined : new WalSync(`${filename}-wal`)))
   return db
 }
 
@@ -161,11 +162,6 @@ export interface WriteTransactionOptions {
   retries?: number
 }
 
-/** Every write transaction's statements on SQLite: compiled once, not built per transaction. */
-const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate')
-const COMMIT = CompiledQuery.raw('commit')
-const ROLLBACK = CompiledQuery.raw('rollback')
-
 /**
  * Runs `work` as one write transaction on one connection. `work` must use the `tx` it is given,
  * and must not open another transaction.
@@ -174,8 +170,10 @@ const ROLLBACK = CompiledQuery.raw('rollback')
  * it writes can't fail to upgrade when another process wrote meanwhile, and what it read stays
  * true until it commits. While another process holds that lock, BEGIN IMMEDIATE is tried again
  * asynchronously (LockWaitingSqliteDialect), then fails with SQLITE_BUSY; in WAL mode nothing
- * after it meets a lock (COMMIT included). It returns only once the commit is on disk (WalSync:
- * a sync shared by the commits made meanwhile, off the event loop), as PostgreSQL's COMMIT does.
+ * after it meets a lock (COMMIT included). The write transactions waiting together run as one
+ * group, each in a savepoint of its own, and commit together (SqliteWriteGroups): a failing one
+ * is undone alone. It returns only once the commit is on disk (WalSync: a sync shared by the
+ * commits made meanwhile, off the event loop), as PostgreSQL's COMMIT does.
  * PostgreSQL runs READ COMMITTED; the repositories take the row locks their invariants need (see
  * DeliveriesRepository and WebhooksRepository).
  */
@@ -189,27 +187,7 @@ export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, 
       }
     }
   }
-  const result = await db.connection().execute(async (tx) => {
-    await tx.executeQuery(BEGIN_IMMEDIATE)
-    let result: T
-    try {
-      result = await work(tx)
-    } catch (error) {
-      // SQLite rolls back by itself on some errors (SQLITE_FULL, IOERR, BUSY): a failing ROLLBACK
-      // then must not hide the error that caused it.
-      await tx.executeQuery(ROLLBACK).catch(() => undefined)
-      throw error
-    }
-    try {
-      await tx.executeQuery(COMMIT)
-    } catch (error) {
-      await tx.executeQuery(ROLLBACK).catch(() => undefined)
-      throw error
-    }
-    return result
-  })
-  // Durable before anyone acts on it (a 2xx, a delivery): after the connection is given back, so
-  // the transactions committed meanwhile share this sync.
-  await walSyncs.get(db)?.sync()
-  return result
+  const groups = writeGroups.get(db)
+  if (groups === undefined) throw new Error('writeTransaction: a SQLite database opened by openDatabase, or a transaction of one, is needed; not a transaction of it')
+  return groups.run(work)
 }

@@ -1,0 +1,126 @@
+import { CompiledQuery, type Kysely } from 'kysely'
+import type { Database } from './schema.js'
+import type { WalSync } from './wal-sync.js'
+
+type Db = Kysely<Database>
+
+/** Most write transactions committed together: a group holds the one connection, so reads wait for it. */
+export const MAX_GROUP = 64
+
+const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate')
+const COMMIT = CompiledQuery.raw('commit')
+const ROLLBACK = CompiledQuery.raw('rollback')
+const SAVEPOINT = CompiledQuery.raw('savepoint member')
+const RELEASE = CompiledQuery.raw('release member')
+const ROLLBACK_MEMBER = CompiledQuery.raw('rollback to member')
+
+interface Member {
+  work: (tx: Db) => Promise<unknown>
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+/**
+ * Group commit for SQLite's write transactions. The write transactions waiting when the
+ * connection comes free run one after another in ONE SQLite transaction, each inside a savepoint
+ * of its own, and commit together: one COMMIT and one WAL sync for the group, and the pages they
+ * share (the tail of every time-ordered index and table) are written to the WAL once. A
+ * transaction whose work fails is rolled back to its savepoint: only it is undone, and it fails
+ * at once. The others are answered once the group's commit is on disk (WalSync), as before.
+ *
+ * If the group itself fails (COMMIT fails, or SQLite rolled the whole transaction back by itself
+ * after SQLITE_FULL or an I/O error), every transaction in it fails with that error: none of
+ * them committed, and none had been answered.
+ *
+ * Groups form by themselves under load: the writes that arrive while one group runs and syncs
+ * make up the next. Alone, a write is a group of one, as it was a transaction of its own before.
+ */
+export class SqliteWriteGroups {
+  private readonly waiting: Member[] = []
+  private draining = false
+
+  constructor(
+    private readonly db: Db,
+    private readonly inTransaction: () => boolean,
+    private readonly walSync: WalSync | undefined,
+  ) {}
+
+  run<T>(work: (tx: Db) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.waiting.push({ work, resolve: (value) => resolve(value as T), reject })
+      if (!this.draining) void this.drain()
+    })
+  }
+
+  private async drain(): Promise<void> {
+    this.draining = true
+    try {
+      while (this.waiting.length > 0) await this.group()
+    } finally {
+      this.draining = false
+    }
+  }
+
+  /** Runs the waiting transactions as one group; returns once it committed (its sync runs on). */
+  private async group(): Promise<void> {
+    const committed: { member: Member; value: unknown }[] = []
+    let began = false
+    try {
+      await this.db.connection().execute(async (tx) => {
+        await tx.executeQuery(BEGIN_IMMEDIATE)
+        began = true
+        try {
+          for (let size = 0; size < MAX_GROUP; size++) {
+            const member = this.waiting.shift()
+            if (member === undefined) break
+            const outcome = await this.runMember(tx, member)
+            if (outcome.ok) committed.push({ member, value: outcome.value })
+            else member.reject(outcome.error)
+            if (outcome.groupLost !== undefined) throw outcome.groupLost
+          }
+          await tx.executeQuery(COMMIT)
+        } catch (error) {
+          // A failing ROLLBACK (SQLite may have rolled back already) must not hide the error that caused it.
+          if (this.inTransaction()) await tx.executeQuery(ROLLBACK).catch(() => undefined)
+          throw error
+        }
+      })
+    } catch (error) {
+      // Not begun (the lock stayed taken, the disk failed): every waiting write would meet the same.
+      const failed = began ? committed.map((done) => done.member) : this.waiting.splice(0)
+      for (const member of failed) member.reject(error)
+      return
+    }
+    // Durable before anyone acts on it (a 2xx, a delivery). The next group may begin meanwhile:
+    // its commit then shares the next sync.
+    const synced = this.walSync?.sync() ?? Promise.resolve()
+    synced.then(
+      () => {
+        for (const done of committed) done.member.resolve(done.value)
+      },
+      (error: unknown) => {
+        for (const done of committed) done.member.reject(error)
+      },
+    )
+  }
+
+  private async runMember(tx: Db, member: Member): Promise<{ ok: true; value: unknown; groupLost?: undefined } | { ok: false; error: unknown; groupLost?: unknown }> {
+    await tx.executeQuery(SAVEPOINT)
+    try {
+      const value = await member.work(tx)
+      await tx.executeQuery(RELEASE)
+      return { ok: true, value }
+    } catch (error) {
+      // SQLite rolls the whole transaction back by itself on some errors (SQLITE_FULL, IOERR):
+      // then the group is lost, and this error is why.
+      if (!this.inTransaction()) return { ok: false, error, groupLost: error }
+      try {
+        await tx.executeQuery(ROLLBACK_MEMBER)
+        await tx.executeQuery(RELEASE)
+      } catch (undoError) {
+        return { ok: false, error, groupLost: undoError }
+      }
+      return { ok: false, error }
+    }
+  }
+}

@@ -1,0 +1,132 @@
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import SQLite from 'better-sqlite3'
+import { CompiledQuery, Kysely, SqliteDialect } from 'kysely'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import type { Database } from '../../src/db/schema.js'
+import { WalSync } from '../../src/db/wal-sync.js'
+import { MAX_GROUP, SqliteWriteGroups } from '../../src/db/write-groups.js'
+
+// SqliteWriteGroups on a real SQLite file, with a WAL sync whose calls are counted (one per
+// group) and can be held or failed.
+
+let sqlite: SQLite.Database
+let db: Kysely<Database>
+let syncs: number
+let heldSync: { release: () => void; fail: (error: Error) => void } | undefined
+let hold: boolean
+
+function groups(): SqliteWriteGroups {
+  const wal = new WalSync(
+    'unused',
+    () =>
+      new Promise<void>((resolve, reject) => {
+        syncs++
+        if (!hold) return resolve()
+        heldSync = { release: resolve, fail: reject }
+      }),
+  )
+  return new SqliteWriteGroups(db, () => sqlite.inTransaction, wal)
+}
+
+beforeEach(() => {
+  sqlite = new SQLite(join(mkdtempSync(join(tmpdir(), 'write-groups-')), 'db.sqlite'))
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.exec('create table apps (id text primary key, name text not null, created_at text not null)')
+  db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  syncs = 0
+  heldSync = undefined
+  hold = false
+})
+afterEach(async () => {
+  await db.destroy()
+})
+
+const insert = (tx: Kysely<Database>, id: string) => tx.insertInto('apps').values({ id, name: id, created_at: '2026-01-01T00:00:00.000Z' }).execute()
+const stored = async () => (await db.selectFrom('apps').select('id').orderBy('id').execute()).map((row) => row.id)
+
+it('write transactions waiting together commit as one group: one sync for all of them', async () => {
+  const writes = groups()
+  const ids = Array.from({ length: 10 }, (_, i) => `a${i}`)
+  expect(await Promise.all(ids.map((id) => writes.run(async (tx) => (await insert(tx, id), id))))).toEqual(ids)
+  expect(syncs).toBe(1)
+  expect(await stored()).toEqual(ids)
+})
+
+it(`at most ${MAX_GROUP} in a group: one more makes a second group`, async () => {
+  const writes = groups()
+  await Promise.all(Array.from({ length: MAX_GROUP }, (_, i) => writes.run((tx) => insert(tx, `b${String(i).padStart(3, '0')}`))))
+  expect(syncs).toBe(1)
+  await Promise.all(Array.from({ length: MAX_GROUP + 1 }, (_, i) => writes.run((tx) => insert(tx, `c${String(i).padStart(3, '0')}`))))
+  expect(syncs).toBe(3)
+  expect(await stored()).toHaveLength(2 * MAX_GROUP + 1)
+})
+
+it('a transaction whose work fails is undone alone, fails with its own error, and the rest commit', async () => {
+  const writes = groups()
+  const refused = new Error('refused')
+  const results = await Promise.allSettled([
+    writes.run((tx) => insert(tx, 'first')),
+    writes.run(async (tx) => {
+      await insert(tx, 'failing')
+      throw refused
+    }),
+    writes.run((tx) => insert(tx, 'third')),
+  ])
+  expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+  expect(results[1]).toEqual({ status: 'rejected', reason: refused })
+  expect(await stored()).toEqual(['first', 'third'])
+  expect(syncs).toBe(1)
+})
+
+it('when SQLite ends the whole transaction under a member, every member before it fails too (nothing of theirs committed); those after it commit in a new group', async () => {
+  const writes = groups()
+  const results = await Promise.allSettled([
+    writes.run((tx) => insert(tx, 'before')),
+    writes.run(async (tx) => {
+      await insert(tx, 'ender')
+      // what SQLite does by itself after SQLITE_FULL or an I/O error
+      await tx.executeQuery(CompiledQuery.raw('rollback'))
+      throw new Error('disk full')
+    }),
+    writes.run((tx) => insert(tx, 'after')),
+  ])
+  expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected', 'fulfilled'])
+  expect(results[0]).toMatchObject({ status: 'rejected', reason: { message: 'disk full' } })
+  expect(await stored()).toEqual(['after'])
+})
+
+it('answers only once the group’s commit is synced; a failed sync fails every member of the group', async () => {
+  hold = true
+  const writes = groups()
+  let answered = 0
+  const both = Promise.allSettled([writes.run((tx) => insert(tx, 'x')).then(() => answered++), writes.run((tx) => insert(tx, 'y')).then(() => answered++)])
+  await expect.poll(() => heldSync !== undefined).toBe(true)
+  // committed (a read sees both) but not yet synced: nobody is answered
+  expect(await stored()).toEqual(['x', 'y'])
+  expect(answered).toBe(0)
+  heldSync?.fail(Object.assign(new Error('EIO'), { code: 'EIO' }))
+  const results = await both
+  expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected'])
+  expect(results[0]).toMatchObject({ reason: { code: 'SQLITE_IOERR_FSYNC' } })
+})
+
+it('a read waits for the group to commit: it never sees a member’s uncommitted row', async () => {
+  const writes = groups()
+  let release: () => void = () => undefined
+  const gate = new Promise<void>((resolve) => (release = resolve))
+  const write = writes.run(async (tx) => {
+    await insert(tx, 'pending')
+    await gate
+  })
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  const read = stored()
+  let readDone = false
+  void read.then(() => (readDone = true))
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  expect(readDone).toBe(false)
+  release()
+  await write
+  expect(await read).toEqual(['pending'])
+})
