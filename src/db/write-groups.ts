@@ -32,8 +32,9 @@ interface Member {
  * after SQLITE_FULL or an I/O error), every transaction in it fails with that error: none of
  * them committed, and none had been answered.
  *
- * Groups form by themselves under load: the writes that arrive while one group runs and syncs
- * make up the next. Alone, a write is a group of one, as it was a transaction of its own before.
+ * Groups form by themselves under load: the writes that arrive in one turn of the event loop, or
+ * while a group runs, make up the next. Alone, a write is a group of one, as it was a transaction
+ * of its own before.
  */
 export class SqliteWriteGroups {
   private readonly waiting: Member[] = []
@@ -48,12 +49,15 @@ export class SqliteWriteGroups {
   run<T>(work: (tx: Db) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.waiting.push({ work, resolve: (value) => resolve(value as T), reject })
-      if (!this.draining) void this.drain()
+      if (this.draining) return
+      this.draining = true
+      // Begun after the requests read in this turn of the event loop have reached here too, so
+      // they make one group: each gets here through microtasks alone from its request's arrival.
+      setImmediate(() => void this.drain())
     })
   }
 
   private async drain(): Promise<void> {
-    this.draining = true
     try {
       while (this.waiting.length > 0) await this.group()
     } finally {

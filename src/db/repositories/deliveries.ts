@@ -73,6 +73,25 @@ export interface WebhookBatchCounts {
 }
 
 /**
+ * SQLite: one webhook's due deliveries, oldest first. INDEXED BY: with ANALYZE's statistics SQLite
+ * chose deliveries_webhook_id for some webhooks (plans vary by value), reading the webhook's whole
+ * pending backlog, due or not, and sorting it: 23.5 ms instead of 0.24 ms for a webhook with
+ * 100,000 retries waiting (bench/query-plans.ts). deliveries_queue stops at the limit.
+ */
+export function sqliteDueOf(webhookId: string, now: string, count: number) {
+  return sql<DueDelivery>`
+    select ${sql.join(DUE_COLUMNS.map((column) => sql.ref(column)))}
+    from deliveries d indexed by deliveries_queue
+    join events e on e.id = d.event_id
+    join webhooks w on w.id = d.webhook_id
+    where d.webhook_id = ${webhookId} and d.status = 'pending' and d.next_attempt_at <= ${now}
+      and w.deleted_at is null and w.is_active = 1
+    order by d.next_attempt_at
+    limit ${count}
+  `
+}
+
+/**
  * The delivery queue. Operator-level (no application scope): the dispatcher and the CLI use it,
  * never a route. Every write runs inside the caller's unit of work.
  *
@@ -159,22 +178,7 @@ export class DeliveriesRepository {
       return rows
     }
     const due: DueDelivery[] = []
-    for (const [webhookId, count] of take) {
-      const rows = await this.db
-        .selectFrom('deliveries as d')
-        .innerJoin('events as e', 'e.id', 'd.event_id')
-        .innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
-        .select(DUE_COLUMNS)
-        .where('d.webhook_id', '=', webhookId)
-        .where('d.status', '=', sql.lit('pending'))
-        .where('d.next_attempt_at', '<=', now)
-        .where('w.deleted_at', 'is', null)
-        .where('w.is_active', '=', 1)
-        .orderBy('d.next_attempt_at')
-        .limit(count)
-        .execute()
-      due.push(...rows)
-    }
+    for (const [webhookId, count] of take) due.push(...(await sqliteDueOf(webhookId, now, count).execute(this.db)).rows)
     return due
   }
 
