@@ -228,6 +228,15 @@ migrations['0005_deferred_fanout'] = {
       .columns(['app_id', 'created_at', 'id'])
       .where(sql.ref('fanout_pending'), '=', 1)
       .execute()
+    // The outbox reads an application's active webhooks on every write: through this index it
+    // reads only those, not every webhook the application ever deactivated or deleted (with
+    // 150,000 of them the read took 42 ms on the event loop).
+    await db.schema
+      .createIndex('webhooks_active')
+      .on('webhooks')
+      .columns(['app_id', 'id'])
+      .where(sql<boolean>`is_active = 1 and deleted_at is null`)
+      .execute()
   },
 }
 

@@ -32,6 +32,15 @@ const MAX_GUARDS = 4
 /** Most deliveries one claim takes (one transaction, one batch of attempts started). */
 const MAX_CLAIM = 500
 
+/**
+ * After a deferred fan-out transaction, the dispatcher fans out again only after resting this many
+ * times as long as it took: fan-out takes at most a tenth of the time, so writes (which share the
+ * one SQLite writer and the CPU) keep the rest. It still writes deliveries faster than they are
+ * sent: a 1,000-row transaction of about 20 ms allows 5,000 a second. bench:api, 1,000 webhooks
+ * vs 1: with no rest 21 %, resting 4× 40 %, resting 9× 65 %.
+ */
+const FANOUT_REST_FACTOR = 9
+
 /** A delivery's DNS lookup gives up after this (or the attempt's own timeout, if shorter). */
 const DNS_TIMEOUT_MS = 5000
 
@@ -82,6 +91,9 @@ export class Dispatcher implements DeliveryListener {
   private readonly outcomes: OutcomeWriter
   /** the application the last deferred fan-out served: the next one starts after it (round-robin) */
   private lastFanOutApp: string | undefined
+  /** no deferred fan-out before this (FANOUT_REST_FACTOR) */
+  private fanOutResumesAtMs = 0
+  private fanOutTimer: NodeJS.Timeout | undefined
   /** when in-flight webhooks were last checked for deletion by another process */
   private lastStopCheckMs = 0
   private running = false
@@ -134,6 +146,7 @@ export class Dispatcher implements DeliveryListener {
   async stop(graceMs: number): Promise<void> {
     this.stopping = true
     clearTimeout(this.pollTimer)
+    clearTimeout(this.fanOutTimer)
     if (this.inFlight.size > 0) {
       await Promise.race([this.inFlight.whenIdle(), new Promise((resolve) => setTimeout(resolve, graceMs))])
       this.inFlight.abort('shutdown')
@@ -189,11 +202,22 @@ export class Dispatcher implements DeliveryListener {
    * so writes queued meanwhile take turns with it. True when more events may be waiting.
    */
   private async fanOut(): Promise<boolean> {
+    const waitMs = this.fanOutResumesAtMs - Date.now()
+    if (waitMs > 0) {
+      // Resting: come back when the rest is over (the poll would too, later).
+      this.fanOutTimer ??= setTimeout(() => {
+        this.fanOutTimer = undefined
+        this.kick()
+      }, waitMs)
+      return false
+    }
     if (!(await hasPendingFanOut(this.options.db))) return false
+    const started = Date.now()
     const result = await runUnitOfWork(this.options.db, this.options.sink, (unit) => new EventsRepository(unit.tx, unit).fanOutPending(this.lastFanOutApp), {
       retries: 2,
     })
     if (result.lastAppId !== undefined) this.lastFanOutApp = result.lastAppId
+    this.fanOutResumesAtMs = Date.now() + (Date.now() - started) * FANOUT_REST_FACTOR
     return result.more
   }
 

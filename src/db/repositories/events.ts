@@ -64,7 +64,7 @@ const INLINE_CANDIDATES = new PreparedQuery<ActiveWebhook & { pending: number }>
     .select(sql<number>`case when exists (select 1 from events where app_id = ${appId} and fanout_pending = 1) then 1 else 0 end`.as('pending'))
     .where('app_id', '=', appId)
     .where('deleted_at', 'is', null)
-    .where('is_active', '=', 1)
+    .where(sql<boolean>`is_active = 1`)
     .limit(INLINE_FANOUT_MAX + 1),
 )
 
@@ -213,7 +213,7 @@ export class EventsRepository {
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
       .where('app_id', '=', appId)
       .where('deleted_at', 'is', null)
-      .where('is_active', '=', 1)
+      .where(sql<boolean>`is_active = 1`)
       .executeTakeFirstOrThrow()
     return Number(row.n)
   }
@@ -225,7 +225,7 @@ export class EventsRepository {
       .select(['id', 'created_at'])
       .where('app_id', '=', appId)
       .where('deleted_at', 'is', null)
-      .where('is_active', '=', 1)
+      .where(sql<boolean>`is_active = 1`)
       .orderBy('id')
     if (only !== undefined) active = active.where('id', '=', only)
     if (backendOf(this.db) === 'postgres') active = active.forNoKeyUpdate()
