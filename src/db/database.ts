@@ -71,8 +71,11 @@ function openSqlite(filename: string, lockWaitMs: number): Db {
   // SQLite's own lower() folds ASCII only; PostgreSQL's folds all of Unicode. Case-insensitive
   // filters must answer the same on both, so lower() here is JavaScript's (Unicode) folding.
   sqlite.function('lower', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
-  const db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect({ database: withStatementCache(sqlite) }, sqlite, lockWaitMs) })
-  writeGroups.set(db, new SqliteWriteGroups(db, () => sqlite.inTransaction, filename === ':memory:' ? undefined : new WalSync(`${filename}-wal`)))
+  const walSync = filename === ':memory:' ? undefined : new WalSync(`${filename}-wal`)
+  const db = new Kysely<Database>({
+    dialect: new LockWaitingSqliteDialect({ database: withStatementCache(sqlite, walSync) }, sqlite, lockWaitMs, () => walSync?.pending()),
+  })
+  writeGroups.set(db, new SqliteWriteGroups(db, () => sqlite.inTransaction, walSync))
   return db
 }
 
@@ -113,10 +116,13 @@ const STATEMENT_CACHE_SIZE = 500
  * keep the prepared statements, keyed by SQL. Kysely runs one query at a time on the connection,
  * so a statement is never used twice at once; SQLite re-prepares by itself after a schema change.
  */
-function withStatementCache(sqlite: SQLite.Database): SqliteDatabase {
+function withStatementCache(sqlite: SQLite.Database, walSync: WalSync | undefined): SqliteDatabase {
   const statements = new Map<string, SqliteStatement>()
   return {
-    close: () => sqlite.close(),
+    close: () => {
+      sqlite.close()
+      void walSync?.close()
+    },
     prepare(sqlText: string): SqliteStatement {
       let statement = statements.get(sqlText)
       if (statement === undefined) {
@@ -160,6 +166,12 @@ export interface WriteTransactionOptions {
    * deadlock or a serialization failure. Only for work without side effects outside the database.
    */
   retries?: number
+  /**
+   * SQLite only: for work that acts outside the database before it commits (the dispatcher's
+   * claim starts requests). It runs in a group of its own, so it never acts on another write of
+   * its group that might still be undone.
+   */
+  alone?: boolean
 }
 
 /**
@@ -189,5 +201,5 @@ export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, 
   }
   const groups = writeGroups.get(db)
   if (groups === undefined) throw new Error('writeTransaction: a SQLite database opened by openDatabase, or a transaction of one, is needed; not a transaction of it')
-  return groups.run(work)
+  return groups.run(work, options.alone ?? false)
 }

@@ -32,14 +32,18 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
     private readonly dialectConfig: SqliteDialectConfig,
     private readonly sqlite: SQLite.Database,
     private readonly lockWaitMs: number,
+    private readonly durable: DurableGate = () => undefined,
   ) {
     super(dialectConfig)
   }
 
   override createDriver(): Driver {
-    return new LockWaitingDriver(this.dialectConfig, this.sqlite, this.lockWaitMs)
+    return new LockWaitingDriver(this.dialectConfig, this.sqlite, this.lockWaitMs, this.durable)
   }
 }
+
+/** The sync of what has been committed, while one is running (WalSync.pending): reads wait for it. */
+export type DurableGate = () => Promise<void> | undefined
 
 /** Kysely's SqliteDriver (one connection behind a mutex), handing out its connection wrapped in LockWaitingConnection. */
 class LockWaitingDriver extends SqliteDriver {
@@ -49,13 +53,14 @@ class LockWaitingDriver extends SqliteDriver {
     config: SqliteDialectConfig,
     private readonly sqlite: SQLite.Database,
     private readonly lockWaitMs: number,
+    private readonly durable: DurableGate,
   ) {
     super(config)
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
     const connection = await super.acquireConnection()
-    this.connection ??= new LockWaitingConnection(connection, this.sqlite, this.lockWaitMs, {
+    this.connection ??= new LockWaitingConnection(connection, this.sqlite, this.lockWaitMs, this.durable, {
       release: () => super.releaseConnection(),
       acquire: async () => {
         await super.acquireConnection()
@@ -79,10 +84,23 @@ class LockWaitingConnection implements DatabaseConnection {
     private readonly inner: DatabaseConnection,
     private readonly sqlite: SQLite.Database,
     private readonly lockWaitMs: number,
+    private readonly durable: DurableGate,
     private readonly handover: ConnectionHandover,
   ) {}
 
-  executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    // A read outside a transaction (or a read transaction's BEGIN) waits, with the connection given
+    // back, until what was committed is on disk: nothing is read that a power cut could still take
+    // back. A write group's BEGIN IMMEDIATE does not wait: its commit shares the next sync.
+    const syncing = this.sqlite.inTransaction || query.sql === 'begin immediate' ? undefined : this.durable()
+    if (syncing !== undefined) {
+      await this.handover.release()
+      try {
+        await syncing
+      } finally {
+        await this.handover.acquire()
+      }
+    }
     return this.execute<R>(query, Date.now() + this.lockWaitMs)
   }
 

@@ -274,7 +274,7 @@ export class Dispatcher implements DeliveryListener {
         }
       }
       await this.options.beforeClaimCommit?.(started.length)
-    })
+    }, { alone: true })
     /** the claim's error, if it did not commit */
     const ended = transaction.then(
       () => {

@@ -2,9 +2,10 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { CompiledQuery, Kysely, SqliteDialect } from 'kysely'
+import { CompiledQuery, Kysely } from 'kysely'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import type { Database } from '../../src/db/schema.js'
+import { LockWaitingSqliteDialect } from '../../src/db/sqlite-lock-wait.js'
 import { WalSync } from '../../src/db/wal-sync.js'
 import { MAX_GROUP, SqliteWriteGroups } from '../../src/db/write-groups.js'
 
@@ -16,9 +17,11 @@ let db: Kysely<Database>
 let syncs: number
 let heldSync: { release: () => void; fail: (error: Error) => void } | undefined
 let hold: boolean
+/** the groups' WAL sync: reads wait for it, as openDatabase's connection makes them */
+let wal: WalSync | undefined
 
 function groups(): SqliteWriteGroups {
-  const wal = new WalSync(
+  wal = new WalSync(
     'unused',
     () =>
       new Promise<void>((resolve, reject) => {
@@ -34,7 +37,7 @@ beforeEach(() => {
   sqlite = new SQLite(join(mkdtempSync(join(tmpdir(), 'write-groups-')), 'db.sqlite'))
   sqlite.pragma('journal_mode = WAL')
   sqlite.exec('create table apps (id text primary key, name text not null, created_at text not null)')
-  db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect({ database: sqlite }, sqlite, 1000, () => wal?.pending()) })
   syncs = 0
   heldSync = undefined
   hold = false
@@ -97,19 +100,60 @@ it('when SQLite ends the whole transaction under a member, every member before i
   expect(await stored()).toEqual(['after'])
 })
 
-it('answers only once the group’s commit is synced; a failed sync fails every member of the group', async () => {
+it('answers only once the group’s commit is on disk, and no read sees it before; a failed sync fails every member of the group', async () => {
   hold = true
   const writes = groups()
   let answered = 0
   const both = Promise.allSettled([writes.run((tx) => insert(tx, 'x')).then(() => answered++), writes.run((tx) => insert(tx, 'y')).then(() => answered++)])
   await expect.poll(() => heldSync !== undefined).toBe(true)
-  // committed (a read sees both) but not yet synced: nobody is answered
-  expect(await stored()).toEqual(['x', 'y'])
+  // committed, not yet on disk: nobody is answered, and a read waits for the sync
+  let read: string[] | undefined
+  const reading = stored().then((ids) => (read = ids))
+  await new Promise((resolve) => setTimeout(resolve, 20))
   expect(answered).toBe(0)
+  expect(read).toBeUndefined()
   heldSync?.fail(Object.assign(new Error('EIO'), { code: 'EIO' }))
   const results = await both
   expect(results.map((result) => result.status)).toEqual(['rejected', 'rejected'])
   expect(results[0]).toMatchObject({ reason: { code: 'SQLITE_IOERR_FSYNC' } })
+  await reading
+})
+
+it('a write group does not wait for the sync before it: it begins at once and shares the next one', async () => {
+  hold = true
+  const writes = groups()
+  const first = writes.run((tx) => insert(tx, 'first'))
+  await expect.poll(() => heldSync !== undefined).toBe(true)
+  const releaseFirst = heldSync
+  heldSync = undefined
+  let secondCommitted = false
+  const second = writes.run(async (tx) => {
+    await insert(tx, 'second')
+    secondCommitted = true
+  })
+  // the first sync is still held, yet the second group ran
+  await expect.poll(() => secondCommitted).toBe(true)
+  releaseFirst?.release()
+  await first
+  const held = (): { release: () => void } | undefined => heldSync
+  await expect.poll(() => held() !== undefined).toBe(true)
+  held()?.release()
+  await second
+  expect(await stored()).toEqual(['first', 'second'])
+})
+
+it('a transaction that must be alone gets a group of its own: the writes before and after it commit in groups of their own', async () => {
+  const writes = groups()
+  const seen: string[][] = []
+  await Promise.all([
+    writes.run((tx) => insert(tx, 'before')),
+    writes.run(async (tx) => {
+      seen.push((await tx.selectFrom('apps').select('id').execute()).map((row) => row.id))
+    }, true),
+    writes.run((tx) => insert(tx, 'after')),
+  ])
+  expect(syncs).toBe(3)
+  expect(seen).toEqual([['before']])
 })
 
 it('a read waits for the group to commit: it never sees a member’s uncommitted row', async () => {
