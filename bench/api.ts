@@ -60,8 +60,8 @@ import { DeliveriesRepository } from '../src/db/repositories/deliveries.js'
 import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
 import { newId } from '../src/db/time.js'
 import { generateSigningSecret } from '../src/routes/webhooks/index.js'
-import { FairShare } from '../src/webhooks/fair-share.js'
-import { CIRCUIT_THRESHOLD, isCircuitOpen } from '../src/webhooks/retry.js'
+import { FairShare, toDueQueue } from '../src/webhooks/fair-share.js'
+import { CIRCUIT_THRESHOLD } from '../src/webhooks/retry.js'
 import {
   bulkConnection,
   cancelDue,
@@ -478,11 +478,7 @@ async function measureClaims(db: Db): Promise<Row> {
   const claimOnce = async (): Promise<void> => {
     const nowMs = Date.now()
     const now = new Date(nowMs).toISOString()
-    const queues = (await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)).map((queue) => ({
-      webhookId: queue.webhook_id,
-      appId: queue.app_id,
-      circuitOpen: isCircuitOpen(queue.consecutive_failures),
-    }))
+    const queues = (await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)).map(toDueQueue)
     const take = fairShare.plan(queues, caps, idle)
     try {
       await writeTransaction(db, async (tx) => {

@@ -41,8 +41,8 @@ import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
 import { newId } from '../src/db/time.js'
 import { UnitOfWork } from '../src/db/unit-of-work.js'
 import { generateSigningSecret } from '../src/routes/webhooks/index.js'
-import { FairShare } from '../src/webhooks/fair-share.js'
-import { CIRCUIT_THRESHOLD, isCircuitOpen } from '../src/webhooks/retry.js'
+import { FairShare, toDueQueue } from '../src/webhooks/fair-share.js'
+import { CIRCUIT_THRESHOLD } from '../src/webhooks/retry.js'
 import { bulkConnection, countRows, OWN_CUSTOMER_ID, otherAppsFor, poolWebhookId, seedRows } from './api-seed.js'
 import { benchDatabase } from './database.js'
 
@@ -240,7 +240,7 @@ const NAMES: [RegExp, string, RegExp?][] = [
   [
     /^select "id", "created_at" from "webhooks" where .* order by "id"/,
     "EventsRepository.lockActiveWebhooks: the application's active webhooks, locked in id order (PostgreSQL only)",
-    /webhooks_app_id_created_at/,
+    /webhooks_active/,
   ],
   [/^insert into "deliveries"/, 'EventsRepository.writeDeliveries: the deliveries insert'],
   [/^update "webhooks" set "total_events" =/, 'EventsRepository.writeDeliveries: the total_events update', /webhooks_1|webhooks_pkey/],
@@ -477,11 +477,7 @@ try {
         const deliveries = new DeliveriesRepository(cdb)
         const nowMs = Date.now()
         const now = new Date(nowMs).toISOString()
-        const queues = (await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)).map((queue) => ({
-          webhookId: queue.webhook_id,
-          appId: queue.app_id,
-          circuitOpen: isCircuitOpen(queue.consecutive_failures),
-        }))
+        const queues = (await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)).map(toDueQueue)
         const take = new FairShare().plan(queues, caps, { countForApp: () => 0, countFor: () => 0 })
         await rolledBack(cdb, async (tx) => {
           const repo = new DeliveriesRepository(tx)

@@ -13,8 +13,8 @@ import { type Attempt, InFlightRegistry } from './in-flight.js'
 import type { DeliveryListener } from './notifier.js'
 import { decideOutcome } from './outcome.js'
 import { OutcomeWriter } from './outcome-writer.js'
-import { CIRCUIT_THRESHOLD, isCircuitOpen, RETRY_SCHEDULE_MS } from './retry.js'
-import { appRoom, type DueQueue, FairShare, webhookRoom } from './fair-share.js'
+import { CIRCUIT_THRESHOLD, RETRY_SCHEDULE_MS } from './retry.js'
+import { appRoom, type DueQueue, FairShare, toDueQueue, webhookRoom } from './fair-share.js'
 import { type SendResult, WebhookSender } from './sender.js'
 import { previousSecretInForce, signedRequest } from './signing.js'
 
@@ -233,11 +233,7 @@ export class Dispatcher implements DeliveryListener {
     // taken (every application with due work at its cap) no write transaction is opened.
     const nowMs = Date.now()
     const now = new Date(nowMs).toISOString()
-    const queues = (await this.deliveries.dueQueues(now, CIRCUIT_THRESHOLD, this.inFlight.appsAt(this.options.perAppConcurrency))).map((queue) => ({
-      webhookId: queue.webhook_id,
-      appId: queue.app_id,
-      circuitOpen: isCircuitOpen(queue.consecutive_failures),
-    }))
+    const queues = (await this.deliveries.dueQueues(now, CIRCUIT_THRESHOLD, this.inFlight.appsAt(this.options.perAppConcurrency))).map(toDueQueue)
     const caps = { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency }
     const take = this.fairShare.plan(queues, caps, this.inFlight)
     if (take.size === 0) return false

@@ -1,9 +1,16 @@
+import { isCircuitOpen } from './retry.js'
+
 /** A webhook with due deliveries, as the claim sees it. */
 export interface DueQueue {
   webhookId: string
   appId: string
   /** its circuit is open: one attempt at a time */
   circuitOpen: boolean
+}
+
+/** A queue as DeliveriesRepository.dueQueues reads it, as FairShare plans with it. */
+export function toDueQueue(row: { webhook_id: string; app_id: string; consecutive_failures: number }): DueQueue {
+  return { webhookId: row.webhook_id, appId: row.app_id, circuitOpen: isCircuitOpen(row.consecutive_failures) }
 }
 
 /** The caps on attempts in flight, in this dispatcher. */
