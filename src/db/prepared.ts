@@ -5,6 +5,14 @@ import type { Database } from './schema.js'
 /** A parameter value no caller passes: where a run's own value goes. */
 const SLOT = '\u0000devplatform-slot:'
 
+/** The statement compiled with slots, with each slot's value put in: the value of slot i is `valueAt(i)`. */
+function bound(compiled: CompiledQuery, valueAt: (slot: number) => unknown): CompiledQuery {
+  const parameters = compiled.parameters.map((parameter) =>
+    typeof parameter === 'string' && parameter.startsWith(SLOT) ? valueAt(Number(parameter.slice(SLOT.length))) : parameter,
+  )
+  return CompiledQuery.raw(compiled.sql, parameters)
+}
+
 /**
  * A statement of the hot paths whose SQL is built once per backend, each run binding its own
  * values where the builder was given slots. Kysely builds, freezes and compiles a query's tree on
@@ -31,10 +39,7 @@ export class PreparedQuery<Row> {
       compiled = this.build(db, ...Array.from({ length: this.slots }, (_, i) => `${SLOT}${i}`)).compile()
       this.compiled.set(backend, compiled)
     }
-    const parameters = compiled.parameters.map((parameter) =>
-      typeof parameter === 'string' && parameter.startsWith(SLOT) ? values[Number(parameter.slice(SLOT.length))] : parameter,
-    )
-    return (await db.executeQuery<Row>(CompiledQuery.raw(compiled.sql, parameters))).rows
+    return (await db.executeQuery<Row>(bound(compiled, (slot) => values[slot]))).rows
   }
 
   async executeTakeFirst(db: Db, ...values: string[]): Promise<Row | undefined> {
@@ -71,9 +76,6 @@ export class PreparedInsert<Table extends keyof Database> {
         .compile()
       this.compiled.set(key, compiled)
     }
-    const parameters = compiled.parameters.map((parameter) =>
-      typeof parameter === 'string' && parameter.startsWith(SLOT) ? row[columns[Number(parameter.slice(SLOT.length))] ?? ''] : parameter,
-    )
-    await db.executeQuery(CompiledQuery.raw(compiled.sql, parameters))
+    await db.executeQuery(bound(compiled, (slot) => row[columns[slot] ?? '']))
   }
 }

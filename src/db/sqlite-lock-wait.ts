@@ -10,6 +10,7 @@ import {
   SqliteDriver,
 } from 'kysely'
 import { isSqliteBusy } from './errors.js'
+import { BEGIN_IMMEDIATE } from './write-groups.js'
 
 /** The pauses between tries of a statement that met another process's lock: short at first, then this long at most. */
 const FIRST_PAUSE_MS = 2
@@ -32,7 +33,7 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
     private readonly dialectConfig: SqliteDialectConfig,
     private readonly sqlite: SQLite.Database,
     private readonly lockWaitMs: number,
-    private readonly durable: DurableGate = () => undefined,
+    private readonly durable: DurableGate,
   ) {
     super(dialectConfig)
   }
@@ -92,7 +93,7 @@ class LockWaitingConnection implements DatabaseConnection {
     // A read outside a transaction (or a read transaction's BEGIN) waits, with the connection given
     // back, until what was committed is on disk: nothing is read that a power cut could still take
     // back. A write group's BEGIN IMMEDIATE does not wait: its commit shares the next sync.
-    const syncing = this.sqlite.inTransaction || query.sql === 'begin immediate' ? undefined : this.durable()
+    const syncing = this.sqlite.inTransaction || query === BEGIN_IMMEDIATE ? undefined : this.durable()
     if (syncing !== undefined) {
       await this.handover.release()
       try {

@@ -7,7 +7,8 @@ type Db = Kysely<Database>
 /** Most write transactions committed together: a group holds the one connection, so reads wait for it. */
 export const MAX_GROUP = 64
 
-const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate')
+/** A write group's first statement: LockWaitingConnection lets it past the read gate. */
+export const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate')
 const COMMIT = CompiledQuery.raw('commit')
 const ROLLBACK = CompiledQuery.raw('rollback')
 const SAVEPOINT = CompiledQuery.raw('savepoint member')

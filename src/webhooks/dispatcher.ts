@@ -217,7 +217,8 @@ export class Dispatcher implements DeliveryListener {
       retries: 2,
     })
     if (result.lastAppId !== undefined) this.lastFanOutApp = result.lastAppId
-    this.fanOutResumesAtMs = Date.now() + (Date.now() - started) * FANOUT_REST_FACTOR
+    const ended = Date.now()
+    this.fanOutResumesAtMs = ended + (ended - started) * FANOUT_REST_FACTOR
     return result.more
   }
 

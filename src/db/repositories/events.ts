@@ -56,15 +56,20 @@ interface ActiveWebhook {
   created_at: string
 }
 
-/** Runs on every write that emits an event: built once (PreparedQuery). See EventsRepository.inlineCandidates. */
+/** The starting point of every read of an application's active webhooks (the partial index webhooks_active). */
+function activeWebhooksOf(db: Db, appId: string) {
+  return db.selectFrom('webhooks').where('app_id', '=', appId).where('deleted_at', 'is', null).where(sql<boolean>`is_active = 1`)
+}
+
+/**
+ * Up to INLINE_FANOUT_MAX + 1 active webhooks of the application, unlocked, each with whether an
+ * event of the application waits for a dispatcher's fan-out: one statement, built once
+ * (PreparedQuery), as it runs on every write that emits an event.
+ */
 const INLINE_CANDIDATES = new PreparedQuery<ActiveWebhook & { pending: number }>(1, (db, appId) =>
-  db
-    .selectFrom('webhooks')
+  activeWebhooksOf(db, appId)
     .select(['id', 'created_at'])
     .select(sql<number>`case when exists (select 1 from events where app_id = ${appId} and fanout_pending = 1) then 1 else 0 end`.as('pending'))
-    .where('app_id', '=', appId)
-    .where('deleted_at', 'is', null)
-    .where(sql<boolean>`is_active = 1`)
     .limit(INLINE_FANOUT_MAX + 1),
 )
 
@@ -98,7 +103,7 @@ export class EventsRepository {
    */
   async emit(appId: string, type: EventType, data: unknown): Promise<string> {
     const event = this.eventRow(appId, type, data)
-    const candidates = await this.inlineCandidates(appId)
+    const candidates = await INLINE_CANDIDATES.execute(this.db, appId)
     const inline = candidates.length <= INLINE_FANOUT_MAX && !candidates.some((webhook) => webhook.pending === 1)
     await INSERT_EVENT.execute(this.db, { ...event, fanout_pending: inline ? 0 : 1 })
     if (!inline) {
@@ -190,43 +195,23 @@ export class EventsRepository {
     return result
   }
 
-
   private eventRow(appId: string, type: EventType, data: unknown) {
     const id = newId()
     const now = nowIso()
     return { id, app_id: appId, type, payload: JSON.stringify({ id, type, created_at: now, data }), created_at: now }
   }
 
-  /**
-   * Up to INLINE_FANOUT_MAX + 1 active webhooks of the application, unlocked, each with whether an
-   * event of the application waits for a dispatcher's fan-out (one statement: it runs on every write).
-   */
-  private async inlineCandidates(appId: string): Promise<(ActiveWebhook & { pending: number })[]> {
-    return INLINE_CANDIDATES.execute(this.db, appId)
-  }
-
-
   /** How many active webhooks the application has, unlocked: only to size a fan-out. */
   private async countActiveWebhooks(appId: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('webhooks')
+    const row = await activeWebhooksOf(this.db, appId)
       .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('app_id', '=', appId)
-      .where('deleted_at', 'is', null)
-      .where(sql<boolean>`is_active = 1`)
       .executeTakeFirstOrThrow()
     return Number(row.n)
   }
 
   /** The application's active webhooks (or the one named), locked on PostgreSQL in id order. */
   private async lockActiveWebhooks(appId: string, only: string | undefined): Promise<ActiveWebhook[]> {
-    let active = this.db
-      .selectFrom('webhooks')
-      .select(['id', 'created_at'])
-      .where('app_id', '=', appId)
-      .where('deleted_at', 'is', null)
-      .where(sql<boolean>`is_active = 1`)
-      .orderBy('id')
+    let active = activeWebhooksOf(this.db, appId).select(['id', 'created_at']).orderBy('id')
     if (only !== undefined) active = active.where('id', '=', only)
     if (backendOf(this.db) === 'postgres') active = active.forNoKeyUpdate()
     return active.execute()
@@ -266,7 +251,11 @@ export class EventsRepository {
     else for (const part of chunks(rows)) await this.db.insertInto('deliveries').values(part).execute()
     // One UPDATE per distinct count (usually one): total_events += the events each webhook took.
     const byCount = new Map<number, string[]>()
-    for (const [webhookId, count] of counts) byCount.set(count, [...(byCount.get(count) ?? []), webhookId])
+    for (const [webhookId, count] of counts) {
+      const ids = byCount.get(count)
+      if (ids === undefined) byCount.set(count, [webhookId])
+      else ids.push(webhookId)
+    }
     for (const [count, webhookIds] of byCount) {
       for (const part of chunks(webhookIds)) {
         await this.db
