@@ -233,7 +233,7 @@ const NAMES: [RegExp, string, RegExp?][] = [
   [/^insert into "liquidation_addresses"/, 'LiquidationAddressesRepository.create: the insert (unique check: liquidation_addresses_chain_address)'],
   [
     /fanout_pending = 1\) then 1 else 0 end/,
-    'EventsRepository.inlineCandidates: active webhooks, and whether an event waits for its fan-out (exists on events_fanout_pending)',
+    'EventsRepository.emit, INLINE_CANDIDATES: active webhooks, and whether an event waits for its fan-out (exists on events_fanout_pending)',
     /events_fanout_pending/,
   ],
   [/^insert into "events"/, 'EventsRepository.emit: the event insert'],
