@@ -45,19 +45,12 @@
  *   npm run bench:api [-- --seconds 10 --connections 50 --rows-small 10000 --rows-large 1000000 --own-rows 1000 --only baseline,rows]
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:api
  */
-import { type ChildProcess, fork, spawn } from 'node:child_process'
 import { availableParallelism } from 'node:os'
-import { createServer } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { SCOPES } from '../src/auth/scopes.js'
 import { loadWebhookConfig } from '../src/config.js'
 import { type Db, openDatabase, writeTransaction } from '../src/db/database.js'
-import { AppsRepository } from '../src/db/repositories/apps.js'
-import { CustomersRepository } from '../src/db/repositories/customers.js'
 import { DeliveriesRepository } from '../src/db/repositories/deliveries.js'
-import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
 import { newId } from '../src/db/time.js'
 import { generateSigningSecret } from '../src/routes/webhooks/index.js'
 import { FairShare, toDueQueue } from '../src/webhooks/fair-share.js'
@@ -70,11 +63,21 @@ import {
   DUE_WEBHOOKS,
   OWN_CUSTOMER_ID,
   otherAppsFor,
-  poolWebhookId,
   seedRows,
   seedWebhookPool,
 } from './api-seed.js'
-import { type BenchDatabase, benchDatabase } from './database.js'
+import {
+  createApplication,
+  createCustomer,
+  deletePool,
+  forkChild,
+  getWebhook,
+  log,
+  onFreshDatabase,
+  postAddress,
+  sleep,
+  startServer,
+} from './api-harness.js'
 
 const GROUPS = ['baseline', 'webhooks', 'rows'] as const
 type GroupName = (typeof GROUPS)[number]
@@ -119,21 +122,10 @@ const NAME_FILTER = 'er12'
 const postgres = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '')
 const GOAL_FACTOR = postgres ? 0.5 : 1
 
-const log = (message: string) => process.stderr.write(`[bench:api ${new Date().toISOString().slice(11, 19)}] ${message}\n`)
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`
 const thousands = (n: number) => Math.round(n).toLocaleString('en-US')
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // --- the children: the webhook receiver and the bare Fastify hello --------------------------
-
-function forkChild(file: string, args: string[] = []): Promise<{ child: ChildProcess; port: number }> {
-  const child = fork(fileURLToPath(new URL(file, import.meta.url)), args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv: [] })
-  return new Promise((resolve, reject) => {
-    child.once('error', reject)
-    child.once('exit', (code) => reject(new Error(`${file} exited (${code})`)))
-    child.once('message', (message: { port: number }) => resolve({ child, port: message.port }))
-  })
-}
 
 const receiver = await forkChild('./webhook-receiver.mjs')
 const receiverUrl = `http://127.0.0.1:${receiver.port}/hook`
@@ -216,146 +208,9 @@ const helloRps = helloRow.rate
 
 // --- the server and its applications ------------------------------------------------------------
 
-/** Servers started and not yet stopped: stopped when their database is dropped, killed if this process exits first. */
-const running = new Set<Server>()
-process.on('exit', () => {
-  for (const server of running) server.kill()
-})
-async function stopServers(): Promise<void> {
-  for (const server of [...running]) await server.stop()
-}
-
-/** Runs `work` on a fresh database, dropped afterwards whatever happens (the servers on it stopped first). */
-async function onFreshDatabase<T>(work: (database: BenchDatabase) => Promise<T>): Promise<T> {
-  const database = await benchDatabase()
-  try {
-    return await work(database)
-  } finally {
-    await stopServers()
-    await database.drop()
-  }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address()
-      probe.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
-    })
-  })
-}
-
-interface Server {
-  base: string
-  /** SIGTERM, and waits for it to exit (SIGKILL after 30 s); does nothing once stopped */
-  stop(): Promise<void>
-  /** SIGKILL, at once */
-  kill(): void
-}
-
-async function startServer(database: BenchDatabase): Promise<Server> {
-  const port = await freePort()
-  const base = `http://127.0.0.1:${port}`
-  // LOG_LEVEL=warn: per-request log lines would measure the pipe to this process, not the API.
-  // development: the webhooks may point at the loopback receiver.
-  const server = spawn(process.execPath, ['dist/server.js'], {
-    env: { ...process.env, PORT: String(port), DATABASE_URL: database.url, LOG_LEVEL: 'warn', NODE_ENV: 'development' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  })
-  let stopping = false
-  const exited = new Promise<void>((resolve) =>
-    server.once('exit', (code, signal) => {
-      if (!stopping) log(`the server exited during the run (${signal ?? `exit code ${code}`}): the rows after this fail`)
-      resolve()
-    }),
-  )
-  const handle: Server = {
-    base,
-    async stop() {
-      if (!running.delete(handle)) return
-      stopping = true
-      server.kill('SIGTERM')
-      const killed = setTimeout(() => server.kill('SIGKILL'), 30_000)
-      await exited
-      clearTimeout(killed)
-    },
-    kill: () => server.kill('SIGKILL'),
-  }
-  running.add(handle)
-  for (let attempt = 0; ; attempt++) {
-    try {
-      if ((await fetch(`${base}/api/v0/health/public`)).ok) break
-    } catch {
-      if (attempt > 200) throw new Error('server did not start')
-      await sleep(100)
-    }
-  }
-  return handle
-}
-
-interface BenchApp {
-  id: string
-  headers: Record<string, string>
-  webhookIds: string[]
-}
-
-/** An application with a production key whose limit is far above what a run sends (the limiter runs, refuses nothing), and `active` webhooks at the receiver. */
-async function createApplication(db: Db, name: string, active: number): Promise<BenchApp> {
-  const apps = new AppsRepository(db)
-  const app = await apps.createApp(name)
-  const key = await apps.createKey({ appId: app.id, environment: 'production', scopes: SCOPES, rateLimitOverride: 1_000_000_000 })
-  const webhooks = new WebhooksRepository(db)
-  const webhookIds: string[] = []
-  for (let i = 0; i < active; i++) {
-    const webhook = await webhooks.create(app.id, { name: `${name} ${i}`, url: receiverUrl, isActive: true, encrypted: false, signingSecret: generateSigningSecret() })
-    webhookIds.push(webhook.id)
-  }
-  return { id: app.id, headers: { 'x-client-key': key.client_key, 'x-client-secret': key.client_secret, 'content-type': 'application/json' }, webhookIds }
-}
-
-async function createCustomer(db: Db, appId: string): Promise<string> {
-  return (await new CustomersRepository(db).create(appId, { first_name: 'Bench', last_name: 'Mark', phone_number: '1' })).id
-}
 
 // --- the scenarios ------------------------------------------------------------------------------
 
-let addresses = 0
-function nextAddress(): string {
-  addresses++
-  return `0x${addresses.toString(16).padStart(40, '0')}`
-}
-
-function getWebhook(server: Server, app: BenchApp): autocannon.Options {
-  return { url: `${server.base}/api/v0/webhooks/${app.webhookIds[0] ?? ''}`, headers: app.headers }
-}
-
-function postAddress(server: Server, app: BenchApp, customerId: string): autocannon.Options {
-  return {
-    url: `${server.base}/api/v0/customers/${customerId}/liquidation_addresses`,
-    method: 'POST',
-    headers: app.headers,
-    requests: [
-      {
-        setupRequest: (request) => ({
-          ...request,
-          body: JSON.stringify({ chain: 'ethereum', currency: 'usdc', address: nextAddress(), external_account_id: 'ext_1' }),
-        }),
-      },
-    ],
-  }
-}
-
-/** DELETE of the pool's webhooks, each request the next one (past the pool's end: a missing one, 404, counted as non-2xx). */
-function deletePool(server: Server, app: BenchApp, pool: number, amount?: number): autocannon.Options {
-  let next = 0
-  return {
-    url: `${server.base}/api/v0/webhooks/${poolWebhookId(0)}`,
-    method: 'DELETE',
-    headers: { 'x-client-key': app.headers['x-client-key'] ?? '', 'x-client-secret': app.headers['x-client-secret'] ?? '' },
-    ...(amount === undefined ? {} : { amount }),
-    requests: [{ setupRequest: (request) => ({ ...request, path: `/api/v0/webhooks/${poolWebhookId(Math.min(next++, pool))}` }) }],
-  }
-}
 
 // --- printing -----------------------------------------------------------------------------------
 
@@ -409,9 +264,9 @@ if (only.has('baseline')) {
   const pool = Math.ceil(duration * DELETE_MAX_RPS)
   const rows = await onFreshDatabase(async (database) => {
     const db = await openDatabase(database.location)
-    const app = await createApplication(db, 'bench', 1)
+    const app = await createApplication(db, 'bench', 1, receiverUrl)
     const customerId = await createCustomer(db, app.id)
-    const poolApp = await createApplication(db, 'deletes', 0)
+    const poolApp = await createApplication(db, 'deletes', 0, receiverUrl)
     const bulk = bulkConnection(database.location, db)
     await seedWebhookPool(bulk.db, poolApp.id, pool, generateSigningSecret())
     await bulk.close()
@@ -439,9 +294,9 @@ if (only.has('webhooks')) {
   const started = Date.now()
   const rows = await onFreshDatabase(async (database) => {
     const db = await openDatabase(database.location)
-    const one = await createApplication(db, 'one webhook', 1)
+    const one = await createApplication(db, 'one webhook', 1, receiverUrl)
     const oneCustomer = await createCustomer(db, one.id)
-    const many = await createApplication(db, 'many webhooks', MANY_WEBHOOKS)
+    const many = await createApplication(db, 'many webhooks', MANY_WEBHOOKS, receiverUrl)
     const manyCustomer = await createCustomer(db, many.id)
     await db.destroy()
     const server = await startServer(database)
@@ -525,8 +380,8 @@ async function rowsRun(rows: number): Promise<SizeRun> {
   const started = Date.now()
   const { results, counts, seedMs } = await onFreshDatabase(async (database) => {
     const db = await openDatabase(database.location)
-    const app = await createApplication(db, 'bench', 1)
-    const poolApp = await createApplication(db, 'deletes', 0)
+    const app = await createApplication(db, 'bench', 1, receiverUrl)
+    const poolApp = await createApplication(db, 'deletes', 0, receiverUrl)
     const webhookId = app.webhookIds[0] ?? ''
     log(`seeding ${thousands(rows)} rows per table…`)
     const seedStart = Date.now()

@@ -195,9 +195,11 @@ async function deliveryThroughput(): Promise<number> {
   let succeeded = await countSucceeded()
   const producer = (async () => {
     while (running) {
-      // Keep a backlog, so the dispatcher, not the producer, sets the pace.
+      // Keep a backlog, so the dispatcher, not the producer, sets the pace. The 200 commits run
+      // at once, as 200 requests would: one after another, each waits for its own group commit
+      // and sync, and the producer (about 1,000 commits/s on SQLite) set the figure instead.
       if (committed - succeeded < 3000) {
-        for (let i = 0; i < 200; i++) await commitEvent()
+        await Promise.all(Array.from({ length: 200 }, () => commitEvent()))
         committed += 200
       } else await sleep(5)
     }

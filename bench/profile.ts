@@ -1,0 +1,119 @@
+/**
+ * Where a request's time goes: each operation of bench:api's baseline, loaded with autocannon
+ * against a server of its own, reported as requests per second AND as the server's CPU time per
+ * request (user + system, from /proc), beside the bare Fastify hello measured the same way in the
+ * same run. CPU per request is steadier than req/s on a shared 2-core machine: the client's share
+ * of the cores moves the rate, much less the server's cost. With --cpu-prof, each operation's
+ * server writes a V8 CPU profile (summarise it with bench/cpu-profile-summary.ts).
+ *
+ *   npm run bench:profile [-- --ops get,delete,post --seconds 10 --connections 50 --cpu-prof DIR]
+ */
+import { parseArgs } from 'node:util'
+import autocannon from 'autocannon'
+import { openDatabase } from '../src/db/database.js'
+import { generateSigningSecret } from '../src/routes/webhooks/index.js'
+import {
+  type BenchApp,
+  createApplication,
+  createCustomer,
+  deletePool,
+  forkChild,
+  getWebhook,
+  log,
+  onFreshDatabase,
+  postAddress,
+  processCpuMs,
+  type Server,
+  startServer,
+} from './api-harness.js'
+import { bulkConnection, seedWebhookPool } from './api-seed.js'
+
+const OPS = ['health', 'get', 'delete', 'post'] as const
+type Op = (typeof OPS)[number]
+
+const { values } = parseArgs({
+  options: {
+    ops: { type: 'string', default: 'get,delete,post' },
+    seconds: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    'cpu-prof': { type: 'string' },
+  },
+})
+const seconds = Number(values.seconds)
+const connections = Number(values.connections)
+if (!Number.isInteger(seconds) || seconds <= 0 || !Number.isInteger(connections) || connections <= 0) throw new Error('--seconds and --connections must be positive integers')
+const ops = values.ops.split(',').map((name) => {
+  const op = OPS.find((known) => known === name.trim())
+  if (op === undefined) throw new Error(`--ops: unknown operation ${JSON.stringify(name)} (operations: ${OPS.join(', ')})`)
+  return op
+})
+/** The DELETE pool: more than any run can use up at this machine's rates. */
+const POOL = seconds * 25_000
+
+interface Figures {
+  rate: number
+  cpuUsPerRequest: number
+  non2xx: number
+}
+
+/** Runs autocannon and reads the target's CPU time around it. */
+async function load(options: autocannon.Options, cpuMs: () => number): Promise<Figures> {
+  const before = cpuMs()
+  const result = await autocannon({ connections, duration: seconds, ...options })
+  const used = cpuMs() - before
+  return { rate: result.requests.total / result.duration, cpuUsPerRequest: (used * 1000) / result.requests.total, non2xx: result.non2xx + result.errors + result.timeouts }
+}
+
+const receiver = await forkChild('./webhook-receiver.mjs')
+const receiverUrl = `http://127.0.0.1:${receiver.port}/hook`
+// The receiver keeps what arrived until asked: ask often, so its memory stays flat.
+const drain = setInterval(() => receiver.child.send('take'), 1000)
+
+const hello = await forkChild('./fastify-hello.mjs')
+log('bare Fastify hello…')
+const helloFigures = await load({ url: `http://127.0.0.1:${hello.port}/` }, () => processCpuMs(hello.child.pid ?? 0))
+hello.child.kill('SIGTERM')
+
+const rows: { op: Op; figures: Figures }[] = []
+await onFreshDatabase(async (database) => {
+  const db = await openDatabase(database.location)
+  const app = await createApplication(db, 'bench', 1, receiverUrl)
+  const customerId = await createCustomer(db, app.id)
+  const poolApp = await createApplication(db, 'deletes', 0, receiverUrl)
+  if (ops.includes('delete')) {
+    const bulk = bulkConnection(database.location, db)
+    await seedWebhookPool(bulk.db, poolApp.id, POOL, generateSigningSecret())
+    await bulk.close()
+  }
+  await db.destroy()
+  const scenario = (op: Op, server: Server, bench: BenchApp, pool: BenchApp): autocannon.Options => {
+    if (op === 'health') return { url: `${server.base}/api/v0/health/public` }
+    if (op === 'get') return getWebhook(server, bench)
+    if (op === 'delete') return deletePool(server, pool, POOL)
+    return postAddress(server, bench, customerId)
+  }
+  for (const op of ops) {
+    const profileDir = values['cpu-prof']
+    const server = await startServer(database, { nodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${op}.cpuprofile`] })
+    log(`${op}…`)
+    rows.push({ op, figures: await load(scenario(op, server, app, poolApp), server.cpuMs) })
+    await server.stop()
+  }
+})
+clearInterval(drain)
+receiver.child.disconnect()
+
+const fixed = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+const lines = [
+  `\n## bench:profile: ${connections} connections, ${seconds} s each\n`,
+  '| operation | req/s | vs hello | server CPU µs/request | vs hello | non-2xx |',
+  '|---|---|---|---|---|---|',
+  `| bare Fastify hello | ${fixed(helloFigures.rate)} | 100 % | ${fixed(helloFigures.cpuUsPerRequest, 1)} | 1.0× | ${helloFigures.non2xx} |`,
+]
+for (const { op, figures } of rows) {
+  lines.push(
+    `| ${op} | ${fixed(figures.rate)} | ${fixed((figures.rate / helloFigures.rate) * 100)} % | ${fixed(figures.cpuUsPerRequest, 1)} | ${fixed(figures.cpuUsPerRequest / helloFigures.cpuUsPerRequest, 1)}× | ${figures.non2xx} |`,
+  )
+}
+console.log(lines.join('\n'))
+if (values['cpu-prof'] !== undefined) console.log(`\nprofiles: ${values['cpu-prof']}/<operation>.cpuprofile (npx tsx bench/cpu-profile-summary.ts FILE)`)
