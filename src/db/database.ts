@@ -1,13 +1,14 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
+import { type CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
 import pg from 'pg'
 import { type DatabaseLocation, redactUrl } from '../config.js'
 import { isRetryableConflict } from './errors.js'
 import { migrateToLatest } from './migrations.js'
 import type { Database } from './schema.js'
-import { LockWaitingSqliteDialect } from './sqlite-lock-wait.js'
+import { WalCheckpointer } from './checkpointer.js'
+import { BEGIN_PLANNING_READ, LockWaitingSqliteDialect } from './sqlite-lock-wait.js'
 import { WalSync } from './wal-sync.js'
 import { SqliteWriteGroups } from './write-groups.js'
 
@@ -68,6 +69,8 @@ function openSqlite(filename: string, lockWaitMs: number): Db {
   // waits instead, asynchronously and bounded (LockWaitingSqliteDialect).
   sqlite.pragma('busy_timeout = 0')
   sqlite.pragma('foreign_keys = ON')
+  // Checkpoints run on a worker thread (WalCheckpointer), not inside a COMMIT on the event loop.
+  if (filename !== ':memory:') sqlite.pragma('wal_autocheckpoint = 0')
   // SQLite's own lower() folds ASCII only; PostgreSQL's folds all of Unicode. Case-insensitive
   // filters must answer the same on both, so lower() here is JavaScript's (Unicode) folding.
   sqlite.function('lower', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
@@ -75,7 +78,8 @@ function openSqlite(filename: string, lockWaitMs: number): Db {
   const db = new Kysely<Database>({
     dialect: new LockWaitingSqliteDialect({ database: withStatementCache(sqlite, walSync) }, sqlite, lockWaitMs, () => walSync?.pending()),
   })
-  writeGroups.set(db, new SqliteWriteGroups(db, () => sqlite.inTransaction, walSync))
+  const checkpointer = filename === ':memory:' ? undefined : new WalCheckpointer(filename)
+  writeGroups.set(db, new SqliteWriteGroups(db, () => sqlite.inTransaction, walSync, checkpointer))
   return db
 }
 
@@ -147,8 +151,13 @@ export async function readSnapshot<T>(db: Db, work: (tx: Db) => Promise<T>): Pro
       .setAccessMode('read only')
       .execute(work)
   }
+  return sqliteReadTransaction(db, sql`begin`.compile(db), work)
+}
+
+/** `work` in one deferred SQLite transaction opened by `begin`, on one connection. */
+function sqliteReadTransaction<T>(db: Db, begin: CompiledQuery, work: (tx: Db) => Promise<T>): Promise<T> {
   return db.connection().execute(async (tx) => {
-    await sql`begin`.execute(tx)
+    await tx.executeQuery(begin)
     try {
       const result = await work(tx)
       await sql`commit`.execute(tx)
@@ -158,6 +167,18 @@ export async function readSnapshot<T>(db: Db, work: (tx: Db) => Promise<T>): Pro
       throw error
     }
   })
+}
+
+/**
+ * Runs reads that only plan database work (what the dispatcher claims, whether a fan-out is
+ * waiting) without waiting for the WAL sync in flight, as other reads do on SQLite: the work they
+ * plan re-reads what it acts on (the claim waits for the sync before it begins). On the
+ * dispatcher's path to every delivery each such wait was up to one more sync. PostgreSQL: `work`
+ * on `db`, whose reads only ever see durable commits.
+ */
+export async function planningRead<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
+  if (backendOf(db) === 'postgres') return work(db)
+  return sqliteReadTransaction(db, BEGIN_PLANNING_READ, work)
 }
 
 export interface WriteTransactionOptions {

@@ -43,6 +43,12 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
   }
 }
 
+/**
+ * The BEGIN of a read transaction whose reads do not wait for the sync (planningRead): for reads
+ * that only decide what to do next in the database, never act outside it on what they saw.
+ */
+export const BEGIN_PLANNING_READ = CompiledQuery.raw('begin')
+
 /** The sync of what has been committed, while one is running (WalSync.pending): reads wait for it. */
 export type DurableGate = () => Promise<void> | undefined
 
@@ -92,8 +98,9 @@ class LockWaitingConnection implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     // A read outside a transaction (or a read transaction's BEGIN) waits, with the connection given
     // back, until what was committed is on disk: nothing is read that a power cut could still take
-    // back. A write group's BEGIN IMMEDIATE does not wait: its commit shares the next sync.
-    const syncing = this.sqlite.inTransaction || query === BEGIN_IMMEDIATE ? undefined : this.durable()
+    // back. A write group's BEGIN IMMEDIATE does not wait: its commit shares the next sync; nor
+    // does a planning read's BEGIN (planningRead).
+    const syncing = this.sqlite.inTransaction || query === BEGIN_IMMEDIATE || query === BEGIN_PLANNING_READ ? undefined : this.durable()
     if (syncing !== undefined) {
       await this.handover.release()
       try {

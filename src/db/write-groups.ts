@@ -1,5 +1,6 @@
 import { CompiledQuery, type Kysely } from 'kysely'
 import type { Database } from './schema.js'
+import type { WalCheckpointer } from './checkpointer.js'
 import type { WalSync } from './wal-sync.js'
 
 type Db = Kysely<Database>
@@ -48,6 +49,7 @@ export class SqliteWriteGroups {
     private readonly db: Db,
     private readonly inTransaction: () => boolean,
     private readonly walSync: WalSync | undefined,
+    private readonly checkpoints: Pick<WalCheckpointer, 'beforeWrite' | 'committed'> | undefined,
   ) {}
 
   run<T>(work: (tx: Db) => Promise<T>, alone = false): Promise<T> {
@@ -77,6 +79,7 @@ export class SqliteWriteGroups {
     // One that must be alone acts outside the database on what it reads: only on what is on disk.
     // Groups run one at a time, so nothing of this process commits between this wait and its BEGIN.
     if (this.waiting[0]?.alone === true) await this.walSync?.pending()
+    await this.checkpoints?.beforeWrite()
     try {
       await this.db.connection().execute(async (tx) => {
         await tx.executeQuery(BEGIN_IMMEDIATE)
@@ -101,6 +104,7 @@ export class SqliteWriteGroups {
         }
         // Asked for before the connection is given back, so a read that takes it next waits for it.
         syncing = this.walSync?.sync() ?? Promise.resolve()
+        this.checkpoints?.committed()
       })
     } catch (error) {
       // Begun: none of the group is known to be on disk. Not begun (the lock stayed taken, the disk

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
-import { backendOf, type Db, writeTransaction } from '../db/database.js'
+import { backendOf, type Db, planningRead, writeTransaction } from '../db/database.js'
 import { DeliveriesRepository, type DueDelivery } from '../db/repositories/deliveries.js'
 import { EventsRepository, hasPendingFanOut } from '../db/repositories/events.js'
 import { newId } from '../db/time.js'
@@ -211,7 +211,7 @@ export class Dispatcher implements DeliveryListener {
       }, waitMs)
       return false
     }
-    if (!(await hasPendingFanOut(this.options.db))) return false
+    if (!(await planningRead(this.options.db, hasPendingFanOut))) return false
     const started = Date.now()
     const result = await runUnitOfWork(this.options.db, this.options.sink, (unit) => new EventsRepository(unit.tx, unit).fanOutPending(this.lastFanOutApp), {
       retries: 2,
@@ -234,7 +234,8 @@ export class Dispatcher implements DeliveryListener {
     // taken (every application with due work at its cap) no write transaction is opened.
     const nowMs = Date.now()
     const now = new Date(nowMs).toISOString()
-    const queues = (await this.deliveries.dueQueues(now, CIRCUIT_THRESHOLD, this.inFlight.appsAt(this.options.perAppConcurrency))).map(toDueQueue)
+    const busyApps = this.inFlight.appsAt(this.options.perAppConcurrency)
+    const queues = (await planningRead(this.options.db, (tx) => new DeliveriesRepository(tx).dueQueues(now, CIRCUIT_THRESHOLD, busyApps))).map(toDueQueue)
     const caps = { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency }
     const take = this.fairShare.plan(queues, caps, this.inFlight)
     if (take.size === 0) return false

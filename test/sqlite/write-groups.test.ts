@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { CompiledQuery, Kysely } from 'kysely'
 import { afterEach, beforeEach, expect, it } from 'vitest'
+import { planningRead } from '../../src/db/database.js'
 import type { Database } from '../../src/db/schema.js'
 import { LockWaitingSqliteDialect } from '../../src/db/sqlite-lock-wait.js'
 import { WalSync } from '../../src/db/wal-sync.js'
@@ -30,14 +31,23 @@ function groups(): SqliteWriteGroups {
         heldSync = { release: resolve, fail: reject }
       }),
   )
-  return new SqliteWriteGroups(db, () => sqlite.inTransaction, wal)
+  return new SqliteWriteGroups(db, () => sqlite.inTransaction, wal, checkpoints)
 }
+
+/** the groups' checkpointer: records when it was asked, and can hold a group before its BEGIN */
+let checkpoints: { beforeWrite: () => Promise<void>; committed: () => void }
+let checkpointLog: string[]
 
 beforeEach(() => {
   sqlite = new SQLite(join(mkdtempSync(join(tmpdir(), 'write-groups-')), 'db.sqlite'))
   sqlite.pragma('journal_mode = WAL')
   sqlite.exec('create table apps (id text primary key, name text not null, created_at text not null)')
   db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect({ database: sqlite }, sqlite, 1000, () => wal?.pending()) })
+  checkpointLog = []
+  checkpoints = {
+    beforeWrite: async () => void checkpointLog.push('before write'),
+    committed: () => void checkpointLog.push('committed'),
+  }
   syncs = 0
   heldSync = undefined
   hold = false
@@ -173,4 +183,42 @@ it('a read waits for the group to commit: it never sees a member’s uncommitted
   release()
   await write
   expect(await read).toEqual(['pending'])
+})
+
+it('each group asks for a checkpoint after its commit, and waits for the checkpointer before it begins', async () => {
+  let release: () => void = () => undefined
+  checkpoints.beforeWrite = () => {
+    checkpointLog.push('before write')
+    return new Promise<void>((resolve) => (release = resolve))
+  }
+  const writes = groups()
+  const done = writes.run((tx) => insert(tx, 'held'))
+  await new Promise((resolve) => setTimeout(resolve, 20))
+  // Held before its BEGIN: nothing written, no commit asked about.
+  expect(sqlite.inTransaction).toBe(false)
+  expect(checkpointLog).toEqual(['before write'])
+  release()
+  await done
+  expect(checkpointLog).toEqual(['before write', 'committed'])
+  expect(await stored()).toEqual(['held'])
+})
+
+it('a planning read does not wait for the sync in flight: it sees the committed row at once, while a plain read waits', async () => {
+  hold = true
+  const writes = groups()
+  const written = writes.run((tx) => insert(tx, 'planned'))
+  await expect.poll(() => heldSync !== undefined).toBe(true)
+  let plainRead: string[] | undefined
+  const plain = stored().then((ids) => (plainRead = ids))
+  const planned = await planningRead(db, async (tx) => (await tx.selectFrom('apps').select('id').execute()).map((row) => row.id))
+  expect(planned).toEqual(['planned'])
+  expect(plainRead).toBeUndefined()
+  hold = false
+  heldSync?.release()
+  await written
+  await plain
+  expect(plainRead).toEqual(['planned'])
+  // The planning read's transaction ended: the connection is free for the next write.
+  await writes.run((tx) => insert(tx, 'after'))
+  expect(await stored()).toEqual(['after', 'planned'])
 })
