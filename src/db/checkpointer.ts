@@ -50,7 +50,6 @@ class CheckpointWorker {
   private started(): Worker {
     if (this.worker !== undefined) return this.worker
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3') } })
-    worker.unref()
     worker.on('message', (reply: Reply) => {
       const waiter = this.waiting.get(reply.id)
       this.waiting.delete(reply.id)
@@ -62,6 +61,9 @@ class CheckpointWorker {
       this.worker = undefined
       this.failAll(new Error('the checkpoint worker exited'))
     })
+    // After the listeners: unrefed before them, the worker kept `devplatform worker` from exiting
+    // after SIGTERM (test/server/delivery-processes.test.ts).
+    worker.unref()
     this.worker = worker
     return worker
   }

@@ -131,10 +131,37 @@ function withStatementCache(sqlite: SQLite.Database, walSync: WalSync | undefine
       let statement = statements.get(sqlText)
       if (statement === undefined) {
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
-        statement = sqlite.prepare(sqlText)
+        statement = rowsFromArrays(sqlite.prepare(sqlText))
         statements.set(sqlText, statement)
       }
       return statement
+    },
+  }
+}
+
+/**
+ * A reading statement whose rows come from better-sqlite3 as arrays and are made objects here,
+ * with the column names read once. In object mode better-sqlite3 makes every column's name a
+ * JavaScript string again for every row (and V8 looks each up in its string table): that was
+ * 9 % of server CPU on GET /webhooks/{id} (perf, the two statements' own 21 %).
+ */
+function rowsFromArrays(statement: SQLite.Statement): SqliteStatement {
+  if (!statement.reader) return statement
+  statement.raw(true)
+  let names = statement.columns().map((column) => column.name)
+  const toRow = (values: unknown[]): Record<string, unknown> => {
+    // SQLite prepares again by itself after a schema change: `select *` may have new columns.
+    if (values.length !== names.length) names = statement.columns().map((column) => column.name)
+    const row: Record<string, unknown> = {}
+    for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i]
+    return row
+  }
+  return {
+    reader: true,
+    all: (parameters) => (statement.all(parameters) as unknown[][]).map(toRow),
+    run: (parameters) => statement.run(parameters),
+    iterate: function* (parameters) {
+      for (const values of statement.iterate(parameters) as IterableIterator<unknown[]>) yield toRow(values)
     },
   }
 }
