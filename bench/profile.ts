@@ -94,7 +94,7 @@ await onFreshDatabase(async (database) => {
   }
   for (const op of ops) {
     const profileDir = values['cpu-prof']
-    const server = await startServer(database, { nodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, `--cpu-prof-name=${op}.cpuprofile`] })
+    const server = await startServer(database, { nodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${op}`] })
     log(`${op}…`)
     rows.push({ op, figures: await load(scenario(op, server, app, poolApp), server.cpuMs) })
     await server.stop()
@@ -116,4 +116,4 @@ for (const { op, figures } of rows) {
   )
 }
 console.log(lines.join('\n'))
-if (values['cpu-prof'] !== undefined) console.log(`\nprofiles: ${values['cpu-prof']}/<operation>.cpuprofile (npx tsx bench/cpu-profile-summary.ts FILE)`)
+if (values['cpu-prof'] !== undefined) console.log(`\nprofiles: ${values['cpu-prof']}/<operation>/, one per thread; the main thread's is the largest (npx tsx bench/cpu-profile-summary.ts FILE)`)

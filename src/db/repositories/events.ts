@@ -75,6 +75,13 @@ const INLINE_CANDIDATES = new PreparedQuery<ActiveWebhook & { pending: number }>
 
 const INSERT_EVENT = new PreparedInsert('events')
 const INSERT_DELIVERY = new PreparedInsert('deliveries')
+/** One webhook took one event (every inline write with one active webhook): built once. */
+const COUNT_ONE_EVENT = new PreparedQuery<never>(1, (db, webhookId) =>
+  db
+    .updateTable('webhooks')
+    .set((eb) => ({ total_events: eb('total_events', '+', 1) }))
+    .where('id', '=', webhookId),
+)
 
 /** Whether any event waits for a dispatcher to write its deliveries: a read, so an idle dispatcher opens no write transaction. */
 export async function hasPendingFanOut(db: Db): Promise<boolean> {
@@ -257,6 +264,11 @@ export class EventsRepository {
       else ids.push(webhookId)
     }
     for (const [count, webhookIds] of byCount) {
+      const [one] = webhookIds
+      if (count === 1 && webhookIds.length === 1 && one !== undefined) {
+        await COUNT_ONE_EVENT.execute(this.db, one)
+        continue
+      }
       for (const part of chunks(webhookIds)) {
         await this.db
           .updateTable('webhooks')
