@@ -14,7 +14,7 @@ parentPort.on('message', ({ id, filename }) => {
   try {
     db = new Database(filename, { fileMustExist: true, timeout: 0 })
     const [row] = db.pragma('wal_checkpoint(PASSIVE)')
-    parentPort.postMessage({ id, busy: row.busy, log: row.log, checkpointed: row.checkpointed })
+    parentPort.postMessage({ id, log: row.log, checkpointed: row.checkpointed })
   } catch (error) {
     parentPort.postMessage({ id, error: String(error && error.message ? error.message : error) })
   } finally {
@@ -30,7 +30,7 @@ interface CheckpointResult {
   checkpointed: number
 }
 
-type Reply = { id: number; busy: number; log: number; checkpointed: number } | { id: number; error: string }
+type Reply = ({ id: number } & CheckpointResult) | { id: number; error: string }
 
 /** One worker thread per process, for every SQLite database it opens; it never keeps the process alive. */
 class CheckpointWorker {

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { type CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
 import pg from 'pg'
 import { type DatabaseLocation, redactUrl } from '../config.js'
 import { isRetryableConflict } from './errors.js'
@@ -179,8 +179,11 @@ export async function readSnapshot<T>(db: Db, work: (tx: Db) => Promise<T>): Pro
       .setAccessMode('read only')
       .execute(work)
   }
-  return sqliteReadTransaction(db, sql`begin`.compile(db), work)
+  return sqliteReadTransaction(db, BEGIN_SNAPSHOT_READ, work)
 }
+
+/** readSnapshot's BEGIN on SQLite: not BEGIN_PLANNING_READ, so its reads wait for the sync in flight. */
+const BEGIN_SNAPSHOT_READ = CompiledQuery.raw('begin')
 
 /** `work` in one deferred SQLite transaction opened by `begin`, on one connection. */
 function sqliteReadTransaction<T>(db: Db, begin: CompiledQuery, work: (tx: Db) => Promise<T>): Promise<T> {

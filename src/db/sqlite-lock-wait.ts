@@ -10,7 +10,6 @@ import {
   SqliteDriver,
 } from 'kysely'
 import { isSqliteBusy } from './errors.js'
-import { BEGIN_IMMEDIATE } from './write-groups.js'
 
 /** The pauses between tries of a statement that met another process's lock: short at first, then this long at most. */
 const FIRST_PAUSE_MS = 2
@@ -43,11 +42,17 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
   }
 }
 
+/** A write group's first statement (SqliteWriteGroups): its commit shares the next sync, so it does not wait for the one in flight. */
+export const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate')
+
 /**
  * The BEGIN of a read transaction whose reads do not wait for the sync (planningRead): for reads
  * that only decide what to do next in the database, never act outside it on what they saw.
  */
 export const BEGIN_PLANNING_READ = CompiledQuery.raw('begin')
+
+/** The transactions that begin without waiting for the sync in flight, known by their BEGIN's identity. */
+const NOT_WAITING_FOR_SYNC: ReadonlySet<CompiledQuery> = new Set([BEGIN_IMMEDIATE, BEGIN_PLANNING_READ])
 
 /** The sync of what has been committed, while one is running (WalSync.pending): reads wait for it. */
 export type DurableGate = () => Promise<void> | undefined
@@ -98,9 +103,8 @@ class LockWaitingConnection implements DatabaseConnection {
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     // A read outside a transaction (or a read transaction's BEGIN) waits, with the connection given
     // back, until what was committed is on disk: nothing is read that a power cut could still take
-    // back. A write group's BEGIN IMMEDIATE does not wait: its commit shares the next sync; nor
-    // does a planning read's BEGIN (planningRead).
-    const syncing = this.sqlite.inTransaction || query === BEGIN_IMMEDIATE || query === BEGIN_PLANNING_READ ? undefined : this.durable()
+    // back. The BEGINs in NOT_WAITING_FOR_SYNC do not wait.
+    const syncing = this.sqlite.inTransaction || NOT_WAITING_FOR_SYNC.has(query) ? undefined : this.durable()
     if (syncing !== undefined) {
       await this.handover.release()
       try {

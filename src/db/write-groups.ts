@@ -1,6 +1,7 @@
 import { CompiledQuery, type Kysely } from 'kysely'
 import type { Database } from './schema.js'
 import type { WalCheckpointer } from './checkpointer.js'
+import { BEGIN_IMMEDIATE } from './sqlite-lock-wait.js'
 import type { WalSync } from './wal-sync.js'
 
 type Db = Kysely<Database>
@@ -8,8 +9,6 @@ type Db = Kysely<Database>
 /** Most write transactions committed together: a group holds the one connection, so reads wait for it. */
 export const MAX_GROUP = 64
 
-/** A write group's first statement: LockWaitingConnection lets it past the read gate. */
-export const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate')
 const COMMIT = CompiledQuery.raw('commit')
 const ROLLBACK = CompiledQuery.raw('rollback')
 const SAVEPOINT = CompiledQuery.raw('savepoint member')

@@ -41,6 +41,20 @@ function fakeWorker() {
   }
 }
 
+/**
+ * A checkpointer on a fake worker and clock whose first checkpoint, asked for by a commit, has
+ * answered with `first`.
+ */
+async function afterFirstCheckpoint(first: { log: number; checkpointed: number }) {
+  const worker = fakeWorker()
+  const clock = { now: 0 }
+  const checkpointer = new WalCheckpointer('unused', worker, () => clock.now)
+  checkpointer.committed()
+  worker.calls[0]?.resolve(first)
+  await checkpointer.idle()
+  return { worker, clock, checkpointer }
+}
+
 it('the worker copies committed pages from the WAL into the database file, off the event loop', async () => {
   const { file, sqlite } = walDatabase()
   const insert = sqlite.prepare('insert into t (body) values (?)')
@@ -82,13 +96,8 @@ it(`asks for at most one checkpoint at a time, and none within ${CHECKPOINT_INTE
 })
 
 it('under the WAL limit, a write does not wait for checkpoints', async () => {
-  const worker = fakeWorker()
-  let now = 0
-  const checkpointer = new WalCheckpointer('unused', worker, () => now)
-  checkpointer.committed()
-  worker.calls[0]?.resolve({ log: WAL_LIMIT_FRAMES - 1, checkpointed: 0 })
-  await checkpointer.idle()
-  now += CHECKPOINT_INTERVAL_MS
+  const { worker, clock, checkpointer } = await afterFirstCheckpoint({ log: WAL_LIMIT_FRAMES - 1, checkpointed: 0 })
+  clock.now += CHECKPOINT_INTERVAL_MS
   checkpointer.committed()
   // One runs, unanswered: the write goes ahead anyway.
   await checkpointer.beforeWrite()
@@ -96,14 +105,9 @@ it('under the WAL limit, a write does not wait for checkpoints', async () => {
 })
 
 it('past the WAL limit, a write waits for a checkpoint that began after the last commit and copied everything', async () => {
-  const worker = fakeWorker()
-  let now = 0
-  const checkpointer = new WalCheckpointer('unused', worker, () => now)
-  checkpointer.committed()
-  worker.calls[0]?.resolve({ log: WAL_LIMIT_FRAMES, checkpointed: WAL_LIMIT_FRAMES })
-  await checkpointer.idle()
+  const { worker, clock, checkpointer } = await afterFirstCheckpoint({ log: WAL_LIMIT_FRAMES, checkpointed: WAL_LIMIT_FRAMES })
   // A commit after that checkpoint: its frames are not copied yet.
-  now += 1
+  clock.now += 1
   checkpointer.committed()
   expect(worker.calls).toHaveLength(1)
   let through = false
@@ -121,13 +125,8 @@ it('past the WAL limit, a write waits for a checkpoint that began after the last
 })
 
 it('a failing checkpoint changes nothing: commits ask again, and a write past the limit waits for two tries at most', async () => {
-  const worker = fakeWorker()
-  let now = 0
-  const checkpointer = new WalCheckpointer('unused', worker, () => now)
-  checkpointer.committed()
-  worker.calls[0]?.resolve({ log: WAL_LIMIT_FRAMES * 2, checkpointed: 0 })
-  await checkpointer.idle()
-  now += CHECKPOINT_INTERVAL_MS
+  const { worker, clock, checkpointer } = await afterFirstCheckpoint({ log: WAL_LIMIT_FRAMES * 2, checkpointed: 0 })
+  clock.now += CHECKPOINT_INTERVAL_MS
   checkpointer.committed()
   worker.calls[1]?.reject(new Error('SQLITE_FULL: database or disk is full'))
   await checkpointer.idle()

@@ -46,12 +46,8 @@ export interface FanOutResult {
   more: boolean
 }
 
-interface PendingEvent {
-  id: string
-  created_at: string
-}
-
-interface ActiveWebhook {
+/** What fan-out needs of an event or a webhook: an event goes to the webhooks created no later than it. */
+interface Created {
   id: string
   created_at: string
 }
@@ -66,7 +62,7 @@ function activeWebhooksOf(db: Db, appId: string) {
  * event of the application waits for a dispatcher's fan-out: one statement, built once
  * (PreparedQuery), as it runs on every write that emits an event.
  */
-const INLINE_CANDIDATES = new PreparedQuery<ActiveWebhook & { pending: number }>(1, (db, appId) =>
+const INLINE_CANDIDATES = new PreparedQuery<Created & { pending: number }>(1, (db, appId) =>
   activeWebhooksOf(db, appId)
     .select(['id', 'created_at'])
     .select(sql<number>`case when exists (select 1 from events where app_id = ${appId} and fanout_pending = 1) then 1 else 0 end`.as('pending'))
@@ -83,9 +79,14 @@ const COUNT_ONE_EVENT = new PreparedQuery<never>(1, (db, webhookId) =>
     .where('id', '=', webhookId),
 )
 
-/** Whether any event waits for a dispatcher to write its deliveries: a read, so an idle dispatcher opens no write transaction. */
+const ANY_PENDING_FANOUT = new PreparedQuery<{ id: string }>(0, (db) => db.selectFrom('events').select('id').where(sql<boolean>`fanout_pending = 1`).limit(1))
+
+/**
+ * Whether any event waits for a dispatcher to write its deliveries: a read, so an idle dispatcher
+ * opens no write transaction. Built once (PreparedQuery): the dispatcher asks at every loop turn.
+ */
 export async function hasPendingFanOut(db: Db): Promise<boolean> {
-  return (await db.selectFrom('events').select('id').where(sql<boolean>`fanout_pending = 1`).limit(1).executeTakeFirst()) !== undefined
+  return (await ANY_PENDING_FANOUT.executeTakeFirst(db)) !== undefined
 }
 
 /** The transactional outbox: only meaningful inside a unit of work. */
@@ -217,7 +218,7 @@ export class EventsRepository {
   }
 
   /** The application's active webhooks (or the one named), locked on PostgreSQL in id order. */
-  private async lockActiveWebhooks(appId: string, only: string | undefined): Promise<ActiveWebhook[]> {
+  private async lockActiveWebhooks(appId: string, only: string | undefined): Promise<Created[]> {
     let active = activeWebhooksOf(this.db, appId).select(['id', 'created_at']).orderBy('id')
     if (only !== undefined) active = active.where('id', '=', only)
     if (backendOf(this.db) === 'postgres') active = active.forNoKeyUpdate()
@@ -229,7 +230,7 @@ export class EventsRepository {
    * time, so each webhook's queue stays in event order), and each webhook's total_events counted.
    * Returns the deliveries' ids.
    */
-  private async writeDeliveries(appId: string, events: readonly PendingEvent[], webhooks: readonly ActiveWebhook[]): Promise<string[]> {
+  private async writeDeliveries(appId: string, events: readonly Created[], webhooks: readonly Created[]): Promise<string[]> {
     const now = nowIso()
     const rows = []
     const counts = new Map<string, number>()
