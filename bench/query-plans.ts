@@ -216,8 +216,8 @@ const P = String.raw`(?:\?|\$\d+)`
 const NAMES: [RegExp, string, RegExp?][] = [
   [/from "api_keys" where "client_key" =/, 'AppsRepository.findCredentials: the API key by client_key', /api_keys_2|api_keys_client_key_key/],
   [
-    new RegExp(`^select \\* from "webhooks" where "app_id" = ${P} and "deleted_at" is null and "id" = ${P}$`),
-    'WebhooksRepository.find: `owned(appId)` and the id',
+    new RegExp(`^select \\*, \\(select .* from webhook_event_counts c where c.webhook_id = webhooks.id\\) as "total_events" from "webhooks" where "app_id" = ${P} and "deleted_at" is null and "id" = ${P}$`),
+    'WebhooksRepository.find: `owned(appId)` and the id, its total_events summed from webhook_event_counts',
     /webhooks_1|webhooks_pkey/,
   ],
   [/^select "id" from "webhooks" where "id" = .* for update$/, 'DeliveriesRepository.lockToStop: the webhook FOR UPDATE (PostgreSQL only)', /webhooks_pkey/],
@@ -243,7 +243,7 @@ const NAMES: [RegExp, string, RegExp?][] = [
     /webhooks_active/,
   ],
   [/^insert into "deliveries"/, 'EventsRepository.writeDeliveries: the deliveries insert'],
-  [/^update "webhooks" set "total_events" =/, 'EventsRepository.writeDeliveries: the total_events update', /webhooks_1|webhooks_pkey/],
+  [/^insert into "webhook_event_counts"/, "EventsRepository.writeDeliveries: the webhooks' event counts (upsert on the primary key)"],
   [/^select "id" from "events" where fanout_pending = 1/, 'hasPendingFanOut: any event waiting for its fan-out', /events_fanout_pending/],
   [/with recursive pending/, 'EventsRepository.pendingApps: applications with events waiting (skip scan of events_fanout_pending)', /events_fanout_pending/],
   [/with recursive queue/, 'DeliveriesRepository.dueQueues: webhooks with due deliveries (skip scan of deliveries_queue)', /deliveries_queue/],

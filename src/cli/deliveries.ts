@@ -1,5 +1,5 @@
 import type { Db } from '../db/database.js'
-import { deliveryStatsOf } from '../db/repositories/webhooks.js'
+import { deliveryStatsOf, TOTAL_EVENTS } from '../db/repositories/webhooks.js'
 import type { Webhook } from '../schemas/webhooks.js'
 import { isCircuitOpen } from '../webhooks/retry.js'
 import { DeliveryLogRepository, type LoggedAttempt, type LoggedDelivery } from '../db/repositories/delivery-log.js'
@@ -36,13 +36,13 @@ export async function findWebhookForAudit(db: Db, id: string): Promise<AuditWebh
       'is_active',
       'encrypted',
       'deleted_at',
-      'total_events',
       'successful_deliveries',
       'failed_deliveries',
       'last_delivery',
       'consecutive_failures',
       'circuit_retry_at',
     ])
+    .select(TOTAL_EVENTS)
     .where('id', '=', id.toLowerCase())
     .executeTakeFirst()
   if (row === undefined) return undefined

@@ -240,6 +240,23 @@ migrations['0005_deferred_fanout'] = {
   },
 }
 
+migrations['0006_webhook_event_counts'] = {
+  async up(db: Kysely<unknown>) {
+    // Every write that emitted an event added to its webhooks' total_events, so on PostgreSQL all of
+    // an application's writes took turns on its webhook rows (sampled: 7 to 9 of 10 connections
+    // waiting for that row lock). The counts move to rows of their own, several per webhook.
+    await db.schema
+      .createTable('webhook_event_counts')
+      .addColumn('webhook_id', 'text', (c) => c.notNull().references('webhooks.id'))
+      .addColumn('slot', 'integer', (c) => c.notNull())
+      .addColumn('events', 'integer', (c) => c.notNull())
+      .addPrimaryKeyConstraint('webhook_event_counts_pk', ['webhook_id', 'slot'])
+      .execute()
+    await sql`insert into webhook_event_counts (webhook_id, slot, events) select id, 0, total_events from webhooks where total_events > 0`.execute(db)
+    await db.schema.alterTable('webhooks').dropColumn('total_events').execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */
@@ -255,6 +272,12 @@ async function appliedMigrations<DB>(db: Kysely<DB>): Promise<string[]> {
 
 /** The newest schema version this build knows. */
 export const LATEST_MIGRATION = Object.keys(migrations).sort().at(-1) ?? ''
+
+/** Brings a new database's schema to the named version and no further: tests of an upgrade start there. */
+export async function migrateTo<DB>(db: Kysely<DB>, name: string): Promise<void> {
+  const { error } = await new Migrator({ db, provider }).migrateTo(name)
+  if (error !== undefined) throw error
+}
 
 /**
  * Brings the schema to the newest version; throws with the failing migration's error. A schema

@@ -31,7 +31,6 @@ export interface WebhooksTable {
   is_active: number
   encrypted: number
   signing_secret: string
-  total_events: number
   successful_deliveries: number
   failed_deliveries: number
   last_delivery: string | null
@@ -46,6 +45,17 @@ export interface WebhooksTable {
   consecutive_failures: number
   /** while its circuit is open: no attempt to it starts before this */
   circuit_retry_at: string | null
+}
+
+/**
+ * The events each webhook took (its delivery_stats.total_events is the sum of its rows). A write
+ * adds to one of EVENT_COUNT_SLOTS rows per webhook (always slot 0 on SQLite), not to the webhook's
+ * own row, so concurrent writes of one application do not take turns on their webhooks' rows.
+ */
+export interface WebhookEventCountsTable {
+  webhook_id: string
+  slot: number
+  events: number
 }
 
 export interface CustomersTable {
@@ -176,6 +186,7 @@ export interface Database {
   apps: AppsTable
   api_keys: ApiKeysTable
   webhooks: WebhooksTable
+  webhook_event_counts: WebhookEventCountsTable
   customers: CustomersTable
   liquidation_addresses: LiquidationAddressesTable
   taxes: TaxesTable

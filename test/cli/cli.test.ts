@@ -528,7 +528,7 @@ describe('devplatform deliveries list', () => {
       last_delivery: string | null
       consecutive_failures: number
       circuit_retry_at: string | null
-    }>('select * from webhooks where id = ?', webhookId)
+    }>('select *, (select cast(coalesce(sum(events), 0) as integer) from webhook_event_counts where webhook_id = webhooks.id) as total_events from webhooks where id = ?', webhookId)
     if (w === undefined) throw new Error(`no webhook ${webhookId}`)
     const deliveries = await query<Omit<AuditDeliveryOut, 'attempt_log'>>(
       `select d.id, d.event_id, e.type as event_type, e.created_at as event_created_at, d.status, d.attempts,

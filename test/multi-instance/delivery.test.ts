@@ -78,7 +78,7 @@ describe('several instances on one PostgreSQL database', () => {
     await receiver.waitForArrival((a) => a.type === 'webhook.created', 10_000)
 
     // The outbox's writes, by hand and in bulk: the event rows (the envelope as payload), one
-    // pending delivery each and the webhook's total_events, in one transaction per batch (the
+    // pending delivery each and the webhook's event count, in one transaction per batch (the
     // webhook row locked as the outbox locks it); each batch followed by the NOTIFY the server sends.
     const writer = new pg.Client({ connectionString: database.url })
     await writer.connect()
@@ -100,7 +100,7 @@ describe('several instances on one PostgreSQL database', () => {
         }
         const batchStarted = performance.now()
         await writer.query('begin')
-        await writer.query('select id from webhooks where id = $1 for no key update', [webhookId])
+        await writer.query('select id from webhooks where id = $1 for key share', [webhookId])
         lockWaitMs.push(performance.now() - batchStarted)
         await writer.query(
           `insert into events (id, app_id, type, payload, created_at)
@@ -112,7 +112,11 @@ describe('several instances on one PostgreSQL database', () => {
            select t.id, t.event_id, $3, $4, 'pending', 0, $5, null, $5, $5 from unnest($1::text[], $2::text[]) as t(id, event_id)`,
           [deliveryIds, eventIds, webhookId, credentials.appId, now],
         )
-        await writer.query('update webhooks set total_events = total_events + $2 where id = $1', [webhookId, eventIds.length])
+        await writer.query(
+          `insert into webhook_event_counts (webhook_id, slot, events) values ($1, 0, $2)
+           on conflict (webhook_id, slot) do update set events = webhook_event_counts.events + excluded.events`,
+          [webhookId, eventIds.length],
+        )
         await writer.query('commit')
         await writer.query("select pg_notify('devplatform_deliveries', '')")
         written.push(...eventIds)
@@ -167,7 +171,7 @@ describe('several instances on one PostgreSQL database', () => {
     expect(await database.count('select count(*) as n from (select delivery_id from delivery_attempts group by delivery_id having count(*) <> 1) as x')).toBe(0)
     expect(await database.count('select count(*) as n from deliveries d where not exists (select 1 from delivery_attempts a where a.delivery_id = d.id)')).toBe(0)
     const [stats] = await database.query<{ total_events: number; successful_deliveries: number; failed_deliveries: number }>(
-      'select total_events, successful_deliveries, failed_deliveries from webhooks where id = ?',
+      'select (select cast(sum(events) as integer) from webhook_event_counts where webhook_id = webhooks.id) as total_events, successful_deliveries, failed_deliveries from webhooks where id = ?',
       webhookId,
     )
     expect(stats).toEqual({ total_events: EVENTS + 1, successful_deliveries: EVENTS + 1, failed_deliveries: 0 })

@@ -144,7 +144,7 @@ async function fanOutConcurrently({ fresh, dispatchers, apps }: Backlog, startAf
     expect(new Map(perEvent.map((row) => [row.event_id, row.n]))).toEqual(new Map(app.eventIds.map((id) => [id, WEBHOOKS])))
     const perWebhook = await fresh.query<{ webhook_id: string; n: number }>('select webhook_id, count(distinct event_id) as n from deliveries where app_id = ? group by webhook_id', app.appId)
     expect(new Map(perWebhook.map((row) => [row.webhook_id, row.n]))).toEqual(new Map(app.webhookIds.map((id) => [id, EVENTS_PER_APP])))
-    const totals = await fresh.query<{ id: string; total_events: number }>('select id, total_events from webhooks where app_id = ?', app.appId)
+    const totals = await fresh.query<{ id: string; total_events: number }>('select id, (select cast(sum(events) as integer) from webhook_event_counts where webhook_id = webhooks.id) as total_events from webhooks where app_id = ?', app.appId)
     expect(new Map(totals.map((row) => [row.id, row.total_events]))).toEqual(new Map(app.webhookIds.map((id) => [id, EVENTS_PER_APP])))
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { TOTAL_EVENTS } from '../../src/db/repositories/webhooks.js'
 
 interface Webhook {
   id: string
@@ -59,7 +60,7 @@ describe('DELETE /api/v0/webhooks/{id} (the contract)', () => {
   it('keeps the deleted row and its statistics stored for audit', async () => {
     const created = await createWebhook()
     await server.request('DELETE', `/api/v0/webhooks/${created.id}`, { key })
-    const row = await server.app.db.selectFrom('webhooks').selectAll().where('id', '=', created.id).executeTakeFirstOrThrow()
+    const row = await server.app.db.selectFrom('webhooks').selectAll().select(TOTAL_EVENTS).where('id', '=', created.id).executeTakeFirstOrThrow()
     expect(row.deleted_at).toMatch(ISO_MS)
     expect(row.total_events).toBe(1)
   })

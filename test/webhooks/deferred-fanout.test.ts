@@ -5,6 +5,7 @@ import { newId, nowIso } from '../../src/db/time.js'
 import { runUnitOfWork, type SignalSink } from '../../src/db/unit-of-work.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Receiver, startReceiver } from '../receiver.js'
+import { TOTAL_EVENTS } from '../../src/db/repositories/webhooks.js'
 
 // An event's deliveries are written inside the write that made it only for an application with at
 // most INLINE_FANOUT_MAX active webhooks; above that the event commits marked pending and a
@@ -66,7 +67,7 @@ const deliveriesOfEvent = (id: string) =>
 const pendingOf = async (appId: string) =>
   (await server.app.db.selectFrom('events').select('id').where('app_id', '=', appId).where('fanout_pending', '=', 1).execute()).length
 const totalEvents = async (webhookId: string) =>
-  (await server.app.db.selectFrom('webhooks').select('total_events').where('id', '=', webhookId).executeTakeFirstOrThrow()).total_events
+  (await server.app.db.selectFrom('webhooks').select(TOTAL_EVENTS).where('id', '=', webhookId).executeTakeFirstOrThrow()).total_events
 
 describe('where an event fans out', () => {
   it(`${INLINE_FANOUT_MAX} active webhooks: the write itself writes one delivery per webhook`, async () => {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Answer, type Receiver, startReceiver } from '../receiver.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { waitUntil } from '../processes.js'
+import { TOTAL_EVENTS } from '../../src/db/repositories/webhooks.js'
 
 interface Webhook {
   id: string
@@ -78,7 +79,7 @@ function attemptsOf(server: TestServer, webhookId: string) {
 }
 
 async function webhookRow(server: TestServer, id: string) {
-  return server.app.db.selectFrom('webhooks').selectAll().where('id', '=', id).executeTakeFirstOrThrow()
+  return server.app.db.selectFrom('webhooks').selectAll().select(TOTAL_EVENTS).where('id', '=', id).executeTakeFirstOrThrow()
 }
 
 function envelopes(path: string): Envelope[] {

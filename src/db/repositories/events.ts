@@ -71,13 +71,30 @@ const INLINE_CANDIDATES = new PreparedQuery<Created & { pending: number }>(1, (d
 
 const INSERT_EVENT = new PreparedInsert('events')
 const INSERT_DELIVERY = new PreparedInsert('deliveries')
+/**
+ * Rows per webhook its event count is spread over on PostgreSQL: a transaction adds to the row of
+ * its connection's slot (`pg_backend_pid() % EVENT_COUNT_SLOTS`), so concurrent writes of one
+ * application rarely wait for one another there, and one transaction always adds to the same row
+ * of a webhook (no deadlock between two that count the same webhooks, both in id order). SQLite
+ * has one writer: slot 0.
+ */
+export const EVENT_COUNT_SLOTS = 16
+
+function countSlot(db: Db) {
+  return backendOf(db) === 'postgres' ? sql<number>`pg_backend_pid() % ${sql.lit(EVENT_COUNT_SLOTS)}` : sql<number>`0`
+}
+
+/** Adds the events each webhook took to its count (one row per webhook, in webhook id order). */
+function addEventCounts(db: Db, counts: readonly { webhook_id: string; events: number }[]) {
+  const slot = countSlot(db)
+  return db
+    .insertInto('webhook_event_counts')
+    .values(counts.map(({ webhook_id, events }) => ({ webhook_id, slot, events })))
+    .onConflict((oc) => oc.columns(['webhook_id', 'slot']).doUpdateSet((eb) => ({ events: sql<number>`${eb.ref('webhook_event_counts.events')} + ${eb.ref('excluded.events')}` })))
+}
+
 /** One webhook took one event (every inline write with one active webhook): built once. */
-const COUNT_ONE_EVENT = new PreparedQuery<never>(1, (db, webhookId) =>
-  db
-    .updateTable('webhooks')
-    .set((eb) => ({ total_events: eb('total_events', '+', 1) }))
-    .where('id', '=', webhookId),
-)
+const COUNT_ONE_EVENT = new PreparedQuery<never>(1, (db, webhookId) => addEventCounts(db, [{ webhook_id: webhookId, events: 1 }]))
 
 const ANY_PENDING_FANOUT = new PreparedQuery<{ id: string }>(0, (db) => db.selectFrom('events').select('id').where(sql<boolean>`fanout_pending = 1`).limit(1))
 
@@ -103,11 +120,14 @@ export class EventsRepository {
    * INLINE_FANOUT_MAX active webhooks and no earlier event still waiting for its own; otherwise the
    * event is marked pending and a dispatcher writes them (`fanOutPending`), in event order.
    *
-   * The webhooks are locked (PostgreSQL; in id order, as every multi-webhook writer does) before
-   * their deliveries are written: a concurrent DELETE or deactivation either committed first (the
-   * row no longer matches: no delivery) or waits for this commit and then cancels what it wrote.
-   * Reading them without the lock would let a DELETE commit in between and leave a pending
-   * delivery no dispatcher would ever claim.
+   * The webhooks are locked (PostgreSQL: FOR KEY SHARE, in id order, as every multi-webhook writer
+   * does) before their deliveries are written. Every DELETE or deactivation first takes its row FOR
+   * UPDATE (DeliveriesRepository.lockToStop), which that lock conflicts with: it either committed
+   * first (the row no longer matches: no delivery) or waits for this commit and then cancels what
+   * it wrote. Reading them without the lock would let a DELETE commit in between and leave a
+   * pending delivery no dispatcher would ever claim. KEY SHARE, not an update lock: concurrent
+   * writes of one application share it, and the outcome writer's updates of the row do not wait
+   * for it (the event count is kept in rows of its own, webhook_event_counts).
    */
   async emit(appId: string, type: EventType, data: unknown): Promise<string> {
     const event = this.eventRow(appId, type, data)
@@ -217,11 +237,11 @@ export class EventsRepository {
     return Number(row.n)
   }
 
-  /** The application's active webhooks (or the one named), locked on PostgreSQL in id order. */
+  /** The application's active webhooks (or the one named), locked on PostgreSQL (FOR KEY SHARE, see `emit`) in id order. */
   private async lockActiveWebhooks(appId: string, only: string | undefined): Promise<Created[]> {
     let active = activeWebhooksOf(this.db, appId).select(['id', 'created_at']).orderBy('id')
     if (only !== undefined) active = active.where('id', '=', only)
-    if (backendOf(this.db) === 'postgres') active = active.forNoKeyUpdate()
+    if (backendOf(this.db) === 'postgres') active = active.forKeyShare()
     return active.execute()
   }
 
@@ -257,26 +277,12 @@ export class EventsRepository {
     const [only] = rows
     if (rows.length === 1 && only !== undefined) await INSERT_DELIVERY.execute(this.db, only)
     else for (const part of chunks(rows)) await this.db.insertInto('deliveries').values(part).execute()
-    // One UPDATE per distinct count (usually one): total_events += the events each webhook took.
-    const byCount = new Map<number, string[]>()
-    for (const [webhookId, count] of counts) {
-      const ids = byCount.get(count)
-      if (ids === undefined) byCount.set(count, [webhookId])
-      else ids.push(webhookId)
-    }
-    for (const [count, webhookIds] of byCount) {
-      const [one] = webhookIds
-      if (count === 1 && webhookIds.length === 1 && one !== undefined) {
-        await COUNT_ONE_EVENT.execute(this.db, one)
-        continue
-      }
-      for (const part of chunks(webhookIds)) {
-        await this.db
-          .updateTable('webhooks')
-          .set((eb) => ({ total_events: eb('total_events', '+', count) }))
-          .where('id', 'in', part)
-          .execute()
-      }
+    // total_events: one upsert per 500 webhooks, in webhook id order as every writer of these rows.
+    const [one] = counts
+    if (counts.size === 1 && one !== undefined && one[1] === 1) await COUNT_ONE_EVENT.execute(this.db, one[0])
+    else {
+      const sorted = [...counts].sort(([a], [b]) => (a < b ? -1 : 1)).map(([webhook_id, events]) => ({ webhook_id, events }))
+      for (const part of chunks(sorted)) await addEventCounts(this.db, part).execute()
     }
     return rows.map((row) => row.id)
   }

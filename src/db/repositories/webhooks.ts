@@ -7,7 +7,16 @@ import { DeliveriesRepository } from './deliveries.js'
 import type { WebhooksTable } from '../schema.js'
 import { newId, nowIso } from '../time.js'
 
-export type WebhookRow = Selectable<WebhooksTable>
+/** A webhook's row with its total_events, the sum of its webhook_event_counts rows. */
+export type WebhookRow = Selectable<WebhooksTable> & { total_events: number }
+
+/**
+ * delivery_stats.total_events of the webhook a query reads or returns (a select, or an update's
+ * RETURNING): its count rows summed, an index range of at most EVENT_COUNT_SLOTS rows.
+ */
+export const TOTAL_EVENTS = sql<number>`(select cast(coalesce(sum(c.events), 0) as integer) from webhook_event_counts c where c.webhook_id = webhooks.id)`.as(
+  'total_events',
+)
 
 /** How long a replaced signing secret keeps signing beside the new one, so receivers can switch without losing a delivery. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000
@@ -54,7 +63,7 @@ export interface WebhookPatch {
 
 /** The starting point of every read: this application's webhooks that are not deleted. */
 function ownedWebhooks(db: Db, appId: string) {
-  return db.selectFrom('webhooks').selectAll().where('app_id', '=', appId).where('deleted_at', 'is', null)
+  return db.selectFrom('webhooks').selectAll().select(TOTAL_EVENTS).where('app_id', '=', appId).where('deleted_at', 'is', null)
 }
 
 /** GET /webhooks/{id} and every route under it: built once (PreparedQuery). */
@@ -91,7 +100,7 @@ export class WebhooksRepository {
 
   async create(appId: string, input: WebhookInput): Promise<WebhookRow> {
     const now = nowIso()
-    const row: WebhookRow = {
+    const row: Selectable<WebhooksTable> = {
       id: newId(),
       app_id: appId,
       name: input.name,
@@ -99,7 +108,6 @@ export class WebhooksRepository {
       is_active: input.isActive ? 1 : 0,
       encrypted: input.encrypted ? 1 : 0,
       signing_secret: input.signingSecret,
-      total_events: 0,
       successful_deliveries: 0,
       failed_deliveries: 0,
       last_delivery: null,
@@ -112,7 +120,7 @@ export class WebhooksRepository {
       circuit_retry_at: null,
     }
     await this.db.insertInto('webhooks').values(row).execute()
-    return row
+    return { ...row, total_events: 0 }
   }
 
   async list(appId: string, page: { skip: number; take: number }): Promise<WebhookRow[]> {
@@ -142,20 +150,21 @@ export class WebhooksRepository {
     const now = nowIso()
     const row = await this.updateOwned(appId, id)
       .set({ ...changes, ...(patch.signingSecret === undefined ? {} : secretChange(patch.signingSecret, now)), updated_at: now })
-      .returningAll()
+      .returningAll().returning(TOTAL_EVENTS)
       .executeTakeFirst()
     if (row !== undefined && row.is_active === 0) await this.queue.stopped(row.id)
     return row
   }
 
   /**
-   * The webhook, locked (PostgreSQL) as the outbox locks the webhooks it writes deliveries for, so
-   * a concurrent DELETE or deactivation commits either before (then this is undefined or inactive)
-   * or after this transaction (then it cancels what this wrote).
+   * The webhook, locked (PostgreSQL: FOR KEY SHARE) as the outbox locks the webhooks it writes
+   * deliveries for, so a concurrent DELETE or deactivation (which takes the row FOR UPDATE first)
+   * commits either before (then this is undefined or inactive) or after this transaction (then it
+   * cancels what this wrote).
    */
   async lockForDelivery(appId: string, id: string): Promise<WebhookRow | undefined> {
     let query = this.owned(appId).where('id', '=', id.toLowerCase())
-    if (backendOf(this.db) === 'postgres') query = query.forNoKeyUpdate()
+    if (backendOf(this.db) === 'postgres') query = query.forKeyShare()
     return query.executeTakeFirst()
   }
 
@@ -169,7 +178,7 @@ export class WebhooksRepository {
     const now = nowIso()
     return this.updateOwned(appId, id)
       .set({ ...secretChange(secret, now), updated_at: now })
-      .returningAll()
+      .returningAll().returning(TOTAL_EVENTS)
       .executeTakeFirst()
   }
 
@@ -180,7 +189,7 @@ export class WebhooksRepository {
    */
   async delete(appId: string, id: string): Promise<WebhookRow | undefined> {
     await this.queue.lockToStop(id.toLowerCase(), appId)
-    const row = await this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll().executeTakeFirst()
+    const row = await this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll().returning(TOTAL_EVENTS).executeTakeFirst()
     if (row !== undefined) await this.queue.stopped(row.id)
     return row
   }
