@@ -100,6 +100,8 @@ export class Dispatcher implements DeliveryListener {
   private rerun = false
   private kickScheduled = false
   private stopping = false
+  /** the claim loop's current run (resolved when none runs): stop() lets it end before anything else */
+  private loop: Promise<void> = Promise.resolve()
   private pollTimer: NodeJS.Timeout | undefined
   /** claiming failing (a database outage), until it works again */
   private readonly claimFailures = new Incident()
@@ -147,6 +149,9 @@ export class Dispatcher implements DeliveryListener {
     this.stopping = true
     clearTimeout(this.pollTimer)
     clearTimeout(this.fanOutTimer)
+    // A turn under way ends first (it starts nothing more once stopping): otherwise a claim it was
+    // making could start attempts after the wait below, and its queries run on a closed database.
+    await this.loop
     if (this.inFlight.size > 0) {
       await Promise.race([this.inFlight.whenIdle(), new Promise((resolve) => setTimeout(resolve, graceMs))])
       this.inFlight.abort('shutdown')
@@ -170,7 +175,7 @@ export class Dispatcher implements DeliveryListener {
     this.kickScheduled = true
     setImmediate(() => {
       this.kickScheduled = false
-      void this.run()
+      if (!this.running && !this.stopping) this.loop = this.run()
     })
   }
 
@@ -183,8 +188,8 @@ export class Dispatcher implements DeliveryListener {
         this.rerun = false
         // A budget used up or a full batch means more may be waiting right now.
         if (await this.fanOut()) this.rerun = true
-        if (await this.claimAndStart()) this.rerun = true
-        await this.abortStoppedElsewhere()
+        if (!this.stopping && (await this.claimAndStart())) this.rerun = true
+        if (!this.stopping) await this.abortStoppedElsewhere()
       } while (this.rerun && !this.stopping)
       const ended = this.claimFailures.ended()
       if (ended !== undefined) this.options.log.info(ended, 'webhook dispatcher: claiming deliveries works again')

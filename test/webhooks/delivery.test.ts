@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Answer, type Receiver, startReceiver } from '../receiver.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { waitUntil } from '../processes.js'
+import { INLINE_FANOUT_MAX } from '../../src/db/repositories/events.js'
 import { TOTAL_EVENTS } from '../../src/db/repositories/webhooks.js'
 
 interface Webhook {
@@ -484,4 +485,25 @@ describe('deleting a webhook stops everything at once', () => {
       child.kill()
     }
   }, 120_000)
+})
+
+describe('shutting down while delivering', () => {
+  it('the claim loop ends its turn before the database closes: no query runs on the closed database, nothing is logged as an error', async () => {
+    const server = await deliveringServer()
+    const key = await server.createKey()
+    // More webhooks than a write fans out to itself: the dispatcher's turns write deliveries as
+    // well as claim them, and with many webhooks it claims at once whenever a slot frees up.
+    for (let n = 0; n <= INLINE_FANOUT_MAX; n++) await createWebhook(server, key, '/shutdown')
+    // A backlog the dispatcher is still working through when the server closes.
+    await Promise.all(Array.from({ length: 100 }, (_, n) => server.app.transact((tx) => tx.events.emit(key.appId, 'tax.created', { n }))))
+    await receiver.waitFor(500, { path: '/shutdown' })
+    await server.close()
+    // A turn that outlived close() would fail on the closed database about now, and log it.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const errors = server
+      .logs()
+      .split('\n')
+      .filter((line) => line.includes('"level":50'))
+    expect(errors).toEqual([])
+  })
 })
