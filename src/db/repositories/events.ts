@@ -90,7 +90,9 @@ function addEventCounts(db: Db, counts: readonly { webhook_id: string; events: n
   return db
     .insertInto('webhook_event_counts')
     .values(counts.map(({ webhook_id, events }) => ({ webhook_id, slot, events })))
-    .onConflict((oc) => oc.columns(['webhook_id', 'slot']).doUpdateSet((eb) => ({ events: sql<number>`${eb.ref('webhook_event_counts.events')} + ${eb.ref('excluded.events')}` })))
+    .onConflict((oc) =>
+      oc.columns(['webhook_id', 'slot']).doUpdateSet((eb) => ({ events: sql<number>`${eb.ref('webhook_event_counts.events')} + ${eb.ref('excluded.events')}` })),
+    )
 }
 
 /** One webhook took one event (every inline write with one active webhook): built once. */

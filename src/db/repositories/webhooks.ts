@@ -150,7 +150,8 @@ export class WebhooksRepository {
     const now = nowIso()
     const row = await this.updateOwned(appId, id)
       .set({ ...changes, ...(patch.signingSecret === undefined ? {} : secretChange(patch.signingSecret, now)), updated_at: now })
-      .returningAll().returning(TOTAL_EVENTS)
+      .returningAll()
+      .returning(TOTAL_EVENTS)
       .executeTakeFirst()
     if (row !== undefined && row.is_active === 0) await this.queue.stopped(row.id)
     return row
@@ -178,7 +179,8 @@ export class WebhooksRepository {
     const now = nowIso()
     return this.updateOwned(appId, id)
       .set({ ...secretChange(secret, now), updated_at: now })
-      .returningAll().returning(TOTAL_EVENTS)
+      .returningAll()
+      .returning(TOTAL_EVENTS)
       .executeTakeFirst()
   }
 
