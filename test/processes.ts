@@ -20,9 +20,15 @@ export function track<T extends ChildProcess>(child: T): T {
 }
 
 /** A fresh temporary directory and the DATABASE_URL of a SQLite file inside it. */
-export function freshDb(prefix: string): { dir: string; file: string; url: string } {
+/** A new temporary directory, removed by cleanUp(). */
+export function tempDir(prefix: string): string {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   dirs.push(dir)
+  return dir
+}
+
+export function freshDb(prefix: string): { dir: string; file: string; url: string } {
+  const dir = tempDir(prefix)
   const file = join(dir, 'x.db')
   return { dir, file, url: `sqlite:${file}` }
 }

@@ -6,9 +6,11 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { dropFreshDatabases, freshDatabase } from '../backend.js'
-import { CLI, cleanUp, freshDb, ROOT, serviceEnv, track, waitUntil } from '../processes.js'
+import { CLI, cleanUp, freshDb, ROOT, serviceEnv, tempDir, track, waitUntil } from '../processes.js'
 
 const RUN_TIMEOUT_MS = 10_000
+/** npx loads the whole project's dependency tree before it runs anything: slow under a loaded CI. */
+const NPX_TIMEOUT_MS = 60_000
 
 const ALL_SCOPES = [
   'webhook:create',
@@ -59,7 +61,7 @@ afterAll(async () => {
   await dropFreshDatabases()
 })
 
-function run(command: string, args: string[], databaseUrl: string, cwd: string = ROOT, vars: Record<string, string> = {}): Promise<RunResult> {
+function run(command: string, args: string[], databaseUrl: string, cwd: string = ROOT, vars: Record<string, string> = {}, timeoutMs = RUN_TIMEOUT_MS): Promise<RunResult> {
   return new Promise((resolve, reject) => {
     const child = track(spawn(command, args, { cwd, env: serviceEnv({ DATABASE_URL: databaseUrl, ...vars }), stdio: ['ignore', 'pipe', 'pipe'] }))
     let stdout = ''
@@ -68,8 +70,8 @@ function run(command: string, args: string[], databaseUrl: string, cwd: string =
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
-      reject(new Error(`${command} ${args.join(' ')} did not finish within ${RUN_TIMEOUT_MS} ms`))
-    }, RUN_TIMEOUT_MS)
+      reject(new Error(`${command} ${args.join(' ')} did not finish within ${timeoutMs} ms`))
+    }, timeoutMs)
     child.on('error', (error) => {
       clearTimeout(timer)
       reject(error)
@@ -166,12 +168,14 @@ describe('devplatform apps', () => {
   it('works as `npx devplatform` from the repository root on the same DATABASE_URL', async () => {
     const { url } = await freshDatabase()
     const app = await createApp(url, 'Via npx')
-    const result = await run('npx', ['devplatform', 'apps', 'list', '--json'], url, ROOT)
+    // A cache of its own: npx links the project into its cache, and a run killed half-way leaves
+    // an entry that breaks every later npx of the same name (seen: ENOENT, exit 254).
+    const result = await run('npx', ['devplatform', 'apps', 'list', '--json'], url, ROOT, { npm_config_cache: tempDir('devplatform-npx-cache-') }, NPX_TIMEOUT_MS)
     expect(result.code).toBe(0)
     // npm itself may print warnings on stderr; stdout must be the one JSON document.
     expect(result.stdout.split('\n')).toHaveLength(2)
     expect(JSON.parse(result.stdout)).toEqual([app])
-  })
+  }, 90_000)
 })
 
 describe('devplatform keys create', () => {

@@ -58,16 +58,19 @@ function activeWebhooksOf(db: Db, appId: string) {
 }
 
 /**
- * Up to INLINE_FANOUT_MAX + 1 active webhooks of the application, unlocked, each with whether an
- * event of the application waits for a dispatcher's fan-out: one statement, built once
- * (PreparedQuery), as it runs on every write that emits an event.
+ * Up to INLINE_FANOUT_MAX + 1 active webhooks of the application in id order, locked on PostgreSQL
+ * as `lockActiveWebhooks` locks them (FOR KEY SHARE), each with whether an event of the
+ * application waits for a dispatcher's fan-out: one statement, built once (PreparedQuery), as it
+ * runs on every write that emits an event.
  */
-const INLINE_CANDIDATES = new PreparedQuery<Created & { pending: number }>(1, (db, appId) =>
-  activeWebhooksOf(db, appId)
+const INLINE_CANDIDATES = new PreparedQuery<Created & { pending: number }>(1, (db, appId) => {
+  const candidates = activeWebhooksOf(db, appId)
     .select(['id', 'created_at'])
     .select(sql<number>`case when exists (select 1 from events where app_id = ${appId} and fanout_pending = 1) then 1 else 0 end`.as('pending'))
-    .limit(INLINE_FANOUT_MAX + 1),
-)
+    .orderBy('id')
+    .limit(INLINE_FANOUT_MAX + 1)
+  return backendOf(db) === 'postgres' ? candidates.forKeyShare() : candidates
+})
 
 const INSERT_EVENT = new PreparedInsert('events')
 const INSERT_DELIVERY = new PreparedInsert('deliveries')
@@ -140,11 +143,10 @@ export class EventsRepository {
       this.unit.deliveriesWritten()
       return event.id
     }
-    // SQLite's write lock is held since BEGIN IMMEDIATE: what was read is still true. PostgreSQL
-    // reads again, locking: the candidates were read unlocked, so a write never waits behind a
-    // dispatcher's fan-out holding the webhooks of an application too big to fan out inline.
-    const webhooks = backendOf(this.db) === 'postgres' ? await this.lockActiveWebhooks(appId, undefined) : candidates
-    if ((await this.writeDeliveries(appId, [event], webhooks)).length > 0) this.unit.deliveriesWritten()
+    // What was read is still true: SQLite's write lock is held since BEGIN IMMEDIATE, and on
+    // PostgreSQL the candidates are locked (a dispatcher's fan-out takes the same shared lock, so
+    // a write never waits behind it).
+    if ((await this.writeDeliveries(appId, [event], candidates)).length > 0) this.unit.deliveriesWritten()
     return event.id
   }
 
