@@ -179,8 +179,8 @@ export class Dispatcher implements DeliveryListener {
     })
   }
 
+  /** The claim loop: started only by `kick`, never while it runs or once stopping. */
   private async run(): Promise<void> {
-    if (this.running || this.stopping) return
     this.running = true
     clearTimeout(this.pollTimer)
     try {

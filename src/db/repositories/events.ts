@@ -58,19 +58,24 @@ function activeWebhooksOf(db: Db, appId: string) {
 }
 
 /**
- * Up to INLINE_FANOUT_MAX + 1 active webhooks of the application in id order, locked on PostgreSQL
- * as `lockActiveWebhooks` locks them (FOR KEY SHARE), each with whether an event of the
- * application waits for a dispatcher's fan-out: one statement, built once (PreparedQuery), as it
- * runs on every write that emits an event.
+ * The application's active webhooks as the outbox takes them: in id order, locked on PostgreSQL
+ * FOR KEY SHARE (see `emit` for why that lock).
  */
-const INLINE_CANDIDATES = new PreparedQuery<Created & { pending: number }>(1, (db, appId) => {
-  const candidates = activeWebhooksOf(db, appId)
-    .select(['id', 'created_at'])
+function lockedActiveWebhooksOf(db: Db, appId: string) {
+  const active = activeWebhooksOf(db, appId).select(['id', 'created_at']).orderBy('id')
+  return backendOf(db) === 'postgres' ? active.forKeyShare() : active
+}
+
+/**
+ * Up to INLINE_FANOUT_MAX + 1 of the application's active webhooks, locked (lockedActiveWebhooksOf),
+ * each with whether an event of the application waits for a dispatcher's fan-out: one statement,
+ * built once (PreparedQuery), as it runs on every write that emits an event.
+ */
+const INLINE_CANDIDATES = new PreparedQuery<Created & { pending: number }>(1, (db, appId) =>
+  lockedActiveWebhooksOf(db, appId)
     .select(sql<number>`case when exists (select 1 from events where app_id = ${appId} and fanout_pending = 1) then 1 else 0 end`.as('pending'))
-    .orderBy('id')
-    .limit(INLINE_FANOUT_MAX + 1)
-  return backendOf(db) === 'postgres' ? candidates.forKeyShare() : candidates
-})
+    .limit(INLINE_FANOUT_MAX + 1),
+)
 
 const INSERT_EVENT = new PreparedInsert('events')
 const INSERT_DELIVERY = new PreparedInsert('deliveries')
@@ -241,12 +246,10 @@ export class EventsRepository {
     return Number(row.n)
   }
 
-  /** The application's active webhooks (or the one named), locked on PostgreSQL (FOR KEY SHARE, see `emit`) in id order. */
+  /** The application's active webhooks (or the one named), locked (lockedActiveWebhooksOf). */
   private async lockActiveWebhooks(appId: string, only: string | undefined): Promise<Created[]> {
-    let active = activeWebhooksOf(this.db, appId).select(['id', 'created_at']).orderBy('id')
-    if (only !== undefined) active = active.where('id', '=', only)
-    if (backendOf(this.db) === 'postgres') active = active.forKeyShare()
-    return active.execute()
+    const active = lockedActiveWebhooksOf(this.db, appId)
+    return (only === undefined ? active : active.where('id', '=', only)).execute()
   }
 
   /**

@@ -89,13 +89,15 @@ export class WebhooksRepository {
     return ownedWebhooks(this.db, appId)
   }
 
-  /** The starting point of every write: one webhook of this application, not deleted. */
+  /** The starting point of every write: one webhook of this application, not deleted, returned as reads return it. */
   private updateOwned(appId: string, id: string) {
     return this.db
       .updateTable('webhooks')
       .where('app_id', '=', appId)
       .where('id', '=', id.toLowerCase())
       .where('deleted_at', 'is', null)
+      .returningAll()
+      .returning(TOTAL_EVENTS)
   }
 
   async create(appId: string, input: WebhookInput): Promise<WebhookRow> {
@@ -150,8 +152,6 @@ export class WebhooksRepository {
     const now = nowIso()
     const row = await this.updateOwned(appId, id)
       .set({ ...changes, ...(patch.signingSecret === undefined ? {} : secretChange(patch.signingSecret, now)), updated_at: now })
-      .returningAll()
-      .returning(TOTAL_EVENTS)
       .executeTakeFirst()
     if (row !== undefined && row.is_active === 0) await this.queue.stopped(row.id)
     return row
@@ -179,8 +179,6 @@ export class WebhooksRepository {
     const now = nowIso()
     return this.updateOwned(appId, id)
       .set({ ...secretChange(secret, now), updated_at: now })
-      .returningAll()
-      .returning(TOTAL_EVENTS)
       .executeTakeFirst()
   }
 
@@ -191,7 +189,7 @@ export class WebhooksRepository {
    */
   async delete(appId: string, id: string): Promise<WebhookRow | undefined> {
     await this.queue.lockToStop(id.toLowerCase(), appId)
-    const row = await this.updateOwned(appId, id).set({ deleted_at: nowIso() }).returningAll().returning(TOTAL_EVENTS).executeTakeFirst()
+    const row = await this.updateOwned(appId, id).set({ deleted_at: nowIso() }).executeTakeFirst()
     if (row !== undefined) await this.queue.stopped(row.id)
     return row
   }
