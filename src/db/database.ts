@@ -4,12 +4,13 @@ import SQLite from 'better-sqlite3'
 import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
 import pg from 'pg'
 import { type DatabaseLocation, redactUrl } from '../config.js'
-import { isRetryableConflict } from './errors.js'
+import { isRetryableConflict, isStalePlan } from './errors.js'
 import { migrateToLatest } from './migrations.js'
 import type { Database } from './schema.js'
 import { WalCheckpointer } from './checkpointer.js'
 import { BEGIN_PLANNING_READ, LockWaitingSqliteDialect } from './sqlite-lock-wait.js'
 import { WalSync } from './wal-sync.js'
+import { withNamedStatements } from './postgres-statements.js'
 import { SqliteWriteGroups } from './write-groups.js'
 
 export type Db = Kysely<Database>
@@ -109,7 +110,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Db> {
     await pool.end().catch(() => undefined)
     throw new Error(`cannot connect to ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`)
   }
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) })
 }
 
 const STATEMENT_CACHE_SIZE = 500
@@ -173,11 +174,14 @@ function rowsFromArrays(statement: SQLite.Statement): SqliteStatement {
  */
 export async function readSnapshot<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
   if (backendOf(db) === 'postgres') {
-    return db
-      .transaction()
-      .setIsolationLevel('repeatable read')
-      .setAccessMode('read only')
-      .execute(work)
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(work)
+      } catch (error) {
+        // Its statements are prepared anew on the second run (postgres-statements.ts).
+        if (attempt >= 1 || !isStalePlan(error)) throw error
+      }
+    }
   }
   return sqliteReadTransaction(db, BEGIN_SNAPSHOT_READ, work)
 }

@@ -19,10 +19,18 @@ export function isUniqueViolation(error: unknown): boolean {
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505'
 }
 
-/** PostgreSQL aborted the transaction to break a deadlock or a serialization conflict: running it again is safe. */
+/** PostgreSQL aborted the transaction to break a deadlock or a serialization conflict, or for a stale plan: running it again is safe. */
 export function isRetryableConflict(error: unknown): boolean {
   const code = codeOf(error)
-  return code === '40P01' || code === '40001'
+  return code === '40P01' || code === '40001' || isStalePlan(error)
+}
+
+/**
+ * PostgreSQL refused a prepared statement whose result columns a schema change altered (another
+ * process migrated): the statement changed nothing, and prepared anew it runs (postgres-statements.ts).
+ */
+export function isStalePlan(error: unknown): boolean {
+  return codeOf(error) === '0A000' && messageOf(error).includes('cached plan must not change result type')
 }
 
 /**
@@ -59,6 +67,8 @@ const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|READONLY|IOERR|CANTOPEN)/
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = codeOf(error)
+  // A transaction that met a stale plan and is not run again: its next run prepares anew.
+  if (isStalePlan(error)) return true
   if (code !== undefined) {
     if (SQLITE_UNAVAILABLE.test(code) || SOCKET_ERRORS.has(code)) return true
     if (/^[0-9A-Z]{5}$/.test(code) && POSTGRES_UNAVAILABLE.test(code)) return true

@@ -1,0 +1,93 @@
+import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
+import type pg from 'pg'
+import { isStalePlan } from './errors.js'
+
+/** Distinct statement texts that get a server-side prepared statement; past it, texts run unnamed. */
+export const NAMED_STATEMENT_LIMIT = 500
+
+/**
+ * Kysely sends every query unnamed, so PostgreSQL parses and plans each one again (bench:profile
+ * on PostgreSQL + Redis). Queries are parameterised, so their SQL text repeats: each text runs as
+ * a named statement, which a connection parses once (pg remembers per connection which names it
+ * has prepared) and PostgreSQL plans from its plan cache.
+ *
+ * A schema change by another process (a newer instance's migration) can make a prepared
+ * statement's result type stale: PostgreSQL then refuses it on every run ("cached plan must not
+ * change result type"). Its text gets a new name, prepared anew; outside a transaction the
+ * statement runs again at once, inside one the refusal aborts the transaction, and
+ * writeTransaction's retries run it again (isRetryableConflict).
+ */
+export function withNamedStatements(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>()
+  let issued = 0
+  const statements: StatementNames = {
+    nameOf(text) {
+      let name = names.get(text)
+      if (name === undefined && names.size < NAMED_STATEMENT_LIMIT) {
+        name = `devplatform_${issued++}`
+        names.set(text, name)
+      }
+      return name
+    },
+    forget(text) {
+      names.delete(text)
+    },
+  }
+  // Kysely keeps its connection object per client object: hand it the same one every time.
+  const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>()
+  return {
+    end: () => pool.end(),
+    async connect(): Promise<PostgresPoolClient> {
+      const client = await pool.connect()
+      let named = clients.get(client)
+      if (named === undefined) {
+        named = namedStatementClient(client, statements)
+        clients.set(client, named)
+      }
+      return named
+    },
+  }
+}
+
+interface StatementNames {
+  /** the text's statement name; undefined once the limit is reached */
+  nameOf(text: string): string | undefined
+  /** the text's next run prepares it anew, under a new name */
+  forget(text: string): void
+}
+
+function namedStatementClient(client: pg.PoolClient, statements: StatementNames): PostgresPoolClient {
+  // Kysely's transactions begin, commit and roll back with these texts (savepoints are not ends).
+  let inTransaction = false
+  async function run<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    if (parameters.length === 0) {
+      // pg sends a text without parameters in the simple protocol, unprepared.
+      if (/^(begin|start transaction)\b/i.test(text)) inTransaction = true
+      else if (/^(commit|rollback)$/i.test(text)) inTransaction = false
+      return resultOf<R>(await client.query(text))
+    }
+    const values = [...parameters]
+    const name = statements.nameOf(text)
+    if (name === undefined) return resultOf<R>(await client.query({ text, values }))
+    try {
+      return resultOf<R>(await client.query({ name, text, values }))
+    } catch (error) {
+      if (!isStalePlan(error)) throw error
+      statements.forget(text)
+      if (inTransaction) throw error
+      return resultOf<R>(await client.query({ name: statements.nameOf(text), text, values }))
+    }
+  }
+  function query<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>
+  function query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>
+  function query<R>(text: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    if (typeof text !== 'string') throw new Error('streaming queries are not configured')
+    return run<R>(text, parameters)
+  }
+  return { query, release: () => client.release() }
+}
+
+function resultOf<R>(result: pg.QueryResult): PostgresQueryResult<R> {
+  // Kysely reads `command` only to count affected rows of INSERT, UPDATE, DELETE and MERGE.
+  return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows as R[] }
+}
