@@ -4,7 +4,7 @@
  * benchmarked applications, and the autocannon options of the scenarios.
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type autocannon from 'autocannon'
@@ -76,9 +76,35 @@ export interface StartOptions {
 
 /** Linux: a process's user + system CPU time so far, in ms (/proc/PID/stat, in clock ticks of 10 ms). */
 export function processCpuMs(pid: number): number {
-  // The command name (field 2) may hold spaces: the fields after it start after its ')'.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? []
+  return cpuMsOf(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+}
+
+/** utime + stime of a /proc/PID/stat text, in ms */
+function cpuMsOf(stat: string): number {
+  // The command name (field 2) may hold spaces: the fields after it start after its last ')'.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
   return (Number(fields[11]) + Number(fields[12])) * 10
+}
+
+/**
+ * CPU time (ms) of this machine's processes with one of the given command names (`postgres`,
+ * `redis-server`): the database's share of a load, which a server on PostgreSQL + Redis hands
+ * to other processes. A process that exits between two readings takes its share with it.
+ */
+export function servicesCpuMs(commands: readonly string[]): number {
+  let total = 0
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    let stat: string
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8')
+    } catch {
+      continue // exited meanwhile
+    }
+    const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+    if (commands.includes(command)) total += cpuMsOf(stat)
+  }
+  return total
 }
 
 export async function startServer(database: BenchDatabase, options: StartOptions = {}): Promise<Server> {

@@ -24,6 +24,7 @@ import {
   postAddress,
   processCpuMs,
   type Server,
+  servicesCpuMs,
   startServer,
 } from './api-harness.js'
 import { bulkConnection, seedWebhookPool } from './api-seed.js'
@@ -53,15 +54,23 @@ const POOL = seconds * 25_000
 interface Figures {
   rate: number
   cpuUsPerRequest: number
+  /** on PostgreSQL + Redis: the CPU their processes spent meanwhile, per request */
+  postgresUsPerRequest?: number
+  redisUsPerRequest?: number
   non2xx: number
 }
 
-/** Runs autocannon and reads the target's CPU time around it. */
-async function load(options: autocannon.Options, cpuMs: () => number): Promise<Figures> {
-  const before = cpuMs()
+/** Runs autocannon and reads the target's CPU time around it (and PostgreSQL's and Redis's, when the target uses them). */
+async function load(options: autocannon.Options, cpuMs: () => number, services = false): Promise<Figures> {
+  const before = { server: cpuMs(), postgres: services ? servicesCpuMs(['postgres']) : 0, redis: services ? servicesCpuMs(['redis-server']) : 0 }
   const result = await autocannon({ connections, duration: seconds, ...options })
-  const used = cpuMs() - before
-  return { rate: result.requests.total / result.duration, cpuUsPerRequest: (used * 1000) / result.requests.total, non2xx: result.non2xx + result.errors + result.timeouts }
+  const usPerRequest = (ms: number) => (ms * 1000) / result.requests.total
+  return {
+    rate: result.requests.total / result.duration,
+    cpuUsPerRequest: usPerRequest(cpuMs() - before.server),
+    ...(services ? { postgresUsPerRequest: usPerRequest(servicesCpuMs(['postgres']) - before.postgres), redisUsPerRequest: usPerRequest(servicesCpuMs(['redis-server']) - before.redis) } : {}),
+    non2xx: result.non2xx + result.errors + result.timeouts,
+  }
 }
 
 const receiver = await forkChild('./webhook-receiver.mjs')
@@ -96,7 +105,7 @@ await onFreshDatabase(async (database) => {
     const profileDir = values['cpu-prof']
     const server = await startServer(database, { nodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${op}`] })
     log(`${op}…`)
-    rows.push({ op, figures: await load(scenario(op, server, app, poolApp), server.cpuMs) })
+    rows.push({ op, figures: await load(scenario(op, server, app, poolApp), server.cpuMs, database.location.kind === 'postgres') })
     await server.stop()
   }
 })
@@ -104,15 +113,17 @@ clearInterval(drain)
 receiver.child.disconnect()
 
 const fixed = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })
+const services = rows.some(({ figures }) => figures.postgresUsPerRequest !== undefined)
 const lines = [
   `\n## bench:profile: ${connections} connections, ${seconds} s each\n`,
-  '| operation | req/s | vs hello | server CPU µs/request | vs hello | non-2xx |',
-  '|---|---|---|---|---|---|',
-  `| bare Fastify hello | ${fixed(helloFigures.rate)} | 100 % | ${fixed(helloFigures.cpuUsPerRequest, 1)} | 1.0× | ${helloFigures.non2xx} |`,
+  `| operation | req/s | vs hello | server CPU µs/request | vs hello |${services ? ' PostgreSQL CPU µs/request | Redis CPU µs/request |' : ''} non-2xx |`,
+  `|---|---|---|---|---|${services ? '---|---|' : ''}---|`,
+  `| bare Fastify hello | ${fixed(helloFigures.rate)} | 100 % | ${fixed(helloFigures.cpuUsPerRequest, 1)} | 1.0× |${services ? ' | |' : ''} ${helloFigures.non2xx} |`,
 ]
 for (const { op, figures } of rows) {
+  const shares = figures.postgresUsPerRequest === undefined ? '' : ` ${fixed(figures.postgresUsPerRequest, 1)} | ${fixed(figures.redisUsPerRequest ?? 0, 1)} |`
   lines.push(
-    `| ${op} | ${fixed(figures.rate)} | ${fixed((figures.rate / helloFigures.rate) * 100)} % | ${fixed(figures.cpuUsPerRequest, 1)} | ${fixed(figures.cpuUsPerRequest / helloFigures.cpuUsPerRequest, 1)}× | ${figures.non2xx} |`,
+    `| ${op} | ${fixed(figures.rate)} | ${fixed((figures.rate / helloFigures.rate) * 100)} % | ${fixed(figures.cpuUsPerRequest, 1)} | ${fixed(figures.cpuUsPerRequest / helloFigures.cpuUsPerRequest, 1)}× |${shares} ${figures.non2xx} |`,
   )
 }
 console.log(lines.join('\n'))

@@ -75,6 +75,9 @@ export const errorsPlugin = fp(
     // and Fastify's 503 while closing has no x-request-id: they are made here instead
     // (requireHostHeader and return503OnClosing are off in app.ts; checkExpectation is routed).
     let closing = false
+    const shuttingDown = () => new ApiError(503, 'The server is shutting down', { details: 'Retry the request', headers: { 'Retry-After': '1' } })
+    const sendApiError = (reply: FastifyReply, error: ApiError) =>
+      reply.code(error.statusCode).headers(error.headers).send(errorBody(error.statusCode, error.message, error.details))
     app.addHook('preClose', async () => {
       closing = true
     })
@@ -88,7 +91,7 @@ export const errorsPlugin = fp(
     // A callback hook: it runs on every request, and answers almost always with nothing to do.
     app.addHook('onRequest', (request, _reply, done) => {
       if (closing) {
-        done(new ApiError(503, 'The server is shutting down', { details: 'Retry the request', headers: { 'Retry-After': '1' } }))
+        done(shuttingDown())
         return
       }
       const raw = request.raw
@@ -106,9 +109,7 @@ export const errorsPlugin = fp(
 
     const faults = new FaultLog()
     app.setErrorHandler((error: unknown, request, reply) => {
-      if (error instanceof ApiError) {
-        return reply.code(error.statusCode).headers(error.headers).send(errorBody(error.statusCode, error.message, error.details))
-      }
+      if (error instanceof ApiError) return sendApiError(reply, error)
       if (error instanceof ConflictError) {
         return reply.code(409).send(errorBody(409, error.message))
       }
@@ -128,6 +129,12 @@ export const errorsPlugin = fp(
         }
         const answer = fastifyErrorAnswer(error)
         if (answer !== undefined) return reply.code(answer.statusCode).send(errorBody(answer.statusCode, answer.message))
+      }
+      if (closing && request.raw.socket.destroyed) {
+        // Its client hung up, so the server's close did not wait for it, and the database closed
+        // under it: a failure with nobody to answer, and nothing for the operator to mend.
+        request.log.info({ err: error }, 'request abandoned by its client failed during shutdown')
+        return sendApiError(reply, shuttingDown())
       }
       request.log.error({ err: error }, 'unhandled error')
       return reply.code(500).send(errorBody(500, 'Internal server error'))
