@@ -4,7 +4,7 @@ import { ApiError } from '../errors.js'
 import type { AuthContext } from '../types.js'
 import { hourlyLimitOf, secretMatches } from './credentials.js'
 import type { FailureThrottle } from './failure-throttle.js'
-import type { RateLimiter } from './rate-limiter.js'
+import type { RateLimitDecision, RateLimiter } from './rate-limiter.js'
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name]
@@ -28,21 +28,32 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter, failure
     }
     // Looked up on every request (an indexed read), so a deactivation by the CLI in another
     // process takes effect on the very next request.
-    // Before the secret is checked, so a throttled guess learns nothing (not even a right one).
-    const addressWait = await failures?.addressRetryAfter(request.ip)
-    if (addressWait !== undefined) throw tooManyFailures(addressWait)
     const key = await apps.findCredentials(clientKey)
-    if (!secretMatches(clientSecret, key?.secret_digest) || key === undefined) {
-      const wait = await failures?.failed(request.ip, clientKey, key?.id)
-      if (wait !== undefined) throw tooManyFailures(wait)
-      throw new ApiError(401, 'Invalid client app credentials', { details: 'The client key or client secret is invalid' })
-    }
-    if (!key.active) {
+    // An address whose failures are full is answered 429 before anything about its credentials
+    // is told, so a throttled guess learns nothing (not even that it was right). For a good key
+    // the address's count guards the rate limit's consume: one call (one Redis round trip).
+    const matches = secretMatches(clientSecret, key?.secret_digest)
+    if (key === undefined || !matches || !key.active) {
+      const addressWait = await failures?.addressRetryAfter(request.ip)
+      if (addressWait !== undefined) throw tooManyFailures(addressWait)
+      if (key === undefined || !matches) {
+        const wait = await failures?.failed(request.ip, clientKey, key?.id)
+        if (wait !== undefined) throw tooManyFailures(wait)
+        throw new ApiError(401, 'Invalid client app credentials', { details: 'The client key or client secret is invalid' })
+      }
       throw new ApiError(403, 'API key is inactive', { details: 'This API key has been deactivated' })
     }
 
     const limit = hourlyLimitOf(key)
-    const decision = await limiter.consume(key.id, limit)
+    const guard = failures?.addressGuard(request.ip)
+    let decision: RateLimitDecision
+    if (guard === undefined || failures === undefined) {
+      decision = await limiter.consume(key.id, limit)
+    } else {
+      const guarded = await limiter.consumeGuarded(key.id, limit, guard)
+      if (guarded.guardFull) throw tooManyFailures(failures.addressFull(request.ip, guarded.guard))
+      decision = guarded.decision
+    }
     reply.header('RateLimit-Policy', `"hour";q=${limit};w=${decision.windowSeconds}`)
     reply.header('RateLimit', `"hour";r=${decision.remaining};t=${decision.resetSeconds}`)
     if (!decision.allowed) {

@@ -14,7 +14,7 @@
  * Successful requests are never counted. Refused requests are not counted either.
  */
 import { createHash } from 'node:crypto'
-import type { PeekableRateLimiter } from './rate-limiter.js'
+import type { PeekableRateLimiter, RateLimitDecision, RateLimitGuard } from './rate-limiter.js'
 
 export interface FailureLimits {
   /** failures per window from one client address; 0 turns the check off */
@@ -52,9 +52,20 @@ export class FailureThrottle {
 
   /** Seconds to wait when the address may not try now; undefined when it may. */
   async addressRetryAfter(clientAddress: string): Promise<number | undefined> {
+    const guard = this.addressGuard(clientAddress)
+    if (guard === undefined) return undefined
+    const decision = await this.counter.peek(guard.key, guard.limit)
+    return decision.allowed ? undefined : this.addressFull(clientAddress, decision)
+  }
+
+  /** The address's failure count as a guard of the rate limit's consume (one call for both); undefined when off. */
+  addressGuard(clientAddress: string): RateLimitGuard | undefined {
     if (this.limits.perAddress === 0) return undefined
-    const decision = await this.counter.peek(addressKey(clientAddress), this.limits.perAddress)
-    if (decision.allowed) return undefined
+    return { counter: this.counter, key: addressKey(clientAddress), limit: this.limits.perAddress }
+  }
+
+  /** Seconds to wait for an address whose failures are full (`decision`: its count's, refused); logged once per burst. */
+  addressFull(clientAddress: string, decision: RateLimitDecision): number {
     this.logOnce(addressKey(clientAddress), { scope: 'address', clientAddress, keyId: undefined, limit: this.limits.perAddress, windowSeconds: this.limits.windowSeconds })
     return Math.max(1, decision.resetSeconds)
   }

@@ -13,12 +13,34 @@ export interface RateLimitDecision {
 
 export interface RateLimiter {
   consume(key: string, limit: number): Promise<RateLimitDecision>
+  /**
+   * consume(key, limit) unless `guard` is full, as its counter's peek would say; a full guard
+   * consumes nothing. Where both counts live in one Redis, in one round trip.
+   */
+  consumeGuarded(key: string, limit: number, guard: RateLimitGuard): Promise<GuardedDecision>
 }
 
 /** A limiter that can also tell whether a key is full without counting anything (failure throttle). */
 export interface PeekableRateLimiter extends RateLimiter {
   /** `allowed` is whether one more would be admitted now; nothing is recorded */
   peek(key: string, limit: number): Promise<RateLimitDecision>
+}
+
+/** A count that must have room before a limiter consumes: the failed authentications of the caller's address. */
+export interface RateLimitGuard {
+  counter: PeekableRateLimiter
+  key: string
+  limit: number
+}
+
+/** The limiter's decision, or, when the guard was full, the guard's (and nothing consumed). */
+export type GuardedDecision = { guardFull: false; decision: RateLimitDecision } | { guardFull: true; guard: RateLimitDecision }
+
+/** consumeGuarded as two calls: the guard's peek, then the consume. */
+export async function consumeAfterPeek(limiter: RateLimiter, key: string, limit: number, guard: RateLimitGuard): Promise<GuardedDecision> {
+  const peeked = await guard.counter.peek(guard.key, guard.limit)
+  if (!peeked.allowed) return { guardFull: true, guard: peeked }
+  return { guardFull: false, decision: await limiter.consume(key, limit) }
 }
 
 export const HOUR_MS = 3_600_000
@@ -105,6 +127,10 @@ export class MemoryRateLimiter implements PeekableRateLimiter {
 
   async consume(key: string, limit: number): Promise<RateLimitDecision> {
     return this.consumeSync(key, limit)
+  }
+
+  consumeGuarded(key: string, limit: number, guard: RateLimitGuard): Promise<GuardedDecision> {
+    return consumeAfterPeek(this, key, limit, guard)
   }
 
   consumeSync(key: string, limit: number): RateLimitDecision {

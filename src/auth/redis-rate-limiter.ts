@@ -4,68 +4,99 @@
  */
 import { Redis } from 'ioredis'
 import { redactUrl } from '../config.js'
-import { HOUR_MS, type PeekableRateLimiter, type RateLimitDecision, type RateLimiter } from './rate-limiter.js'
+import {
+  consumeAfterPeek,
+  type GuardedDecision,
+  HOUR_MS,
+  type PeekableRateLimiter,
+  type RateLimitDecision,
+  type RateLimitGuard,
+  type RateLimiter,
+} from './rate-limiter.js'
 
-/** ioredis command name the script is registered under (defineCommand). */
+/** ioredis command names the script is registered under (defineCommand): with one key, and with a guard key. */
 const COMMAND = 'devplatformSlidingLog'
+const GUARDED_COMMAND = 'devplatformGuardedSlidingLog'
 
 /**
  * KEYS[1] = the key's sorted set; ARGV[1] = limit; ARGV[2] = window in ms; ARGV[3] = 'peek' to
  * only answer whether one more would be admitted, recording nothing (else 'consume').
+ * With KEYS[2] (a guard: ARGV[4] = its limit, ARGV[5] = its window in ms), KEYS[2] is peeked
+ * first, and when it is full KEYS[1] is left alone.
  * Members are admissions, scored by admission time in ms (Redis server clock).
  * Returns { allowed (1|0), count after the call, ms until the oldest counted admission
- * leaves the window (-1 when count is 0) } — integers only, so no float precision is lost.
+ * leaves the window (-1 when count is 0), 1 when these are the full guard's (else 0) } —
+ * integers only, so no float precision is lost.
  */
 const SLIDING_LOG_LUA = `
 if redis.replicate_commands then redis.replicate_commands() end -- TIME before writes on Redis < 5
-local key = KEYS[1]
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
 local t = redis.call('TIME')
 local usec = tonumber(t[2])
 -- Built as strings: tostring() of a Lua number uses %.14g and would round the microseconds.
 local now_us = t[1] .. string.format('%06d', usec)
 local now = tonumber(t[1]) * 1000 + math.floor(usec / 1000)
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
-local count = redis.call('ZCARD', key)
-if count > limit then
-  -- The limit was lowered (operator override): keep only the newest \`limit\` admissions,
-  -- so the set stays bounded by the current limit.
-  redis.call('ZREMRANGEBYRANK', key, 0, count - limit - 1)
-  count = limit
-end
-local allowed = 0
-if count < limit and ARGV[3] == 'peek' then
-  allowed = 1 -- would be admitted; nothing recorded
-elseif count < limit then
-  -- Member <now_us>:<count> is unique: scripts run atomically, one at a time, and an
-  -- admission made earlier in the same microsecond is still in the set (its score is not
-  -- <= now - window), so each later admission in that microsecond sees a larger count.
-  -- ZADD NX plus a suffix covers the remaining corners (a trim within the same microsecond,
-  -- a server clock stepping back after a failover): an existing member is never overwritten.
-  local member = now_us .. ':' .. count
-  local suffix = 0
-  while redis.call('ZADD', key, 'NX', now, member) == 0 do
-    suffix = suffix + 1
-    member = now_us .. ':' .. count .. ':' .. suffix
+
+local function slide(key, limit, window, mode)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local count = redis.call('ZCARD', key)
+  if count > limit then
+    -- The limit was lowered (operator override): keep only the newest \`limit\` admissions,
+    -- so the set stays bounded by the current limit.
+    redis.call('ZREMRANGEBYRANK', key, 0, count - limit - 1)
+    count = limit
   end
-  count = count + 1
-  -- The newest admission is \`now\`, so after one window the whole set is stale.
-  redis.call('PEXPIRE', key, window)
-  allowed = 1
+  local allowed = 0
+  if count < limit and mode == 'peek' then
+    allowed = 1 -- would be admitted; nothing recorded
+  elseif count < limit then
+    -- Member <now_us>:<count> is unique: scripts run atomically, one at a time, and an
+    -- admission made earlier in the same microsecond is still in the set (its score is not
+    -- <= now - window), so each later admission in that microsecond sees a larger count.
+    -- ZADD NX plus a suffix covers the remaining corners (a trim within the same microsecond,
+    -- a server clock stepping back after a failover): an existing member is never overwritten.
+    local member = now_us .. ':' .. count
+    local suffix = 0
+    while redis.call('ZADD', key, 'NX', now, member) == 0 do
+      suffix = suffix + 1
+      member = now_us .. ':' .. count .. ':' .. suffix
+    end
+    count = count + 1
+    -- The newest admission is \`now\`, so after one window the whole set is stale.
+    redis.call('PEXPIRE', key, window)
+    allowed = 1
+  end
+  local reset = -1
+  if count > 0 then
+    local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+    reset = tonumber(oldest[2]) + window - now
+  end
+  return { allowed, count, reset }
 end
-local reset = -1
-if count > 0 then
-  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
-  reset = tonumber(oldest[2]) + window - now
+
+if #KEYS == 2 then
+  local guard = slide(KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5]), 'peek')
+  if guard[1] == 0 then return { guard[1], guard[2], guard[3], 1 } end
 end
-return { allowed, count, reset }
+local decision = slide(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
+return { decision[1], decision[2], decision[3], 0 }
 `
 
-type SlidingLogCommand = (key: string, limit: string, windowMs: string, mode: 'consume' | 'peek') => Promise<unknown>
+type ScriptReply = [allowed: number, count: number, resetMs: number, guardFull: number]
 
-function isIntegerTriple(value: unknown): value is [number, number, number] {
-  return Array.isArray(value) && value.length === 3 && value.every((v) => Number.isInteger(v))
+function isScriptReply(value: unknown): value is ScriptReply {
+  return Array.isArray(value) && value.length === 4 && value.every((v) => Number.isInteger(v))
+}
+
+/** A script registered with defineCommand: ioredis adds the method at run time, which its types cannot know. */
+function scriptOf(redis: Redis, name: string, numberOfKeys: number): (...args: string[]) => Promise<ScriptReply> {
+  redis.defineCommand(name, { numberOfKeys, lua: SLIDING_LOG_LUA })
+  const fn: unknown = Reflect.get(redis, name)
+  if (typeof fn !== 'function') throw new Error('ioredis defineCommand did not register the script')
+  return async (...args) => {
+    const reply: unknown = await Reflect.apply(fn, redis, args)
+    if (!isScriptReply(reply)) throw new Error(`unexpected rate-limit script reply: ${JSON.stringify(reply)}`)
+    return reply
+  }
 }
 
 /**
@@ -73,38 +104,53 @@ function isIntegerTriple(value: unknown): value is [number, number, number] {
  * one limit exactly. One round trip per consume: a Lua script (EVALSHA, falling back to EVAL
  * when the server does not have it cached) that reads the Redis server clock, so instances
  * with skewed clocks still agree. Refused requests add nothing: a key holds at most `limit`
- * members, whatever the refused traffic.
+ * members, whatever the refused traffic. A consume guarded by a count in the same Redis (the
+ * caller address's failed authentications) is one round trip too: both keys in one script.
  */
 export class RedisRateLimiter implements PeekableRateLimiter {
   private readonly windowMs: number
   private readonly prefix: string
-  private readonly command: SlidingLogCommand
+  private readonly script: (key: string, limit: string, windowMs: string, mode: 'consume' | 'peek') => Promise<ScriptReply>
+  private readonly guardedScript: (key: string, guardKey: string, limit: string, windowMs: string, mode: 'consume', guardLimit: string, guardWindowMs: string) => Promise<ScriptReply>
 
-  constructor(redis: Redis, options: { windowMs?: number; prefix?: string } = {}) {
+  constructor(
+    private readonly redis: Redis,
+    options: { windowMs?: number; prefix?: string } = {},
+  ) {
     this.windowMs = options.windowMs ?? HOUR_MS
     this.prefix = options.prefix ?? 'devplatform:ratelimit:'
     if (!Number.isInteger(this.windowMs) || this.windowMs <= 0) {
       throw new Error(`windowMs must be a positive integer, got ${this.windowMs}`)
     }
-    redis.defineCommand(COMMAND, { numberOfKeys: 1, lua: SLIDING_LOG_LUA })
-    // defineCommand adds the method at run time; ioredis' types cannot know it.
-    const fn: unknown = Reflect.get(redis, COMMAND)
-    if (typeof fn !== 'function') throw new Error('ioredis defineCommand did not register the script')
-    this.command = (key, limit, windowMs, mode) => Reflect.apply(fn, redis, [key, limit, windowMs, mode]) as Promise<unknown>
+    this.script = scriptOf(redis, COMMAND, 1)
+    this.guardedScript = scriptOf(redis, GUARDED_COMMAND, 2)
   }
 
   async consume(key: string, limit: number): Promise<RateLimitDecision> {
-    return this.run(key, limit, 'consume')
+    return this.decision(await this.script(this.prefix + key, String(limit), String(this.windowMs), 'consume'), limit)
   }
 
   async peek(key: string, limit: number): Promise<RateLimitDecision> {
-    return this.run(key, limit, 'peek')
+    return this.decision(await this.script(this.prefix + key, String(limit), String(this.windowMs), 'peek'), limit)
   }
 
-  private async run(key: string, limit: number, mode: 'consume' | 'peek'): Promise<RateLimitDecision> {
-    const reply = await this.command(this.prefix + key, String(limit), String(this.windowMs), mode)
-    if (!isIntegerTriple(reply)) throw new Error(`unexpected rate-limit script reply: ${JSON.stringify(reply)}`)
-    const [allowed, count, resetMs] = reply
+  async consumeGuarded(key: string, limit: number, guard: RateLimitGuard): Promise<GuardedDecision> {
+    const counter = guard.counter
+    if (!(counter instanceof RedisRateLimiter) || counter.redis !== this.redis) return consumeAfterPeek(this, key, limit, guard)
+    const reply = await this.guardedScript(
+      this.prefix + key,
+      counter.prefix + guard.key,
+      String(limit),
+      String(this.windowMs),
+      'consume',
+      String(guard.limit),
+      String(counter.windowMs),
+    )
+    if (reply[3] === 1) return { guardFull: true, guard: counter.decision(reply, guard.limit) }
+    return { guardFull: false, decision: this.decision(reply, limit) }
+  }
+
+  private decision([allowed, count, resetMs]: ScriptReply, limit: number): RateLimitDecision {
     const windowSeconds = Math.round(this.windowMs / 1000)
     // Same arithmetic as MemoryRateLimiter.secondsUntilFree.
     const resetSeconds = count > 0 ? Math.max(1, Math.ceil(resetMs / 1000)) : 0
@@ -144,6 +190,20 @@ export class FallbackRateLimiter implements RateLimiter {
     return this.answer(() => this.primary.consume(key, limit), () => this.fallback.consume(key, limit))
   }
 
+  async consumeGuarded(key: string, limit: number, guard: RateLimitGuard): Promise<GuardedDecision> {
+    const counter = guard.counter
+    // Both primaries answering: one call, in Redis one round trip. Otherwise each wrapper answers
+    // its own part, falling back (and noting the outage) by itself.
+    if (counter instanceof FallbackPeekableRateLimiter && !this.failing && !counter.degraded) {
+      try {
+        return await this.primary.consumeGuarded(key, limit, { ...guard, counter: counter.peekPrimary })
+      } catch {
+        // The two calls below meet the outage again: each wrapper notes it and answers from its fallback.
+      }
+    }
+    return consumeAfterPeek(this, key, limit, guard)
+  }
+
   protected async answer(primary: () => Promise<RateLimitDecision>, fallback: () => Promise<RateLimitDecision>): Promise<RateLimitDecision> {
     let decision: RateLimitDecision
     try {
@@ -167,7 +227,7 @@ export class FallbackRateLimiter implements RateLimiter {
 /** FallbackRateLimiter for limiters that can also peek (the failed-authentication throttle). */
 export class FallbackPeekableRateLimiter extends FallbackRateLimiter implements PeekableRateLimiter {
   constructor(
-    private readonly peekPrimary: PeekableRateLimiter,
+    readonly peekPrimary: PeekableRateLimiter,
     private readonly peekFallback: PeekableRateLimiter,
     options: ConstructorParameters<typeof FallbackRateLimiter>[2],
   ) {

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from '../../src/auth/rate-limiter.js'
+import { consumeAfterPeek, MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from '../../src/auth/rate-limiter.js'
 import { waitUntil } from '../processes.js'
 import { MISSING_UUID, startTestServer } from '../helper.js'
 
@@ -15,6 +15,9 @@ it('a request whose client hung up, still running when the server closed the dat
       reachLimiter()
       await held
       return memory.consume(key, limit)
+    },
+    consumeGuarded(key, limit, guard) {
+      return consumeAfterPeek(this, key, limit, guard)
     },
   }
   const server = await startTestServer({ rateLimiter: limiter })

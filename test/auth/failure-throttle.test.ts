@@ -2,7 +2,7 @@ import { randomBytes, randomInt } from 'node:crypto'
 import { request as httpRequest } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FailureThrottle, type ThrottledEvent } from '../../src/auth/failure-throttle.js'
-import { MemoryRateLimiter, type PeekableRateLimiter, type RateLimitDecision } from '../../src/auth/rate-limiter.js'
+import { type GuardedDecision, MemoryRateLimiter, type PeekableRateLimiter, type RateLimitDecision } from '../../src/auth/rate-limiter.js'
 import { FallbackPeekableRateLimiter } from '../../src/auth/redis-rate-limiter.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { address, call, expectThrottled, throttleLines, wrong } from './failure-helpers.js'
@@ -111,6 +111,7 @@ describe('FailureThrottle and its memory (injected clock)', () => {
     const failing: PeekableRateLimiter = {
       consume: async (): Promise<RateLimitDecision> => Promise.reject(new Error('Redis down')),
       peek: async (): Promise<RateLimitDecision> => Promise.reject(new Error('Redis down')),
+      consumeGuarded: async (): Promise<GuardedDecision> => Promise.reject(new Error('Redis down')),
     }
     let outages = 0
     const counter = new FallbackPeekableRateLimiter(failing, new MemoryRateLimiter({ windowMs: 60_000 }), { onFallback: () => outages++ })

@@ -3,13 +3,14 @@ import { createServer, type Server, type Socket } from 'node:net'
 import type { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import {
+  FallbackPeekableRateLimiter,
   FallbackRateLimiter,
   RedisRateLimiter,
   connectRedis,
   createRedisClient,
   redisAnswers,
 } from '../../src/auth/redis-rate-limiter.js'
-import { MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from '../../src/auth/rate-limiter.js'
+import { consumeAfterPeek, MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from '../../src/auth/rate-limiter.js'
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const CLOSED_URL = 'redis://127.0.0.1:6390'
@@ -130,6 +131,109 @@ describe('RedisRateLimiter', () => {
   })
 })
 
+describe('RedisRateLimiter.consumeGuarded (the rate limit guarded by the address failure count)', () => {
+  /** a rate limiter and a failure counter (one-minute window) in the same Redis, under one test prefix */
+  function pair(client: Redis = redis): { limiter: RedisRateLimiter; failures: RedisRateLimiter; p: string } {
+    const p = newPrefix()
+    return { limiter: new RedisRateLimiter(client, { prefix: `${p}limit:` }), failures: new RedisRateLimiter(client, { prefix: `${p}fail:`, windowMs: 60_000 }), p }
+  }
+
+  it('consumes while the guard has room (up to its last slot), recording nothing in the guard', async () => {
+    const { limiter, failures, p } = pair()
+    for (let i = 0; i < 2; i++) await failures.consume('addr', 3)
+    const guard = { counter: failures, key: 'addr', limit: 3 }
+    const first = await limiter.consumeGuarded('key', 5, guard)
+    const second = await limiter.consumeGuarded('key', 5, guard)
+    expect(first).toEqual({ guardFull: false, decision: { allowed: true, limit: 5, remaining: 4, resetSeconds: 3600, windowSeconds: 3600 } })
+    expect(second.guardFull === false && second.decision.remaining).toBe(3)
+    expect(await redis.zcard(`${p}fail:addr`)).toBe(2)
+    expect(await redis.zcard(`${p}limit:key`)).toBe(2)
+  })
+
+  it("a full guard refuses with the guard's own decision and consumes nothing", async () => {
+    const { limiter, failures, p } = pair()
+    for (let i = 0; i < 3; i++) await failures.consume('addr', 3)
+    await limiter.consume('key', 5)
+    const refused = await limiter.consumeGuarded('key', 5, { counter: failures, key: 'addr', limit: 3 })
+    expect(refused).toEqual({ guardFull: true, guard: { allowed: false, limit: 3, remaining: 0, resetSeconds: 60, windowSeconds: 60 } })
+    expect(await redis.zcard(`${p}limit:key`)).toBe(1)
+    expect(await redis.zcard(`${p}fail:addr`)).toBe(3)
+  })
+
+  it('the rate limit still refuses at its own limit behind a guard with room', async () => {
+    const { limiter, failures } = pair()
+    const guard = { counter: failures, key: 'addr', limit: 3 }
+    expect((await limiter.consumeGuarded('key', 1, guard)).guardFull).toBe(false)
+    const refused = await limiter.consumeGuarded('key', 1, guard)
+    expect(refused.guardFull === false && refused.decision.allowed).toBe(false)
+  })
+
+  it('is one command to Redis: both keys in one script', async () => {
+    const { limiter, failures, p } = pair()
+    const guard = { counter: failures, key: 'addr', limit: 3 }
+    await limiter.consumeGuarded('key', 5, guard) // the script is cached in Redis from here on
+    const monitor = await redis.duplicate().monitor()
+    const seen: string[][] = []
+    // MONITOR also shows the script's own calls: only commands sent by clients count.
+    monitor.on('monitor', (_time: string, args: string[]) => {
+      if (/^eval/i.test(args[0] ?? '') && args.some((arg) => arg.startsWith(p))) seen.push(args)
+    })
+    try {
+      await limiter.consumeGuarded('key', 5, guard)
+      await limiter.consume('marker', 1)
+      await waitFor(() => seen.some((args) => args.includes(`${p}limit:marker`)))
+      const guarded = seen.filter((args) => !args.includes(`${p}limit:marker`))
+      expect(guarded).toHaveLength(1)
+      expect(guarded[0]?.slice(2, 5)).toEqual(['2', `${p}limit:key`, `${p}fail:addr`])
+    } finally {
+      monitor.disconnect()
+    }
+  })
+
+  it('with a guard counted elsewhere (this process), peeks it first, then consumes', async () => {
+    const { limiter, p } = pair()
+    const memory = new MemoryRateLimiter({ windowMs: 60_000 })
+    const guard = { counter: memory, key: 'addr', limit: 1 }
+    expect((await limiter.consumeGuarded('key', 5, guard)).guardFull).toBe(false)
+    await memory.consume('addr', 1)
+    expect(await limiter.consumeGuarded('key', 5, guard)).toMatchObject({ guardFull: true, guard: { allowed: false, limit: 1 } })
+    expect(await redis.zcard(`${p}limit:key`)).toBe(1)
+  })
+
+  it('behind the fallback wrappers: one script while Redis answers; from memory, each outage noted once per wrapper, while it is down', async () => {
+    const { limiter, failures, p } = pair()
+    let outages = 0
+    const wrappedLimiter = new FallbackRateLimiter(limiter, new MemoryRateLimiter(), { onFallback: () => outages++ })
+    const wrappedFailures = new FallbackPeekableRateLimiter(failures, new MemoryRateLimiter({ windowMs: 60_000 }), { onFallback: () => outages++ })
+    const guard = { counter: wrappedFailures, key: 'addr', limit: 2 }
+    expect((await wrappedLimiter.consumeGuarded('key', 5, guard)).guardFull).toBe(false)
+    expect(await redis.zcard(`${p}limit:key`)).toBe(1)
+
+    const dead = createRedisClient(CLOSED_URL)
+    extraClients.push(dead)
+    const down = pair(dead)
+    const memoryFailures = new MemoryRateLimiter({ windowMs: 60_000 })
+    const downLimiter = new FallbackRateLimiter(down.limiter, new MemoryRateLimiter(), { onFallback: () => outages++ })
+    const downFailures = new FallbackPeekableRateLimiter(down.failures, memoryFailures, { onFallback: () => outages++ })
+    const downGuard = { counter: downFailures, key: 'addr', limit: 2 }
+    const answered = await downLimiter.consumeGuarded('key', 5, downGuard)
+    expect(answered).toMatchObject({ guardFull: false, decision: { allowed: true, remaining: 4 } })
+    expect(outages).toBe(2)
+    expect(downLimiter.degraded && downFailures.degraded).toBe(true)
+    for (let i = 0; i < 2; i++) await memoryFailures.consume('addr', 2)
+    expect(await downLimiter.consumeGuarded('key', 5, downGuard)).toMatchObject({ guardFull: true, guard: { allowed: false, limit: 2 } })
+    expect(outages).toBe(2)
+  })
+})
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
 describe('FallbackRateLimiter', () => {
   it('answers from the fallback while Redis is unreachable, signalling the outage once', async () => {
     const dead = createRedisClient(CLOSED_URL)
@@ -170,6 +274,9 @@ describe('FallbackRateLimiter', () => {
         if (failing) throw new Error('primary down')
         return { allowed: true, limit, remaining: limit - 1, resetSeconds: 3600, windowSeconds: 3600 }
       },
+      consumeGuarded(key, limit, guard) {
+        return consumeAfterPeek(this, key, limit, guard)
+      },
     }
     let fellBack = 0
     let recovered = 0
@@ -199,6 +306,7 @@ describe('FallbackRateLimiter', () => {
   it('never lets a throwing hook fail the request', async () => {
     const primary: RateLimiter = {
       consume: () => Promise.reject(new Error('down')),
+      consumeGuarded: () => Promise.reject(new Error('down')),
     }
     const limiter = new FallbackRateLimiter(primary, new MemoryRateLimiter(), {
       onFallback: () => {
