@@ -171,7 +171,7 @@ describe('devplatform apps', () => {
     // A cache of its own: npx links the project into its cache, and a run killed half-way leaves
     // an entry that breaks every later npx of the same name (seen: ENOENT, exit 254).
     const result = await run('npx', ['devplatform', 'apps', 'list', '--json'], url, ROOT, { npm_config_cache: tempDir('devplatform-npx-cache-') }, NPX_TIMEOUT_MS)
-    expect(result.code).toBe(0)
+    expect(result.code, `stderr: ${result.stderr}`).toBe(0)
     // npm itself may print warnings on stderr; stdout must be the one JSON document.
     expect(result.stdout.split('\n')).toHaveLength(2)
     expect(JSON.parse(result.stdout)).toEqual([app])
