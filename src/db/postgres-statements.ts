@@ -1,4 +1,4 @@
-import { CompiledQuery, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult } from 'kysely'
+import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import type pg from 'pg'
 import { isStalePlan } from './errors.js'
 
@@ -56,48 +56,15 @@ interface StatementNames {
   forget(text: string): void
 }
 
-/** The statement text notifyAtCommit compiles to; the connection holds it back until COMMIT. */
-const NOTIFY_AT_COMMIT = '/* devplatform: notify at commit */ select pg_notify($1, $2)'
-
-/**
- * PostgreSQL's NOTIFY on `channel`, for the transaction it runs in: sent in the same round trip as
- * its COMMIT (one simple-protocol query, the NOTIFY first, so a NOTIFY that fails rolls it back),
- * dropped if it rolls back, as PostgreSQL drops the NOTIFYs of a rolled-back transaction. Outside
- * a transaction, sent at once.
- */
-export function notifyAtCommit(channel: string, payload: string): CompiledQuery {
-  return CompiledQuery.raw(NOTIFY_AT_COMMIT, [channel, payload])
-}
-
 function namedStatementClient(client: pg.PoolClient, statements: StatementNames): PostgresPoolClient {
   // Kysely's transactions begin, commit and roll back with these texts (savepoints are not ends).
   let inTransaction = false
-  /** statements to send with COMMIT, in order (notifyAtCommit) */
-  let atCommit: string[] = []
   async function run<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     if (parameters.length === 0) {
       // pg sends a text without parameters in the simple protocol, unprepared.
-      if (/^(begin|start transaction)\b/i.test(text)) {
-        inTransaction = true
-        atCommit = []
-      } else if (/^(commit|rollback)$/i.test(text)) {
-        inTransaction = false
-        const held = atCommit
-        atCommit = []
-        if (held.length > 0 && /^commit$/i.test(text)) {
-          // Several statements in one simple query: pg answers with one result per statement.
-          const results = (await client.query([...held, text].join('; '))) as pg.QueryResult | pg.QueryResult[]
-          const last = Array.isArray(results) ? results[results.length - 1] : results
-          if (last === undefined) throw new Error('PostgreSQL answered COMMIT with no result')
-          return resultOf<R>(last)
-        }
-      }
+      if (/^(begin|start transaction)\b/i.test(text)) inTransaction = true
+      else if (/^(commit|rollback)$/i.test(text)) inTransaction = false
       return resultOf<R>(await client.query(text))
-    }
-    if (text === NOTIFY_AT_COMMIT && inTransaction) {
-      const [channel, payload] = parameters.map((value) => client.escapeLiteral(String(value)))
-      atCommit.push(`select pg_notify(${channel}, ${payload})`)
-      return { command: 'SELECT', rowCount: 0, rows: [] }
     }
     const values = [...parameters]
     const name = statements.nameOf(text)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
+import { sql } from 'kysely'
 import pg from 'pg'
 import { backendOf, type Db, POSTGRES_TIMEOUTS } from '../db/database.js'
-import { notifyAtCommit } from '../db/postgres-statements.js'
 import type { CommitSignals, SignalSink } from '../db/unit-of-work.js'
 import type { DispatcherLog } from './dispatcher.js'
 
@@ -42,8 +42,8 @@ export class DeliveryNotifier implements SignalSink {
 
   async publishInTransaction(tx: Db, signals: CommitSignals): Promise<void> {
     if (backendOf(tx) !== 'postgres') return
-    if (signals.deliveries) await tx.executeQuery(notifyAtCommit(CHANNELS.deliveries, this.origin))
-    for (const webhookId of signals.stoppedWebhooks) await tx.executeQuery(notifyAtCommit(CHANNELS.webhookStopped, webhookId))
+    if (signals.deliveries) await sql`select pg_notify(${CHANNELS.deliveries}, ${this.origin})`.execute(tx)
+    for (const webhookId of signals.stoppedWebhooks) await sql`select pg_notify(${CHANNELS.webhookStopped}, ${webhookId})`.execute(tx)
   }
 
   committed(signals: CommitSignals): void {

@@ -1,14 +1,11 @@
-import { Kysely, PostgresDialect, sql } from 'kysely'
-import pg from 'pg'
+import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { parseDatabaseUrl } from '../../src/config.js'
 import { type Db, openDatabase, readSnapshot, writeTransaction } from '../../src/db/database.js'
 import { isDatabaseUnavailable } from '../../src/db/errors.js'
-import { NAMED_STATEMENT_LIMIT, notifyAtCommit, withNamedStatements } from '../../src/db/postgres-statements.js'
-import type { Database } from '../../src/db/schema.js'
+import { NAMED_STATEMENT_LIMIT } from '../../src/db/postgres-statements.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
 import { startTestServer } from '../helper.js'
-import { waitUntil } from '../processes.js'
 
 // PostgreSQL only (this folder runs on the PostgreSQL + Redis half). Statements with parameters
 // run as named prepared statements, parsed once per connection; a schema change by another
@@ -153,84 +150,6 @@ describe('named statements on PostgreSQL', () => {
       expect(patched.body.name).toBe('renamed')
     } finally {
       await server.close()
-    }
-  })
-})
-
-describe('notifyAtCommit', () => {
-  /** A database on one connection whose every query text is recorded, and a LISTEN on `channel`. */
-  async function recorded(channel: string) {
-    const fresh = await freshDatabase()
-    const pool = new pg.Pool({ connectionString: fresh.url, max: 1 })
-    const sent: string[] = []
-    pool.on('connect', (client) => {
-      const query: unknown = Reflect.get(client, 'query')
-      Reflect.set(client, 'query', (...args: unknown[]) => {
-        const first = args[0]
-        sent.push(typeof first === 'string' ? first : String((first as { text?: unknown }).text))
-        return Reflect.apply(query as (...a: unknown[]) => unknown, client, args)
-      })
-    })
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) })
-    const listener = new pg.Client({ connectionString: fresh.url })
-    await listener.connect()
-    const heard: string[] = []
-    listener.on('notification', (message) => heard.push(message.payload ?? ''))
-    await listener.query(`listen ${channel}`)
-    const close = async () => {
-      await listener.end()
-      await db.destroy()
-    }
-    return { db, sent, heard, close }
-  }
-
-  it('is sent in the COMMIT\'s own round trip, its payload quoted, and heard once committed', async () => {
-    const { db, sent, heard, close } = await recorded('probe_commit')
-    try {
-      const payload = "it's a \\ payload"
-      await db.transaction().execute(async (tx) => {
-        await tx.executeQuery(notifyAtCommit('probe_commit', payload))
-        await sql`select ${1}::int as one`.execute(tx)
-      })
-      // pg's escapeLiteral: quotes doubled; with a backslash, an E'' literal (after a space) and the backslash doubled.
-      expect(sent).toEqual(['begin', 'select $1::int as one', "select pg_notify('probe_commit',  E'it''s a \\\\ payload'); commit"])
-      await waitUntil('the notification', () => (heard.length > 0 ? true : undefined))
-      expect(heard).toEqual([payload])
-    } finally {
-      await close()
-    }
-  })
-
-  it('is dropped when the transaction rolls back', async () => {
-    const { db, sent, heard, close } = await recorded('probe_rollback')
-    try {
-      const failed = await db
-        .transaction()
-        .execute(async (tx) => {
-          await tx.executeQuery(notifyAtCommit('probe_rollback', 'never'))
-          throw new Error('undone')
-        })
-        .catch((error: unknown) => error)
-      expect(failed).toBeInstanceOf(Error)
-      await db.transaction().execute(async (tx) => {
-        await tx.executeQuery(notifyAtCommit('probe_rollback', 'after'))
-      })
-      expect(sent).toEqual(['begin', 'rollback', 'begin', "select pg_notify('probe_rollback', 'after'); commit"])
-      await waitUntil('the second notification', () => (heard.length > 0 ? true : undefined))
-      expect(heard).toEqual(['after'])
-    } finally {
-      await close()
-    }
-  })
-
-  it('outside a transaction, is sent at once', async () => {
-    const { db, heard, close } = await recorded('probe_alone')
-    try {
-      await db.executeQuery(notifyAtCommit('probe_alone', 'now'))
-      await waitUntil('the notification', () => (heard.length > 0 ? true : undefined))
-      expect(heard).toEqual(['now'])
-    } finally {
-      await close()
     }
   })
 })
