@@ -141,4 +141,36 @@ describe("a write's webhook rows (PostgreSQL)", () => {
     expect(await within(NOT_WAITING_MS, deletion)).toMatchObject({ id: webhookId, total_events: 1 })
     expect(await fresh.query('select status from deliveries where webhook_id = ?', webhookId)).toEqual([{ status: 'canceled' }])
   })
+
+  it('a DELETE cancels a pending delivery that another transaction holds (as a claim may) once that one ends, and answers then', async () => {
+    const { appId, webhookId } = await appWithWebhook('held delivery')
+    await runUnitOfWork(first, quiet, (unit) => new EventsRepository(unit.tx, unit).emit(appId, 'tax.created', { n: 1 }))
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    let locked: () => void = () => undefined
+    const holding = new Promise<void>((resolve) => {
+      locked = resolve
+    })
+    const holder = first.transaction().execute(async (tx) => {
+      await sql`select id from deliveries where webhook_id = ${webhookId} for update`.execute(tx)
+      locked()
+      await held
+    })
+    await holding
+    let deletion: Promise<unknown>
+    try {
+      deletion = runUnitOfWork(second, quiet, (unit) => new WebhooksRepository(unit.tx, unit).delete(appId, webhookId))
+      expect(await within(WAITING_MS, deletion)).toBe('pending')
+      // The deletion itself committed, skipping the held row; its follow-up waits for the row.
+      expect(await fresh.count('select count(*) from webhooks where id = ? and deleted_at is not null', webhookId)).toBe(1)
+      expect(await fresh.query('select status from deliveries where webhook_id = ?', webhookId)).toEqual([{ status: 'pending' }])
+    } finally {
+      release()
+    }
+    await holder
+    expect(await within(NOT_WAITING_MS, deletion)).toMatchObject({ id: webhookId })
+    expect(await fresh.query('select status from deliveries where webhook_id = ?', webhookId)).toEqual([{ status: 'canceled' }])
+  })
 })

@@ -204,23 +204,27 @@ export class DeliveriesRepository {
    * end here. The claim token stays, so the attempt on the wire is still recorded as canceled.
    */
   async cancelPendingOf(webhookId: string, rowLocks: 'skip' | 'wait' = 'skip'): Promise<void> {
-    let pending = this.db.selectFrom('deliveries').select('id').where('webhook_id', '=', webhookId).where('status', '=', sql.lit('pending'))
+    const pending = this.db.selectFrom('deliveries').select('id').where('webhook_id', '=', webhookId).where('status', '=', sql.lit('pending'))
     // PostgreSQL, while holding the webhook's row: rows another transaction holds are skipped, not
     // waited for (an outcome writer locks deliveries before the webhook, so waiting could
     // deadlock). The writer cancels its own when it settles the webhook (`settleWebhook`); a claim
-    // may hold rows it skipped; so the stop also cancels again once committed (`afterCommit`),
-    // waiting this time, with no webhook row held.
-    if (backendOf(this.db) === 'postgres') {
-      pending = rowLocks === 'skip' ? pending.forUpdate().skipLocked() : pending.forUpdate()
-      if (rowLocks === 'skip') {
-        this.unit?.afterCommit((db) => writeTransaction(db, (tx) => new DeliveriesRepository(tx).cancelPendingOf(webhookId, 'wait'), { retries: 3 }))
-      }
-    }
+    // may hold rows it skipped; so when any row is left pending, the stop cancels again once
+    // committed (`afterCommit`), waiting this time, with no webhook row held.
+    const skipping = backendOf(this.db) === 'postgres' && rowLocks === 'skip'
+    const locked = backendOf(this.db) !== 'postgres' ? pending : skipping ? pending.forUpdate().skipLocked() : pending.forUpdate()
     await this.db
       .updateTable('deliveries')
       .set({ status: 'canceled', updated_at: nowIso() })
-      .where('id', 'in', pending)
+      .where('id', 'in', locked)
       .execute()
+    // Only rows the update skipped (or that another transaction is changing) are still pending
+    // here; without any, the waiting follow-up (a transaction of its own) has nothing to do.
+    if (skipping && this.unit !== undefined) {
+      const left = await pending.limit(1).executeTakeFirst()
+      if (left !== undefined) {
+        this.unit.afterCommit((db) => writeTransaction(db, (tx) => new DeliveriesRepository(tx).cancelPendingOf(webhookId, 'wait'), { retries: 3 }))
+      }
+    }
   }
 
   /**
