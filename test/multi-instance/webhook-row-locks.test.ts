@@ -59,24 +59,27 @@ async function appWithWebhook(name: string): Promise<{ appId: string; webhookId:
   return { appId, webhookId: webhook.id }
 }
 
+/** A promise, and the function that resolves it. */
+function signal(): { reached: Promise<void>; fire: () => void } {
+  let fire: () => void = () => undefined
+  const reached = new Promise<void>((resolve) => {
+    fire = resolve
+  })
+  return { reached, fire }
+}
+
 /** Emits an event in a transaction on `first` that stays open until the returned release is called. */
 async function openWrite(appId: string): Promise<{ release: () => void; committed: Promise<string> }> {
-  let release: () => void = () => undefined
-  const held = new Promise<void>((resolve) => {
-    release = resolve
-  })
-  let emitted: () => void = () => undefined
-  const written = new Promise<void>((resolve) => {
-    emitted = resolve
-  })
+  const held = signal()
+  const written = signal()
   const committed = runUnitOfWork(first, quiet, async (unit) => {
     const eventId = await new EventsRepository(unit.tx, unit).emit(appId, 'tax.created', { n: 1 })
-    emitted()
-    await held
+    written.fire()
+    await held.reached
     return eventId
   })
-  await written
-  return { release, committed }
+  await written.reached
+  return { release: held.fire, committed }
 }
 
 /** What `work` settled to within `ms`: 'pending' when it had not. */
@@ -145,20 +148,14 @@ describe("a write's webhook rows (PostgreSQL)", () => {
   it('a DELETE cancels a pending delivery that another transaction holds (as a claim may) once that one ends, and answers then', async () => {
     const { appId, webhookId } = await appWithWebhook('held delivery')
     await runUnitOfWork(first, quiet, (unit) => new EventsRepository(unit.tx, unit).emit(appId, 'tax.created', { n: 1 }))
-    let release: () => void = () => undefined
-    const held = new Promise<void>((resolve) => {
-      release = resolve
-    })
-    let locked: () => void = () => undefined
-    const holding = new Promise<void>((resolve) => {
-      locked = resolve
-    })
+    const held = signal()
+    const locked = signal()
     const holder = first.transaction().execute(async (tx) => {
       await sql`select id from deliveries where webhook_id = ${webhookId} for update`.execute(tx)
-      locked()
-      await held
+      locked.fire()
+      await held.reached
     })
-    await holding
+    await locked.reached
     let deletion: Promise<unknown>
     try {
       deletion = runUnitOfWork(second, quiet, (unit) => new WebhooksRepository(unit.tx, unit).delete(appId, webhookId))
@@ -167,7 +164,7 @@ describe("a write's webhook rows (PostgreSQL)", () => {
       expect(await fresh.count('select count(*) from webhooks where id = ? and deleted_at is not null', webhookId)).toBe(1)
       expect(await fresh.query('select status from deliveries where webhook_id = ?', webhookId)).toEqual([{ status: 'pending' }])
     } finally {
-      release()
+      held.fire()
     }
     await holder
     expect(await within(NOT_WAITING_MS, deletion)).toMatchObject({ id: webhookId })
