@@ -227,6 +227,11 @@ const NAMES: [RegExp, string, RegExp?][] = [
     "DeliveriesRepository.cancelPendingOf: the webhook's pending deliveries canceled",
     /deliveries_queue|deliveries_webhook_id/,
   ],
+  [
+    /^select "id" from "deliveries" where "webhook_id" = \S+ and "status" = 'pending' limit/,
+    'DeliveriesRepository.cancelPendingOf: whether a pending delivery is left (PostgreSQL; only then the waiting follow-up runs)',
+    /deliveries_queue|deliveries_webhook_id/,
+  ],
   [/^select \* from "customers" where .* like /, 'CustomersRepository.list: the page, name filter (src/db/like.ts)', /customers_app_id/],
   [/^select count\(\*\) as "total" from "customers" where .* like /, 'CustomersRepository.list: the total, name filter', /customers_app_id/],
   [new RegExp(`^select \\* from "customers" where "app_id" = ${P} and "id" = ${P}$`), 'CustomersRepository.find: the customer lookup', /customers_1|customers_pkey/],
