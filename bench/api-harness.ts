@@ -87,12 +87,12 @@ function cpuMsOf(stat: string): number {
 }
 
 /**
- * CPU time (ms) of this machine's processes with one of the given command names (`postgres`,
- * `redis-server`): the database's share of a load, which a server on PostgreSQL + Redis hands
- * to other processes. A process that exits between two readings takes its share with it.
+ * CPU time (ms) of this machine's PostgreSQL and Redis processes (`postgres`, `redis-server`), in
+ * one pass over /proc: the share of a load that a server on PostgreSQL + Redis hands to other
+ * processes. A process that exits between two readings takes its share with it.
  */
-export function servicesCpuMs(commands: readonly string[]): number {
-  let total = 0
+export function servicesCpuMs(): { postgres: number; redis: number } {
+  const total = { postgres: 0, redis: 0 }
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     let stat: string
@@ -102,7 +102,8 @@ export function servicesCpuMs(commands: readonly string[]): number {
       continue // exited meanwhile
     }
     const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-    if (commands.includes(command)) total += cpuMsOf(stat)
+    if (command === 'postgres') total.postgres += cpuMsOf(stat)
+    else if (command === 'redis-server') total.redis += cpuMsOf(stat)
   }
   return total
 }

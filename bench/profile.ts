@@ -60,15 +60,23 @@ interface Figures {
   non2xx: number
 }
 
+/** PostgreSQL's and Redis's CPU per request since `before` (nothing when they were not measured). */
+function servicesShares(before: ReturnType<typeof servicesCpuMs> | undefined, usPerRequest: (ms: number) => number): Pick<Figures, 'postgresUsPerRequest' | 'redisUsPerRequest'> {
+  if (before === undefined) return {}
+  const after = servicesCpuMs()
+  return { postgresUsPerRequest: usPerRequest(after.postgres - before.postgres), redisUsPerRequest: usPerRequest(after.redis - before.redis) }
+}
+
 /** Runs autocannon and reads the target's CPU time around it (and PostgreSQL's and Redis's, when the target uses them). */
 async function load(options: autocannon.Options, cpuMs: () => number, services = false): Promise<Figures> {
-  const before = { server: cpuMs(), postgres: services ? servicesCpuMs(['postgres']) : 0, redis: services ? servicesCpuMs(['redis-server']) : 0 }
+  const serverBefore = cpuMs()
+  const servicesBefore = services ? servicesCpuMs() : undefined
   const result = await autocannon({ connections, duration: seconds, ...options })
   const usPerRequest = (ms: number) => (ms * 1000) / result.requests.total
   return {
     rate: result.requests.total / result.duration,
-    cpuUsPerRequest: usPerRequest(cpuMs() - before.server),
-    ...(services ? { postgresUsPerRequest: usPerRequest(servicesCpuMs(['postgres']) - before.postgres), redisUsPerRequest: usPerRequest(servicesCpuMs(['redis-server']) - before.redis) } : {}),
+    cpuUsPerRequest: usPerRequest(cpuMs() - serverBefore),
+    ...servicesShares(servicesBefore, usPerRequest),
     non2xx: result.non2xx + result.errors + result.timeouts,
   }
 }

@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3'
 import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
 import pg from 'pg'
 import { type DatabaseLocation, redactUrl } from '../config.js'
-import { isRetryableConflict, isStalePlan } from './errors.js'
+import { isRetryableConflict } from './errors.js'
 import { migrateToLatest } from './migrations.js'
 import type { Database } from './schema.js'
 import { WalCheckpointer } from './checkpointer.js'
@@ -174,14 +174,8 @@ function rowsFromArrays(statement: SQLite.Statement): SqliteStatement {
  */
 export async function readSnapshot<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
   if (backendOf(db) === 'postgres') {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(work)
-      } catch (error) {
-        // Its statements are prepared anew on the second run (postgres-statements.ts).
-        if (attempt >= 1 || !isStalePlan(error)) throw error
-      }
-    }
+    // Once again after a stale plan: its statements are prepared anew (postgres-statements.ts).
+    return runAgainOnConflict(1, () => db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(work))
   }
   return sqliteReadTransaction(db, BEGIN_SNAPSHOT_READ, work)
 }
@@ -246,16 +240,19 @@ export interface WriteTransactionOptions {
  * DeliveriesRepository and WebhooksRepository).
  */
 export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, options: WriteTransactionOptions = {}): Promise<T> {
-  if (backendOf(db) === 'postgres') {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        return await db.transaction().execute(work)
-      } catch (error) {
-        if (attempt >= (options.retries ?? 0) || !isRetryableConflict(error)) throw error
-      }
-    }
-  }
+  if (backendOf(db) === 'postgres') return runAgainOnConflict(options.retries ?? 0, () => db.transaction().execute(work))
   const groups = writeGroups.get(db)
   if (groups === undefined) throw new Error('writeTransaction: a SQLite database opened by openDatabase, or a transaction of one, is needed; not a transaction of it')
   return groups.run(work, options.alone ?? false)
+}
+
+/** A PostgreSQL transaction, run again (up to `retries` times) when PostgreSQL aborted it for a conflict or a stale plan. */
+async function runAgainOnConflict<T>(retries: number, transaction: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await transaction()
+    } catch (error) {
+      if (attempt >= retries || !isRetryableConflict(error)) throw error
+    }
+  }
 }

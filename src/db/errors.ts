@@ -77,6 +77,15 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return POSTGRES_CLIENT_MESSAGES.some((text) => message.includes(text))
 }
 
+/**
+ * The database was closed under the statement (Kysely's driver destroyed, better-sqlite3's
+ * connection closed): only ever while the server stops, for a request it did not wait for.
+ */
+export function isDatabaseClosed(error: unknown): boolean {
+  const message = messageOf(error)
+  return message.includes('driver has already been destroyed') || message.includes('The database connection is not open')
+}
+
 // Storage that can't take writes now: full (SQLite FULL, PostgreSQL 53100), read-only (SQLite
 // READONLY, PostgreSQL 25006), failing (SQLite IOERR/CANTOPEN, PostgreSQL 58030).
 const STORAGE_FAULTS = /^SQLITE_(FULL|READONLY|IOERR|CANTOPEN)|^53100$|^25006$|^58030$/

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream'
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
-import { isDatabaseUnavailable, isStorageFault } from '../db/errors.js'
+import { isDatabaseClosed, isDatabaseUnavailable, isStorageFault } from '../db/errors.js'
 import { ApiError, ConflictError, errorBody } from '../errors.js'
 import { answerAndClose } from '../http/client-errors.js'
 import { Incident } from '../incident.js'
@@ -130,7 +130,7 @@ export const errorsPlugin = fp(
         const answer = fastifyErrorAnswer(error)
         if (answer !== undefined) return reply.code(answer.statusCode).send(errorBody(answer.statusCode, answer.message))
       }
-      if (closing && request.raw.socket.destroyed) {
+      if (closing && request.raw.socket.destroyed && isDatabaseClosed(error)) {
         // Its client hung up, so the server's close did not wait for it, and the database closed
         // under it: a failure with nobody to answer, and nothing for the operator to mend.
         request.log.info({ err: error }, 'request abandoned by its client failed during shutdown')

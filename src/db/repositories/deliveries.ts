@@ -210,8 +210,9 @@ export class DeliveriesRepository {
     // deadlock). The writer cancels its own when it settles the webhook (`settleWebhook`); a claim
     // may hold rows it skipped; so when any row is left pending, the stop cancels again once
     // committed (`afterCommit`), waiting this time, with no webhook row held.
-    const skipping = backendOf(this.db) === 'postgres' && rowLocks === 'skip'
-    const locked = backendOf(this.db) !== 'postgres' ? pending : skipping ? pending.forUpdate().skipLocked() : pending.forUpdate()
+    const postgres = backendOf(this.db) === 'postgres'
+    let locked = pending
+    if (postgres) locked = rowLocks === 'skip' ? pending.forUpdate().skipLocked() : pending.forUpdate()
     await this.db
       .updateTable('deliveries')
       .set({ status: 'canceled', updated_at: nowIso() })
@@ -219,7 +220,7 @@ export class DeliveriesRepository {
       .execute()
     // Only rows the update skipped (or that another transaction is changing) are still pending
     // here; without any, the waiting follow-up (a transaction of its own) has nothing to do.
-    if (skipping && this.unit !== undefined) {
+    if (postgres && rowLocks === 'skip' && this.unit !== undefined) {
       const left = await pending.limit(1).executeTakeFirst()
       if (left !== undefined) {
         this.unit.afterCommit((db) => writeTransaction(db, (tx) => new DeliveriesRepository(tx).cancelPendingOf(webhookId, 'wait'), { retries: 3 }))
