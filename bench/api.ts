@@ -33,8 +33,8 @@
  *             The DELETE pool (min(5,000, rows-small / 2) webhooks, counted in the webhooks' rows)
  *             is used up exactly (autocannon `amount`), the same number in both sizes.
  *             The claim is timed in this process before the server starts, as the dispatcher's
- *             claimAndStart does it: DeliveriesRepository.dueQueues (a read), FairShare's plan
- *             with the default caps, then dueOf + claim in a write transaction, rolled back so
+ *             claimAndStart does it: QueueScan.due (windows of DeliveriesRepository.dueQueues,
+ *             reads), FairShare's plan with the default caps, then dueOf + claim in a write transaction, rolled back so
  *             the same 100 due deliveries (10 webhooks of 10 applications) are claimed every time.
  *
  * Goals (vs the bare hello, issue 10): GET /webhooks/{id} ≥ 60 %, DELETE ≥ 50 %, POST ≥ 40 %;
@@ -53,8 +53,8 @@ import { type Db, openDatabase, writeTransaction } from '../src/db/database.js'
 import { DeliveriesRepository } from '../src/db/repositories/deliveries.js'
 import { newId } from '../src/db/time.js'
 import { generateSigningSecret } from '../src/routes/webhooks/index.js'
-import { FairShare, toDueQueue } from '../src/webhooks/fair-share.js'
-import { CIRCUIT_THRESHOLD } from '../src/webhooks/retry.js'
+import { FairShare } from '../src/webhooks/fair-share.js'
+import { QueueScan } from '../src/webhooks/queue-scan.js'
 import {
   bulkConnection,
   cancelDue,
@@ -325,7 +325,7 @@ async function measureClaims(db: Db): Promise<Row> {
   const config = loadWebhookConfig({})
   const caps = { free: Math.min(config.concurrency, MAX_CLAIM), perApp: config.perAppConcurrency, perWebhook: config.perWebhookConcurrency }
   const leaseMs = 2 * config.timeoutMs + 1000
-  const deliveries = new DeliveriesRepository(db)
+  const queueScan = new QueueScan(db)
   const fairShare = new FairShare()
   const idle = { countForApp: () => 0, countFor: () => 0 }
   class Rollback extends Error {}
@@ -333,7 +333,7 @@ async function measureClaims(db: Db): Promise<Row> {
   const claimOnce = async (): Promise<void> => {
     const nowMs = Date.now()
     const now = new Date(nowMs).toISOString()
-    const queues = (await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)).map(toDueQueue)
+    const queues = await queueScan.due(now, [], caps.free)
     const take = fairShare.plan(queues, caps, idle)
     try {
       await writeTransaction(db, async (tx) => {

@@ -2,11 +2,12 @@
  * Where a request's time goes: each operation of bench:api's baseline, loaded with autocannon
  * against a server of its own, reported as requests per second AND as the server's CPU time per
  * request (user + system, from /proc), beside the bare Fastify hello measured the same way in the
- * same run. CPU per request is steadier than req/s on a shared 2-core machine: the client's share
- * of the cores moves the rate, much less the server's cost. With --cpu-prof, each operation's
+ * same run (`post-many`: bench:api's POST for an application with 1,000 active webhooks). CPU
+ * per request is steadier than req/s on a shared 2-core machine: the client's share of the cores
+ * moves the rate, much less the server's cost. With --cpu-prof, each operation's
  * server writes a V8 CPU profile (summarise it with bench/cpu-profile-summary.ts).
  *
- *   npm run bench:profile [-- --ops get,delete,post --seconds 10 --connections 50 --cpu-prof DIR]
+ *   npm run bench:profile [-- --ops get,delete,post,post-many --seconds 10 --connections 50 --cpu-prof DIR]
  */
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
@@ -29,7 +30,7 @@ import {
 } from './api-harness.js'
 import { bulkConnection, seedWebhookPool } from './api-seed.js'
 
-const OPS = ['health', 'get', 'delete', 'post'] as const
+const OPS = ['health', 'get', 'delete', 'post', 'post-many'] as const
 type Op = (typeof OPS)[number]
 
 const { values } = parseArgs({
@@ -97,6 +98,9 @@ await onFreshDatabase(async (database) => {
   const app = await createApplication(db, 'bench', 1, receiverUrl)
   const customerId = await createCustomer(db, app.id)
   const poolApp = await createApplication(db, 'deletes', 0, receiverUrl)
+  // post-many: bench:api's 1,000-webhook write, every webhook at the receiver
+  const many = ops.includes('post-many') ? await createApplication(db, 'many webhooks', 1_000, receiverUrl) : undefined
+  const manyCustomerId = many === undefined ? '' : await createCustomer(db, many.id)
   if (ops.includes('delete')) {
     const bulk = bulkConnection(database.location, db)
     await seedWebhookPool(bulk.db, poolApp.id, POOL, generateSigningSecret())
@@ -107,6 +111,7 @@ await onFreshDatabase(async (database) => {
     if (op === 'health') return { url: `${server.base}/api/v0/health/public` }
     if (op === 'get') return getWebhook(server, bench)
     if (op === 'delete') return deletePool(server, pool, POOL)
+    if (op === 'post-many' && many !== undefined) return postAddress(server, many, manyCustomerId)
     return postAddress(server, bench, customerId)
   }
   for (const op of ops) {

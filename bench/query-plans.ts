@@ -41,8 +41,8 @@ import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
 import { newId } from '../src/db/time.js'
 import { UnitOfWork } from '../src/db/unit-of-work.js'
 import { generateSigningSecret } from '../src/routes/webhooks/index.js'
-import { FairShare, toDueQueue } from '../src/webhooks/fair-share.js'
-import { CIRCUIT_THRESHOLD } from '../src/webhooks/retry.js'
+import { FairShare } from '../src/webhooks/fair-share.js'
+import { QueueScan } from '../src/webhooks/queue-scan.js'
 import { bulkConnection, countRows, OWN_CUSTOMER_ID, otherAppsFor, poolWebhookId, seedRows } from './api-seed.js'
 import { benchDatabase } from './database.js'
 
@@ -477,12 +477,11 @@ try {
     {
       title: 'Dispatcher: the claim',
       about:
-        "As Dispatcher.claimAndStart: dueQueues (a read), FairShare's plan with the default caps, then dueOf and claim in a write transaction (rolled back). 100 deliveries are due on 10 webhooks of 10 applications; 1,000 retries wait (not due) on 100 others.",
+        "As Dispatcher.claimAndStart: QueueScan's windows of dueQueues (reads), FairShare's plan with the default caps, then dueOf and claim in a write transaction (rolled back). 100 deliveries are due on 10 webhooks of 10 applications; 1,000 retries wait (not due) on 100 others.",
       run: async (cdb) => {
-        const deliveries = new DeliveriesRepository(cdb)
         const nowMs = Date.now()
         const now = new Date(nowMs).toISOString()
-        const queues = (await deliveries.dueQueues(now, CIRCUIT_THRESHOLD)).map(toDueQueue)
+        const queues = await new QueueScan(cdb).due(now, [], caps.free)
         const take = new FairShare().plan(queues, caps, { countForApp: () => 0, countFor: () => 0 })
         await rolledBack(cdb, async (tx) => {
           const repo = new DeliveriesRepository(tx)

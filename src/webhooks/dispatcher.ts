@@ -13,8 +13,9 @@ import { type Attempt, InFlightRegistry } from './in-flight.js'
 import type { DeliveryListener } from './notifier.js'
 import { decideOutcome } from './outcome.js'
 import { OutcomeWriter } from './outcome-writer.js'
-import { CIRCUIT_THRESHOLD, RETRY_SCHEDULE_MS } from './retry.js'
-import { appRoom, type DueQueue, FairShare, toDueQueue, webhookRoom } from './fair-share.js'
+import { RETRY_SCHEDULE_MS } from './retry.js'
+import { appRoom, type DueQueue, FairShare, webhookRoom } from './fair-share.js'
+import { QueueScan } from './queue-scan.js'
 import { type SendResult, WebhookSender } from './sender.js'
 import { previousSecretInForce, signedRequest } from './signing.js'
 
@@ -67,6 +68,8 @@ export interface DispatcherOptions {
   resolveHost?: ResolveHost
   retrySchedule?: readonly number[]
   random?: () => number
+  /** tests: webhooks with pending deliveries per read of the claim's scan (QUEUE_WINDOW) */
+  queueWindow?: number
   /** tests: runs inside the claim transaction, after its attempts were registered and started, before commit */
   beforeClaimCommit?: (started: number) => Promise<void>
 }
@@ -88,6 +91,7 @@ export class Dispatcher implements DeliveryListener {
   private readonly random: () => number
   private readonly inFlight = new InFlightRegistry()
   private readonly fairShare = new FairShare()
+  private readonly queueScan: QueueScan
   private readonly outcomes: OutcomeWriter
   /** the application the last deferred fan-out served: the next one starts after it (round-robin) */
   private lastFanOutApp: string | undefined
@@ -114,6 +118,7 @@ export class Dispatcher implements DeliveryListener {
 
   constructor(private readonly options: DispatcherOptions) {
     this.deliveries = new DeliveriesRepository(options.db)
+    this.queueScan = new QueueScan(options.db, options.queueWindow)
     // Its own resolver: lookups bounded by the attempt's timeout (at most 5 s), cached for their TTL.
     const resolveHost = options.resolveHost ?? new CachingDnsResolver({ timeoutMs: Math.min(DNS_TIMEOUT_MS, options.timeoutMs) }).resolve
     this.sender = new WebhookSender({ resolveHost, allowLoopback: options.allowLoopback })
@@ -240,7 +245,7 @@ export class Dispatcher implements DeliveryListener {
     const nowMs = Date.now()
     const now = new Date(nowMs).toISOString()
     const busyApps = this.inFlight.appsAt(this.options.perAppConcurrency)
-    const queues = (await planningRead(this.options.db, (tx) => new DeliveriesRepository(tx).dueQueues(now, CIRCUIT_THRESHOLD, busyApps))).map(toDueQueue)
+    const queues = await this.queueScan.due(now, busyApps, free)
     const caps = { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency }
     const take = this.fairShare.plan(queues, caps, this.inFlight)
     if (take.size === 0) return false
@@ -426,7 +431,7 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 }
 
 /** Extra dispatcher settings that are not configuration: injected by tests and benchmarks. */
-export type DispatcherOverrides = Partial<Pick<DispatcherOptions, 'resolveHost' | 'retrySchedule' | 'random' | 'beforeClaimCommit'>>
+export type DispatcherOverrides = Partial<Pick<DispatcherOptions, 'resolveHost' | 'retrySchedule' | 'random' | 'beforeClaimCommit' | 'queueWindow'>>
 
 export function createDispatcher(config: Config, db: Db, sink: SignalSink, log: DispatcherLog, overrides: DispatcherOverrides = {}): Dispatcher {
   return new Dispatcher({

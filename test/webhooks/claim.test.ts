@@ -29,6 +29,7 @@ interface Setup {
   observer: Db
   notifier: DeliveryNotifier
   config: Config
+  appId: string
   webhookId: string
   emit: () => Promise<string>
 }
@@ -52,7 +53,7 @@ async function setUp(path: string): Promise<Setup> {
   const webhook = await new WebhooksRepository(db).create(app.id, { name: 'hook', url: receiver.url(path), isActive: true, encrypted: false, signingSecret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=' })
   const notifier = new DeliveryNotifier()
   const emit = () => runUnitOfWork(db, notifier, (unit) => new EventsRepository(unit.tx, unit).emit(app.id, 'tax.created', { n: 1 }))
-  return { fresh, db, observer, notifier, config, webhookId: webhook.id, emit }
+  return { fresh, db, observer, notifier, config, appId: app.id, webhookId: webhook.id, emit }
 }
 
 describe('the claim: attempts are registered before their claim commits', () => {
@@ -124,5 +125,27 @@ describe('the claim: attempts are registered before their claim commits', () => 
     } finally {
       receiver.setAnswer(() => ({ status: 200 }))
     }
+  })
+})
+
+describe('the claim reads the waiting webhooks a window at a time', () => {
+  it('with windows of 2, one claim goes on past windows with nothing due until it has seen every waiting webhook, and takes the due deliveries of the first and the last', async () => {
+    const setup = await setUp('/windows')
+    const later: string[] = []
+    for (let i = 0; i < 6; i++) {
+      const webhook = await new WebhooksRepository(setup.db).create(setup.appId, { name: `w${i}`, url: receiver.url('/windows'), isActive: true, encrypted: false, signingSecret: 'whsec_dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdHRlc3Q=' })
+      later.push(webhook.id)
+    }
+    await setup.emit()
+    // webhooks 2 to 6 (of 7, in webhook order) wait an hour: only the first and the last are due
+    const waiting = later.slice(0, 5)
+    await setup.db.updateTable('deliveries').set({ next_attempt_at: new Date(Date.now() + 3_600_000).toISOString() }).where('webhook_id', 'in', waiting).execute()
+    const claims: number[] = []
+    const dispatcher = createDispatcher(setup.config, setup.db, setup.notifier, silent, { queueWindow: 2, beforeClaimCommit: async (started) => void claims.push(started) })
+    dispatchers.push(dispatcher)
+    dispatcher.start()
+    const arrivals = await receiver.waitFor(2, { path: '/windows' })
+    expect(arrivals).toHaveLength(2)
+    expect(claims[0]).toBe(2)
   })
 })

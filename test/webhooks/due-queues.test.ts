@@ -9,6 +9,7 @@ import { WebhooksRepository } from '../../src/db/repositories/webhooks.js'
 import { runUnitOfWork } from '../../src/db/unit-of-work.js'
 import { CIRCUIT_THRESHOLD } from '../../src/webhooks/retry.js'
 import { DeliveryNotifier } from '../../src/webhooks/notifier.js'
+import { QueueScan } from '../../src/webhooks/queue-scan.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
 
 // The claim's first step: which webhooks have deliveries due (a skip scan over deliveries_queue).
@@ -52,22 +53,72 @@ afterAll(async () => {
   await dropFreshDatabases()
 })
 
+/** One window big enough for every queue here: the whole scan in one read. */
+const all = { after: '', size: 1000 }
 const names = (rows: { webhook_id: string }[]) => rows.map((row) => Object.keys(hooks).find((name) => hooks[name] === row.webhook_id)).sort()
 
 it('lists each webhook whose earliest pending delivery is due, once, with its application; not one whose earliest is later, nor an open circuit held back', async () => {
-  const rows = await new DeliveriesRepository(db).dueQueues(new Date().toISOString(), CIRCUIT_THRESHOLD)
+  const { due: rows, next } = await new DeliveriesRepository(db).dueQueues(new Date().toISOString(), CIRCUIT_THRESHOLD, [], all)
+  expect(next).toBeUndefined()
   expect(names(rows)).toEqual(['b', 'backlog', 'closed', 'due'])
   expect(rows.find((row) => row.webhook_id === hooks.b)?.app_id).toBe(apps.B)
 })
 
 it('an hour on, the later deliveries and the held-back circuit are due too', async () => {
-  const rows = await new DeliveriesRepository(db).dueQueues(new Date(Date.now() + 3_600_001).toISOString(), CIRCUIT_THRESHOLD)
+  const { due: rows } = await new DeliveriesRepository(db).dueQueues(new Date(Date.now() + 3_600_001).toISOString(), CIRCUIT_THRESHOLD, [], all)
   expect(names(rows)).toEqual(['b', 'backlog', 'closed', 'due', 'later', 'open'])
 })
 
 it('leaves out the applications it is told to skip (those at their cap)', async () => {
   const deliveries = new DeliveriesRepository(db)
   const now = new Date().toISOString()
-  expect(names(await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [apps.A ?? '']))).toEqual(['b'])
-  expect(names(await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [apps.A ?? '', apps.B ?? '']))).toEqual([])
+  expect(names((await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [apps.A ?? ''], all)).due)).toEqual(['b'])
+  expect(names((await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [apps.A ?? '', apps.B ?? ''], all)).due)).toEqual([])
+})
+
+// Webhook order of the six queues: due, backlog, later, open, closed (A's, created in that order), b.
+const inOrder = ['due', 'backlog', 'later', 'open', 'closed', 'b']
+
+it('a window looks at `size` queues after `after` and says where the next begins; the last window says it reached the end', async () => {
+  const deliveries = new DeliveriesRepository(db)
+  const now = new Date().toISOString()
+  // 'later' and 'open' are not due: a full window still ends at them.
+  const first = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: '', size: 3 })
+  expect(names(first.due)).toEqual(['backlog', 'due'])
+  expect(first.next).toBe(hooks.later)
+  const second = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: first.next ?? '', size: 3 })
+  expect(names(second.due)).toEqual(['b', 'closed'])
+  expect(second.next).toBe(hooks.b)
+  // exactly at the end: one more window, empty, with no next
+  const third = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: second.next ?? '', size: 3 })
+  expect(third).toEqual({ due: [], next: undefined })
+  // one queue short of the end: not full, so no next
+  expect((await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: first.next ?? '', size: 4 })).next).toBeUndefined()
+})
+
+it('a second lap stops at `until`, the queue it names included', async () => {
+  const deliveries = new DeliveriesRepository(db)
+  const now = new Date().toISOString()
+  const lap = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: '', size: 1000, until: hooks.backlog })
+  expect(names(lap.due)).toEqual(['backlog', 'due'])
+  expect(lap.next).toBeUndefined()
+  // a full window that ends past `until` is the end of the lap
+  expect(await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: '', size: 3, until: hooks.backlog })).toEqual({ due: lap.due, next: undefined })
+})
+
+it('QueueScan: a claim reads windows until it has what it wants, the next goes on from there, and a scan that finds too few sees every queue once', async () => {
+  expect(Object.values(hooks).sort()).toEqual(inOrder.map((name) => hooks[name]))
+  const scan = new QueueScan(db, 2)
+  const now = new Date().toISOString()
+  const seen = (queues: { webhookId: string }[]) => names(queues.map((queue) => ({ webhook_id: queue.webhookId })))
+  // wanted 1: the first window (due, backlog) has two
+  expect(seen(await scan.due(now, [], 1))).toEqual(['backlog', 'due'])
+  // from there: (later, open) has none, (closed, b) has two
+  expect(seen(await scan.due(now, [], 1))).toEqual(['b', 'closed'])
+  // from b: the end, then a second lap up to b: every due queue once
+  expect(seen(await scan.due(now, [], 10))).toEqual(['b', 'backlog', 'closed', 'due'])
+  // that lap went round: the next scan begins after b again and sees them all once more
+  expect(seen(await scan.due(now, [], 10))).toEqual(['b', 'backlog', 'closed', 'due'])
+  // a scan from the first queue needs no second lap
+  expect(seen(await new QueueScan(db, 4).due(now, [], 10))).toEqual(['b', 'backlog', 'closed', 'due'])
 })
