@@ -76,6 +76,17 @@ it('leaves out the applications it is told to skip (those at their cap)', async 
   expect(names((await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [apps.A ?? '', apps.B ?? ''], all)).due)).toEqual([])
 })
 
+it("the claim's own read (dueOf) checks the circuit again: a held-back circuit gives nothing, one whose wait is over gives one delivery however many were planned, one below the threshold all", async () => {
+  const deliveries = new DeliveriesRepository(db)
+  const take = new Map([hooks.open, hooks.closed, hooks.due].map((id) => [id ?? '', 3]))
+  const count = (rows: { webhook_id: string }[]) => Object.fromEntries(Object.keys(hooks).map((name) => [name, rows.filter((row) => row.webhook_id === hooks[name]).length]).filter(([, n]) => n !== 0))
+  expect(count(await deliveries.dueOf(take, new Date().toISOString(), CIRCUIT_THRESHOLD))).toEqual({ closed: 3, due: 3 })
+  const [{ retryAt = '' } = {}] = await fresh.query<{ retryAt: string }>('select circuit_retry_at as "retryAt" from webhooks where id = ?', hooks.open)
+  // Its wait ends at retryAt: one millisecond before, still held back; at it, one delivery.
+  expect(count(await deliveries.dueOf(take, new Date(Date.parse(retryAt) - 1).toISOString(), CIRCUIT_THRESHOLD))).toEqual({ closed: 3, due: 3 })
+  expect(count(await deliveries.dueOf(take, retryAt, CIRCUIT_THRESHOLD))).toEqual({ open: 1, closed: 3, due: 3 })
+})
+
 // Webhook order of the six queues: due, backlog, later, open, closed (A's, created in that order), b.
 const inOrder = ['due', 'backlog', 'later', 'open', 'closed', 'b']
 

@@ -15,6 +15,7 @@ const delivery: DueDelivery = {
   previous_secret_expires_at: null,
   encrypted: 0,
   resend: 0,
+  consecutive_failures: 0,
 }
 const retry = { schedule: [5_000], random: () => 0.5 }
 

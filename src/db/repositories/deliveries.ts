@@ -45,6 +45,8 @@ export interface DueDelivery {
   encrypted: number
   /** 1: an attempt the owner asked for (retry route); a failure ends the delivery */
   resend: number
+  /** the webhook's, as the claim's transaction read it */
+  consecutive_failures: number
 }
 
 export interface AttemptRecord {
@@ -78,6 +80,7 @@ const DUE_COLUMNS = [
   'w.previous_signing_secret',
   'w.previous_secret_expires_at',
   'w.encrypted',
+  'w.consecutive_failures',
 ] as const
 
 /** One webhook's counted attempts in an outcome batch. */
@@ -95,17 +98,22 @@ export interface WebhookBatchCounts {
  * pending backlog, due or not, and sorting it: 23.5 ms instead of 0.24 ms for a webhook with
  * 100,000 retries waiting (bench/query-plans.ts). deliveries_queue stops at the limit.
  */
-export function sqliteDueOf(webhookId: string, now: string, count: number) {
+export function sqliteDueOf(webhookId: string, now: string, count: number, circuitThreshold: number) {
   return sql<DueDelivery>`
     select ${sql.join(DUE_COLUMNS.map((column) => sql.ref(column)))}
     from deliveries d indexed by deliveries_queue
     join events e on e.id = d.event_id
     join webhooks w on w.id = d.webhook_id
     where d.webhook_id = ${webhookId} and d.status = 'pending' and d.next_attempt_at <= ${now}
-      and w.deleted_at is null and w.is_active = 1
+      and w.deleted_at is null and w.is_active = 1 and ${circuitAllows(circuitThreshold, now)}
     order by d.next_attempt_at
     limit ${count}
   `
+}
+
+/** The webhook `w`'s circuit allows an attempt at `now`: closed, or open with its wait over. */
+function circuitAllows(circuitThreshold: number, now: string) {
+  return sql<boolean>`(w.consecutive_failures < ${circuitThreshold} or w.circuit_retry_at is null or w.circuit_retry_at <= ${now})`
 }
 
 /**
@@ -151,7 +159,7 @@ export class DeliveriesRepository {
   async dueQueues(now: string, circuitThreshold: number, skipApps: readonly string[], window: QueueWindowBounds): Promise<QueueWindow> {
     const until = window.until ?? null
     const due = sql<number>`case when queue.next_at <= ${now} and w.deleted_at is null and w.is_active = 1
-        and (w.consecutive_failures < ${circuitThreshold} or w.circuit_retry_at is null or w.circuit_retry_at <= ${now})
+        and ${circuitAllows(circuitThreshold, now)}
         ${skipApps.length === 0 ? sql`` : sql`and w.app_id not in (${sql.join(skipApps)})`} then 1 else 0 end`
     // 'pending' is a literal, not a parameter: only then can SQLite use the partial index. The scan
     // starts from a row standing for `after`, so every probe is the recursive one: a first probe
@@ -189,8 +197,15 @@ export class DeliveriesRepository {
    * transaction (PostgreSQL: the rows FOR UPDATE and their webhooks FOR KEY SHARE, both SKIP
    * LOCKED, so two dispatchers never claim one row and a claim never waits). Deleting or
    * deactivating a webhook cancels its pending deliveries, so the webhook filter only guards.
+   * The circuit is read again here, in the claim's transaction, and an open one gives one
+   * delivery: the plan (`dueQueues`) was read before, and an outcome written since (its attempt
+   * no longer counted in flight) may have opened the circuit or moved its next attempt out.
    */
-  async dueOf(take: ReadonlyMap<string, number>, now: string): Promise<DueDelivery[]> {
+  async dueOf(take: ReadonlyMap<string, number>, now: string, circuitThreshold: number): Promise<DueDelivery[]> {
+    return oneWhereCircuitOpen(await this.dueRows(take, now, circuitThreshold), circuitThreshold)
+  }
+
+  private async dueRows(take: ReadonlyMap<string, number>, now: string, circuitThreshold: number): Promise<DueDelivery[]> {
     if (take.size === 0) return []
     if (backendOf(this.db) === 'postgres') {
       const { rows } = await sql<DueDelivery>`
@@ -205,13 +220,13 @@ export class DeliveriesRepository {
         ) d
         join webhooks w on w.id = d.webhook_id
         join events e on e.id = d.event_id
-        where w.deleted_at is null and w.is_active = 1
+        where w.deleted_at is null and w.is_active = 1 and ${circuitAllows(circuitThreshold, now)}
         for key share of w skip locked
       `.execute(this.db)
       return rows
     }
     const due: DueDelivery[] = []
-    for (const [webhookId, count] of take) due.push(...(await sqliteDueOf(webhookId, now, count).execute(this.db)).rows)
+    for (const [webhookId, count] of take) due.push(...(await sqliteDueOf(webhookId, now, count, circuitThreshold).execute(this.db)).rows)
     return due
   }
 
@@ -452,4 +467,15 @@ export class DeliveriesRepository {
       .execute()
     return rows.map((row) => row.id)
   }
+}
+
+/** Of each webhook whose circuit is open, its first delivery read; every delivery of the others. */
+function oneWhereCircuitOpen(due: DueDelivery[], circuitThreshold: number): DueDelivery[] {
+  const seen = new Set<string>()
+  return due.filter((delivery) => {
+    if (delivery.consecutive_failures < circuitThreshold) return true
+    if (seen.has(delivery.webhook_id)) return false
+    seen.add(delivery.webhook_id)
+    return true
+  })
 }
