@@ -93,8 +93,9 @@ export class OutcomeWriter {
           // in the order the attempts ended, so the failures after the last success are known
           const counts = new Map<string, WebhookBatchCounts>()
           const gone = new Set<string>()
+          const recorded = new Set(await deliveries.recordAll(batch))
           for (const record of batch) {
-            if (!(await deliveries.record(record))) {
+            if (!recorded.has(record)) {
               notRecorded.push(record)
               continue
             }

@@ -277,58 +277,97 @@ export class DeliveriesRepository {
   }
 
   /**
-   * Writes one attempt: its row and the delivery's new state, in the caller's transaction, and
-   * only while the claim is still this attempt's (a claim that lapsed and was taken by another
-   * dispatcher, or never committed, records nothing). Returns whether it was recorded; the
-   * caller then counts it (`settleWebhook`) and handles a 410 (`deactivateGone`), last.
+   * Writes a batch of attempts: their rows and their deliveries' new states, in the caller's
+   * transaction, each only while its claim is still that attempt's (a claim that lapsed and was
+   * taken by another dispatcher, or never committed, records nothing). Returns the attempts
+   * recorded; the caller then counts them (`settleWebhook`) and handles a 410 (`deactivateGone`).
+   * One UPDATE and one INSERT per 500 attempts, not one of each per attempt: per attempt they were
+   * 22 and 5 µs of SQLite, plus kysely building each (bench:webhooks throughput, SQL timed per
+   * statement). A delivery twice in a batch (a lapsed claim and the one that took it over) is
+   * written in rounds, in the batch's order, as one attempt after the other would be.
    */
-  async record(attempt: AttemptRecord): Promise<boolean> {
+  async recordAll(attempts: readonly AttemptRecord[]): Promise<AttemptRecord[]> {
     const now = nowIso()
-    const next = attempt.next
-    const updated =
-      next.status === 'unchanged'
-        ? undefined
-        : await this.db
-            .updateTable('deliveries')
-            .set(
-              next.status === 'release'
-                ? { claim_token: null, next_attempt_at: now, updated_at: now }
-                : {
-                    status: next.status,
-                    attempts: attempt.attempt,
-                    claim_token: null,
-                    next_attempt_at: next.at,
-                    // an owner's resend is one attempt: it ends with the delivery
-                    ...(next.status === 'pending' ? {} : { resend: 0 }),
-                    updated_at: now,
-                  },
-            )
-            .where('id', '=', attempt.deliveryId)
-            .where('claim_token', '=', attempt.claimToken)
-            .where('status', '=', sql.lit('pending'))
-            .returning('id')
-            .executeTakeFirst()
-    // No state change (an abort for a stopped webhook), or the delivery was canceled while this
-    // attempt was on the wire: a row that still carries this claim's token is this claim's to
-    // record (ended deliveries drop the token; only cancellation keeps it).
-    if (updated === undefined && !(await this.carriesClaim(attempt))) return false
+    const recorded: AttemptRecord[] = []
+    for (const round of rounds(attempts)) {
+      const updated = new Set<string>()
+      for (const part of chunks(round.filter((attempt) => attempt.next.status !== 'unchanged'))) {
+        for (const id of await this.applyNext(part, now)) updated.add(id)
+      }
+      // No state change (an abort for a stopped webhook), or the delivery was canceled while this
+      // attempt was on the wire: a row that still carries this claim's token is this claim's to
+      // record (ended deliveries drop the token; only cancellation keeps it).
+      for (const attempt of round) if (updated.has(attempt.deliveryId) || (await this.carriesClaim(attempt))) recorded.push(attempt)
+    }
+    for (const part of chunks(recorded)) await this.insertAttempts(part)
+    return recorded
+  }
 
-    await this.db
-      .insertInto('delivery_attempts')
-      .values({
-        id: newId(),
-        delivery_id: attempt.deliveryId,
-        webhook_id: attempt.webhookId,
-        attempt: attempt.attempt,
-        started_at: attempt.startedAt,
-        duration_ms: attempt.durationMs,
-        outcome: attempt.outcome,
-        status_code: attempt.statusCode,
-        error: attempt.error,
-        response_body: attempt.responseBody,
-      })
-      .execute()
-    return true
+  /** Each attempt's delivery takes its new state (`next`) while it still carries the attempt's claim; returns the ids updated. */
+  private async applyNext(attempts: readonly AttemptRecord[], now: string): Promise<string[]> {
+    // release: status and attempts unchanged (null), due now; an owner's resend is one attempt: it ends with the delivery.
+    const values = attempts.map((attempt) => {
+      const next = attempt.next
+      return next.status === 'release' || next.status === 'unchanged'
+        ? { id: attempt.deliveryId, token: attempt.claimToken, status: null, attempts: null, at: now }
+        : { id: attempt.deliveryId, token: attempt.claimToken, status: next.status, attempts: attempt.attempt, at: next.at }
+    })
+    const set = sql`status = coalesce(v.status, d.status), attempts = coalesce(v.attempts, d.attempts), claim_token = null,
+      next_attempt_at = v.at, resend = case when v.status is null or v.status = 'pending' then d.resend else 0 end, updated_at = ${now}`
+    const matches = sql`d.id = v.id and d.claim_token = v.token and d.status = 'pending'`
+    if (backendOf(this.db) === 'postgres') {
+      const { rows } = await sql<{ id: string }>`
+        update deliveries d set ${set}
+        from unnest(${values.map((v) => v.id)}::text[], ${values.map((v) => v.token)}::text[], ${values.map((v) => v.status)}::text[],
+          ${values.map((v) => v.attempts)}::int[], ${values.map((v) => v.at)}::text[]) as v(id, token, status, attempts, at)
+        where ${matches}
+        returning d.id
+      `.execute(this.db)
+      return rows.map((row) => row.id)
+    }
+    // SQLite: the values as one JSON parameter, so the statement's text (and its prepared
+    // statement) is the same for every batch size. RETURNING names the target's columns only.
+    const { rows } = await sql<{ id: string }>`
+      update deliveries as d set ${set}
+      from (select value ->> 'id' as id, value ->> 'token' as token, value ->> 'status' as status, value ->> 'attempts' as attempts, value ->> 'at' as at
+        from json_each(${JSON.stringify(values)})) as v
+      where ${matches}
+      returning id
+    `.execute(this.db)
+    return rows.map((row) => row.id)
+  }
+
+  /** The attempts' rows, one statement. */
+  private async insertAttempts(attempts: readonly AttemptRecord[]): Promise<void> {
+    const rows = attempts.map((attempt) => ({
+      id: newId(),
+      delivery_id: attempt.deliveryId,
+      webhook_id: attempt.webhookId,
+      attempt: attempt.attempt,
+      started_at: attempt.startedAt,
+      duration_ms: attempt.durationMs,
+      outcome: attempt.outcome,
+      status_code: attempt.statusCode,
+      error: attempt.error,
+      response_body: attempt.responseBody,
+    }))
+    const columns = sql`id, delivery_id, webhook_id, attempt, started_at, duration_ms, outcome, status_code, error, response_body`
+    if (backendOf(this.db) === 'postgres') {
+      const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((row) => row[key])
+      await sql`
+        insert into delivery_attempts (${columns})
+        select * from unnest(${column('id')}::text[], ${column('delivery_id')}::text[], ${column('webhook_id')}::text[], ${column('attempt')}::int[],
+          ${column('started_at')}::text[], ${column('duration_ms')}::int[], ${column('outcome')}::text[], ${column('status_code')}::int[],
+          ${column('error')}::text[], ${column('response_body')}::text[])
+      `.execute(this.db)
+      return
+    }
+    await sql`
+      insert into delivery_attempts (${columns})
+      select value ->> 'id', value ->> 'delivery_id', value ->> 'webhook_id', value ->> 'attempt', value ->> 'started_at', value ->> 'duration_ms',
+        value ->> 'outcome', value ->> 'status_code', value ->> 'error', value ->> 'response_body'
+      from json_each(${JSON.stringify(rows)})
+    `.execute(this.db)
   }
 
   private async carriesClaim(attempt: AttemptRecord): Promise<boolean> {
@@ -478,4 +517,16 @@ function oneWhereCircuitOpen(due: DueDelivery[], circuitThreshold: number): DueD
     seen.add(delivery.webhook_id)
     return true
   })
+}
+
+/** The batch in rounds where no delivery appears twice; a delivery's later attempts in later rounds, in order. */
+function rounds(attempts: readonly AttemptRecord[]): AttemptRecord[][] {
+  const seen = new Map<string, number>()
+  const out: AttemptRecord[][] = []
+  for (const attempt of attempts) {
+    const round = seen.get(attempt.deliveryId) ?? 0
+    seen.set(attempt.deliveryId, round + 1)
+    ;(out[round] ??= []).push(attempt)
+  }
+  return out
 }
