@@ -291,9 +291,7 @@ export class DeliveriesRepository {
     const recorded: AttemptRecord[] = []
     for (const round of rounds(attempts)) {
       const updated = new Set<string>()
-      for (const part of chunks(round.filter((attempt) => attempt.next.status !== 'unchanged'))) {
-        for (const id of await this.applyNext(part, now)) updated.add(id)
-      }
+      for (const part of chunks(round)) for (const id of await this.applyNext(part, now)) updated.add(id)
       // No state change (an abort for a stopped webhook), or the delivery was canceled while this
       // attempt was on the wire: a row that still carries this claim's token is this claim's to
       // record (ended deliveries drop the token; only cancellation keeps it).
@@ -306,12 +304,12 @@ export class DeliveriesRepository {
   /** Each attempt's delivery takes its new state (`next`) while it still carries the attempt's claim; returns the ids updated. */
   private async applyNext(attempts: readonly AttemptRecord[], now: string): Promise<string[]> {
     // release: status and attempts unchanged (null), due now; an owner's resend is one attempt: it ends with the delivery.
-    const values = attempts.map((attempt) => {
-      const next = attempt.next
-      return next.status === 'release' || next.status === 'unchanged'
-        ? { id: attempt.deliveryId, token: attempt.claimToken, status: null, attempts: null, at: now }
-        : { id: attempt.deliveryId, token: attempt.claimToken, status: next.status, attempts: attempt.attempt, at: next.at }
+    const values = attempts.flatMap(({ deliveryId: id, claimToken: token, attempt, next }): NextState[] => {
+      if (next.status === 'unchanged') return []
+      if (next.status === 'release') return [{ id, token, status: null, attempts: null, at: now }]
+      return [{ id, token, status: next.status, attempts: attempt, at: next.at }]
     })
+    if (values.length === 0) return []
     const set = sql`status = coalesce(v.status, d.status), attempts = coalesce(v.attempts, d.attempts), claim_token = null,
       next_attempt_at = v.at, resend = case when v.status is null or v.status = 'pending' then d.resend else 0 end, updated_at = ${now}`
     const matches = sql`d.id = v.id and d.claim_token = v.token and d.status = 'pending'`
@@ -506,6 +504,15 @@ export class DeliveriesRepository {
       .execute()
     return rows.map((row) => row.id)
   }
+}
+
+/** A delivery's state after an attempt, as `applyNext` writes it (null: unchanged). */
+interface NextState {
+  id: string
+  token: string
+  status: DeliveryStatus | null
+  attempts: number | null
+  at: string
 }
 
 /** Of each webhook whose circuit is open, its first delivery read; every delivery of the others. */
