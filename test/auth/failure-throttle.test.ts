@@ -1,10 +1,9 @@
-import { randomBytes, randomInt } from 'node:crypto'
-import { request as httpRequest } from 'node:http'
+import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FailureThrottle, type ThrottledEvent } from '../../src/auth/failure-throttle.js'
 import { type GuardedDecision, MemoryRateLimiter, type PeekableRateLimiter, type RateLimitDecision } from '../../src/auth/rate-limiter.js'
 import { FallbackPeekableRateLimiter } from '../../src/auth/redis-rate-limiter.js'
-import { startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { startTestServer, type TestServer } from '../helper.js'
 import { address, call, expectThrottled, throttleLines, wrong } from './failure-helpers.js'
 
 

@@ -10,7 +10,6 @@ import {
   createCredentials,
   createWebhook,
   type Credentials,
-  epochNow,
   type Instance,
   ownerOfClientPort,
   percentile,
