@@ -55,7 +55,6 @@ import { newId } from '../src/db/time.js'
 import { generateSigningSecret } from '../src/routes/webhooks/index.js'
 import { FairShare } from '../src/webhooks/fair-share.js'
 import { QueueScan } from '../src/webhooks/queue-scan.js'
-import { CIRCUIT_THRESHOLD } from '../src/webhooks/retry.js'
 import {
   bulkConnection,
   cancelDue,
@@ -339,7 +338,7 @@ async function measureClaims(db: Db): Promise<Row> {
     try {
       await writeTransaction(db, async (tx) => {
         const repo = new DeliveriesRepository(tx)
-        const due = await repo.dueOf(take, now, CIRCUIT_THRESHOLD)
+        const due = await repo.dueOf(take, now)
         claimed.push((await repo.claim(due.map((delivery) => delivery.id), newId(), new Date(nowMs + leaseMs).toISOString())).size)
         throw new Rollback()
       })

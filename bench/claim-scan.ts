@@ -17,7 +17,6 @@ import { AppsRepository } from '../src/db/repositories/apps.js'
 import { DeliveriesRepository } from '../src/db/repositories/deliveries.js'
 import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
 import { QUEUE_WINDOW, QueueScan } from '../src/webhooks/queue-scan.js'
-import { CIRCUIT_THRESHOLD } from '../src/webhooks/retry.js'
 import { benchDatabase } from './database.js'
 
 const { values } = parseArgs({ options: { webhooks: { type: 'string', default: '1000,10000,100000' }, due: { type: 'string', default: '10' } } })
@@ -73,13 +72,13 @@ for (const waiting of sizes) {
   let longest = 0
   for (let after: string | undefined = ''; after !== undefined; ) {
     const start: string = after
-    const [window, took] = await timed(() => planningRead(db, (tx) => new DeliveriesRepository(tx).dueQueues(now(), CIRCUIT_THRESHOLD, [], { after: start, size: QUEUE_WINDOW })))
+    const [window, took] = await timed(() => planningRead(db, (tx) => new DeliveriesRepository(tx).dueQueues(now(), [], { after: start, size: QUEUE_WINDOW })))
     longest = Math.max(longest, took)
     after = window.next
   }
   const single: number[] = []
   for (let i = 0; i < REPEATS + 2; i++) {
-    const [, took] = await timed(() => planningRead(db, (tx) => new DeliveriesRepository(tx).dueQueues(now(), CIRCUIT_THRESHOLD, [], { after: '', size: waiting + due + 1 })))
+    const [, took] = await timed(() => planningRead(db, (tx) => new DeliveriesRepository(tx).dueQueues(now(), [], { after: '', size: waiting + due + 1 })))
     if (i >= 2) single.push(took)
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length

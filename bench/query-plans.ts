@@ -43,7 +43,6 @@ import { UnitOfWork } from '../src/db/unit-of-work.js'
 import { generateSigningSecret } from '../src/routes/webhooks/index.js'
 import { FairShare } from '../src/webhooks/fair-share.js'
 import { QueueScan } from '../src/webhooks/queue-scan.js'
-import { CIRCUIT_THRESHOLD } from '../src/webhooks/retry.js'
 import { bulkConnection, countRows, OWN_CUSTOMER_ID, otherAppsFor, poolWebhookId, seedRows } from './api-seed.js'
 import { benchDatabase } from './database.js'
 
@@ -486,7 +485,7 @@ try {
         const take = new FairShare().plan(queues, caps, { countForApp: () => 0, countFor: () => 0 })
         await rolledBack(cdb, async (tx) => {
           const repo = new DeliveriesRepository(tx)
-          const due = await repo.dueOf(take, now, CIRCUIT_THRESHOLD)
+          const due = await repo.dueOf(take, now)
           await repo.claim(
             due.map((delivery) => delivery.id),
             newId(),

@@ -13,7 +13,7 @@ import { type Attempt, InFlightRegistry } from './in-flight.js'
 import type { DeliveryListener } from './notifier.js'
 import { decideOutcome } from './outcome.js'
 import { OutcomeWriter } from './outcome-writer.js'
-import { CIRCUIT_THRESHOLD, RETRY_SCHEDULE_MS } from './retry.js'
+import { RETRY_SCHEDULE_MS } from './retry.js'
 import { appRoom, type DueQueue, FairShare, webhookRoom } from './fair-share.js'
 import { QueueScan } from './queue-scan.js'
 import { type SendResult, WebhookSender } from './sender.js'
@@ -257,7 +257,7 @@ export class Dispatcher implements DeliveryListener {
       // In one process a deletion aborts the requests before it answers: SQLite needs no wait.
       const writes = backendOf(tx) === 'postgres' ? new ClaimWrites() : undefined
       const deliveries = new DeliveriesRepository(tx)
-      const due = await deliveries.dueOf(take, now, CIRCUIT_THRESHOLD)
+      const due = await deliveries.dueOf(take, now)
       if (due.length === 0) return begun.resolve(false)
       const token = newId()
       const claimed = await deliveries.claim(

@@ -1,7 +1,6 @@
 import { type Db, planningRead } from '../db/database.js'
 import { DeliveriesRepository } from '../db/repositories/deliveries.js'
 import { type DueQueue, toDueQueue } from './fair-share.js'
-import { CIRCUIT_THRESHOLD } from './retry.js'
 
 /**
  * Webhooks with pending deliveries that one read of the scan looks at: a bounded read (about
@@ -33,7 +32,7 @@ export class QueueScan {
     /** set on the second lap: from the first webhook up to where the scan began */
     let until: string | undefined
     for (;;) {
-      const window = await planningRead(this.db, (tx) => new DeliveriesRepository(tx).dueQueues(now, CIRCUIT_THRESHOLD, skipApps, { after, size: this.windowSize, until }))
+      const window = await planningRead(this.db, (tx) => new DeliveriesRepository(tx).dueQueues(now, skipApps, { after, size: this.windowSize, until }))
       for (const row of window.due) found.push(toDueQueue(row))
       if (window.next !== undefined) {
         after = window.next

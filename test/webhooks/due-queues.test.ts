@@ -58,33 +58,33 @@ const all = { after: '', size: 1000 }
 const names = (rows: { webhook_id: string }[]) => rows.map((row) => Object.keys(hooks).find((name) => hooks[name] === row.webhook_id)).sort()
 
 it('lists each webhook whose earliest pending delivery is due, once, with its application; not one whose earliest is later, nor an open circuit held back', async () => {
-  const { due: rows, next } = await new DeliveriesRepository(db).dueQueues(new Date().toISOString(), CIRCUIT_THRESHOLD, [], all)
+  const { due: rows, next } = await new DeliveriesRepository(db).dueQueues(new Date().toISOString(), [], all)
   expect(next).toBeUndefined()
   expect(names(rows)).toEqual(['b', 'backlog', 'closed', 'due'])
   expect(rows.find((row) => row.webhook_id === hooks.b)?.app_id).toBe(apps.B)
 })
 
 it('an hour on, the later deliveries and the held-back circuit are due too', async () => {
-  const { due: rows } = await new DeliveriesRepository(db).dueQueues(new Date(Date.now() + 3_600_001).toISOString(), CIRCUIT_THRESHOLD, [], all)
+  const { due: rows } = await new DeliveriesRepository(db).dueQueues(new Date(Date.now() + 3_600_001).toISOString(), [], all)
   expect(names(rows)).toEqual(['b', 'backlog', 'closed', 'due', 'later', 'open'])
 })
 
 it('leaves out the applications it is told to skip (those at their cap)', async () => {
   const deliveries = new DeliveriesRepository(db)
   const now = new Date().toISOString()
-  expect(names((await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [apps.A ?? ''], all)).due)).toEqual(['b'])
-  expect(names((await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [apps.A ?? '', apps.B ?? ''], all)).due)).toEqual([])
+  expect(names((await deliveries.dueQueues(now, [apps.A ?? ''], all)).due)).toEqual(['b'])
+  expect(names((await deliveries.dueQueues(now, [apps.A ?? '', apps.B ?? ''], all)).due)).toEqual([])
 })
 
 it("the claim's own read (dueOf) checks the circuit again: a held-back circuit gives nothing, one whose wait is over gives one delivery however many were planned, one below the threshold all", async () => {
   const deliveries = new DeliveriesRepository(db)
   const take = new Map([hooks.open, hooks.closed, hooks.due].map((id) => [id ?? '', 3]))
   const count = (rows: { webhook_id: string }[]) => Object.fromEntries(Object.keys(hooks).map((name) => [name, rows.filter((row) => row.webhook_id === hooks[name]).length]).filter(([, n]) => n !== 0))
-  expect(count(await deliveries.dueOf(take, new Date().toISOString(), CIRCUIT_THRESHOLD))).toEqual({ closed: 3, due: 3 })
+  expect(count(await deliveries.dueOf(take, new Date().toISOString()))).toEqual({ closed: 3, due: 3 })
   const [{ retryAt = '' } = {}] = await fresh.query<{ retryAt: string }>('select circuit_retry_at as "retryAt" from webhooks where id = ?', hooks.open)
   // Its wait ends at retryAt: one millisecond before, still held back; at it, one delivery.
-  expect(count(await deliveries.dueOf(take, new Date(Date.parse(retryAt) - 1).toISOString(), CIRCUIT_THRESHOLD))).toEqual({ closed: 3, due: 3 })
-  expect(count(await deliveries.dueOf(take, retryAt, CIRCUIT_THRESHOLD))).toEqual({ open: 1, closed: 3, due: 3 })
+  expect(count(await deliveries.dueOf(take, new Date(Date.parse(retryAt) - 1).toISOString()))).toEqual({ closed: 3, due: 3 })
+  expect(count(await deliveries.dueOf(take, retryAt))).toEqual({ open: 1, closed: 3, due: 3 })
 })
 
 // Webhook order of the six queues: due, backlog, later, open, closed (A's, created in that order), b.
@@ -94,27 +94,27 @@ it('a window looks at `size` queues after `after` and says where the next begins
   const deliveries = new DeliveriesRepository(db)
   const now = new Date().toISOString()
   // 'later' and 'open' are not due: a full window still ends at them.
-  const first = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: '', size: 3 })
+  const first = await deliveries.dueQueues(now, [], { after: '', size: 3 })
   expect(names(first.due)).toEqual(['backlog', 'due'])
   expect(first.next).toBe(hooks.later)
-  const second = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: first.next ?? '', size: 3 })
+  const second = await deliveries.dueQueues(now, [], { after: first.next ?? '', size: 3 })
   expect(names(second.due)).toEqual(['b', 'closed'])
   expect(second.next).toBe(hooks.b)
   // exactly at the end: one more window, empty, with no next
-  const third = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: second.next ?? '', size: 3 })
+  const third = await deliveries.dueQueues(now, [], { after: second.next ?? '', size: 3 })
   expect(third).toEqual({ due: [], next: undefined })
   // one queue short of the end: not full, so no next
-  expect((await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: first.next ?? '', size: 4 })).next).toBeUndefined()
+  expect((await deliveries.dueQueues(now, [], { after: first.next ?? '', size: 4 })).next).toBeUndefined()
 })
 
 it('a second lap stops at `until`, the queue it names included', async () => {
   const deliveries = new DeliveriesRepository(db)
   const now = new Date().toISOString()
-  const lap = await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: '', size: 1000, until: hooks.backlog })
+  const lap = await deliveries.dueQueues(now, [], { after: '', size: 1000, until: hooks.backlog })
   expect(names(lap.due)).toEqual(['backlog', 'due'])
   expect(lap.next).toBeUndefined()
   // a full window that ends past `until` is the end of the lap
-  expect(await deliveries.dueQueues(now, CIRCUIT_THRESHOLD, [], { after: '', size: 3, until: hooks.backlog })).toEqual({ due: lap.due, next: undefined })
+  expect(await deliveries.dueQueues(now, [], { after: '', size: 3, until: hooks.backlog })).toEqual({ due: lap.due, next: undefined })
 })
 
 it('QueueScan: a claim reads windows until it has what it wants, the next goes on from there, and a scan that finds too few sees every queue once', async () => {

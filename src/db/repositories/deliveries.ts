@@ -4,6 +4,7 @@ import { backendOf, type Db, writeTransaction } from '../database.js'
 import type { UnitOfWork } from '../unit-of-work.js'
 import type { AttemptOutcome, DeliveryStatus } from '../schema.js'
 import { newId, nowIso } from '../time.js'
+import { CIRCUIT_THRESHOLD, isCircuitOpen } from '../../webhooks/retry.js'
 
 /** A webhook with due deliveries (`dueQueues`). */
 export interface DueQueueRow {
@@ -98,22 +99,22 @@ export interface WebhookBatchCounts {
  * pending backlog, due or not, and sorting it: 23.5 ms instead of 0.24 ms for a webhook with
  * 100,000 retries waiting (bench/query-plans.ts). deliveries_queue stops at the limit.
  */
-export function sqliteDueOf(webhookId: string, now: string, count: number, circuitThreshold: number) {
+export function sqliteDueOf(webhookId: string, now: string, count: number) {
   return sql<DueDelivery>`
     select ${sql.join(DUE_COLUMNS.map((column) => sql.ref(column)))}
     from deliveries d indexed by deliveries_queue
     join events e on e.id = d.event_id
     join webhooks w on w.id = d.webhook_id
     where d.webhook_id = ${webhookId} and d.status = 'pending' and d.next_attempt_at <= ${now}
-      and w.deleted_at is null and w.is_active = 1 and ${circuitAllows(circuitThreshold, now)}
+      and w.deleted_at is null and w.is_active = 1 and ${circuitAllows(now)}
     order by d.next_attempt_at
     limit ${count}
   `
 }
 
-/** The webhook `w`'s circuit allows an attempt at `now`: closed, or open with its wait over. */
-function circuitAllows(circuitThreshold: number, now: string) {
-  return sql<boolean>`(w.consecutive_failures < ${circuitThreshold} or w.circuit_retry_at is null or w.circuit_retry_at <= ${now})`
+/** The webhook `w`'s circuit allows an attempt at `now`: closed, or open with its wait over (isCircuitOpen). */
+function circuitAllows(now: string) {
+  return sql<boolean>`(w.consecutive_failures < ${CIRCUIT_THRESHOLD} or w.circuit_retry_at is null or w.circuit_retry_at <= ${now})`
 }
 
 /**
@@ -156,10 +157,10 @@ export class DeliveriesRepository {
    * unbounded scan took 117.8 ms per claim on SQLite's event loop with 100,000 webhooks holding a
    * retry (bench/claim-scan.ts).
    */
-  async dueQueues(now: string, circuitThreshold: number, skipApps: readonly string[], window: QueueWindowBounds): Promise<QueueWindow> {
+  async dueQueues(now: string, skipApps: readonly string[], window: QueueWindowBounds): Promise<QueueWindow> {
     const until = window.until ?? null
     const due = sql<number>`case when queue.next_at <= ${now} and w.deleted_at is null and w.is_active = 1
-        and ${circuitAllows(circuitThreshold, now)}
+        and ${circuitAllows(now)}
         ${skipApps.length === 0 ? sql`` : sql`and w.app_id not in (${sql.join(skipApps)})`} then 1 else 0 end`
     // 'pending' is a literal, not a parameter: only then can SQLite use the partial index. The scan
     // starts from a row standing for `after`, so every probe is the recursive one: a first probe
@@ -201,11 +202,11 @@ export class DeliveriesRepository {
    * delivery: the plan (`dueQueues`) was read before, and an outcome written since (its attempt
    * no longer counted in flight) may have opened the circuit or moved its next attempt out.
    */
-  async dueOf(take: ReadonlyMap<string, number>, now: string, circuitThreshold: number): Promise<DueDelivery[]> {
-    return oneWhereCircuitOpen(await this.dueRows(take, now, circuitThreshold), circuitThreshold)
+  async dueOf(take: ReadonlyMap<string, number>, now: string): Promise<DueDelivery[]> {
+    return oneWhereCircuitOpen(await this.dueRows(take, now))
   }
 
-  private async dueRows(take: ReadonlyMap<string, number>, now: string, circuitThreshold: number): Promise<DueDelivery[]> {
+  private async dueRows(take: ReadonlyMap<string, number>, now: string): Promise<DueDelivery[]> {
     if (take.size === 0) return []
     if (backendOf(this.db) === 'postgres') {
       const { rows } = await sql<DueDelivery>`
@@ -220,13 +221,13 @@ export class DeliveriesRepository {
         ) d
         join webhooks w on w.id = d.webhook_id
         join events e on e.id = d.event_id
-        where w.deleted_at is null and w.is_active = 1 and ${circuitAllows(circuitThreshold, now)}
+        where w.deleted_at is null and w.is_active = 1 and ${circuitAllows(now)}
         for key share of w skip locked
       `.execute(this.db)
       return rows
     }
     const due: DueDelivery[] = []
-    for (const [webhookId, count] of take) due.push(...(await sqliteDueOf(webhookId, now, count, circuitThreshold).execute(this.db)).rows)
+    for (const [webhookId, count] of take) due.push(...(await sqliteDueOf(webhookId, now, count).execute(this.db)).rows)
     return due
   }
 
@@ -304,32 +305,18 @@ export class DeliveriesRepository {
   /** Each attempt's delivery takes its new state (`next`) while it still carries the attempt's claim; returns the ids updated. */
   private async applyNext(attempts: readonly AttemptRecord[], now: string): Promise<string[]> {
     // release: status and attempts unchanged (null), due now; an owner's resend is one attempt: it ends with the delivery.
-    const values = attempts.flatMap(({ deliveryId: id, claimToken: token, attempt, next }): NextState[] => {
+    const values = attempts.flatMap(({ deliveryId: delivery_id, claimToken: token, attempt, next }): NextState[] => {
       if (next.status === 'unchanged') return []
-      if (next.status === 'release') return [{ id, token, status: null, attempts: null, at: now }]
-      return [{ id, token, status: next.status, attempts: attempt, at: next.at }]
+      if (next.status === 'release') return [{ delivery_id, token, status: null, attempts: null, at: now }]
+      return [{ delivery_id, token, status: next.status, attempts: attempt, at: next.at }]
     })
     if (values.length === 0) return []
-    const set = sql`status = coalesce(v.status, d.status), attempts = coalesce(v.attempts, d.attempts), claim_token = null,
-      next_attempt_at = v.at, resend = case when v.status is null or v.status = 'pending' then d.resend else 0 end, updated_at = ${now}`
-    const matches = sql`d.id = v.id and d.claim_token = v.token and d.status = 'pending'`
-    if (backendOf(this.db) === 'postgres') {
-      const { rows } = await sql<{ id: string }>`
-        update deliveries d set ${set}
-        from unnest(${values.map((v) => v.id)}::text[], ${values.map((v) => v.token)}::text[], ${values.map((v) => v.status)}::text[],
-          ${values.map((v) => v.attempts)}::int[], ${values.map((v) => v.at)}::text[]) as v(id, token, status, attempts, at)
-        where ${matches}
-        returning d.id
-      `.execute(this.db)
-      return rows.map((row) => row.id)
-    }
-    // SQLite: the values as one JSON parameter, so the statement's text (and its prepared
-    // statement) is the same for every batch size. RETURNING names the target's columns only.
     const { rows } = await sql<{ id: string }>`
-      update deliveries as d set ${set}
-      from (select value ->> 'id' as id, value ->> 'token' as token, value ->> 'status' as status, value ->> 'attempts' as attempts, value ->> 'at' as at
-        from json_each(${JSON.stringify(values)})) as v
-      where ${matches}
+      update deliveries as d
+      set status = coalesce(v.status, d.status), attempts = coalesce(v.attempts, d.attempts), claim_token = null,
+        next_attempt_at = v.at, resend = case when v.status is null or v.status = 'pending' then d.resend else 0 end, updated_at = ${now}
+      from ${rowsTable(this.db, values, NEXT_STATE_COLUMNS)}
+      where d.id = v.delivery_id and d.claim_token = v.token and d.status = 'pending'
       returning id
     `.execute(this.db)
     return rows.map((row) => row.id)
@@ -349,23 +336,8 @@ export class DeliveriesRepository {
       error: attempt.error,
       response_body: attempt.responseBody,
     }))
-    const columns = sql`id, delivery_id, webhook_id, attempt, started_at, duration_ms, outcome, status_code, error, response_body`
-    if (backendOf(this.db) === 'postgres') {
-      const column = <K extends keyof (typeof rows)[number]>(key: K) => rows.map((row) => row[key])
-      await sql`
-        insert into delivery_attempts (${columns})
-        select * from unnest(${column('id')}::text[], ${column('delivery_id')}::text[], ${column('webhook_id')}::text[], ${column('attempt')}::int[],
-          ${column('started_at')}::text[], ${column('duration_ms')}::int[], ${column('outcome')}::text[], ${column('status_code')}::int[],
-          ${column('error')}::text[], ${column('response_body')}::text[])
-      `.execute(this.db)
-      return
-    }
-    await sql`
-      insert into delivery_attempts (${columns})
-      select value ->> 'id', value ->> 'delivery_id', value ->> 'webhook_id', value ->> 'attempt', value ->> 'started_at', value ->> 'duration_ms',
-        value ->> 'outcome', value ->> 'status_code', value ->> 'error', value ->> 'response_body'
-      from json_each(${JSON.stringify(rows)})
-    `.execute(this.db)
+    const columns = sql.join(Object.keys(ATTEMPT_COLUMNS).map((column) => sql.ref(column)))
+    await sql`insert into delivery_attempts (${columns}) select ${columns} from ${rowsTable(this.db, rows, ATTEMPT_COLUMNS)}`.execute(this.db)
   }
 
   private async carriesClaim(attempt: AttemptRecord): Promise<boolean> {
@@ -508,18 +480,52 @@ export class DeliveriesRepository {
 
 /** A delivery's state after an attempt, as `applyNext` writes it (null: unchanged). */
 interface NextState {
-  id: string
+  delivery_id: string
   token: string
   status: DeliveryStatus | null
   attempts: number | null
   at: string
 }
 
+/** How PostgreSQL casts each column's array in `rowsTable`. */
+type ColumnType = 'text' | 'int'
+
+const NEXT_STATE_COLUMNS: Record<keyof NextState, ColumnType> = { delivery_id: 'text', token: 'text', status: 'text', attempts: 'int', at: 'text' }
+
+/** delivery_attempts' columns, in the order insertAttempts writes them. */
+const ATTEMPT_COLUMNS = {
+  id: 'text',
+  delivery_id: 'text',
+  webhook_id: 'text',
+  attempt: 'int',
+  started_at: 'text',
+  duration_ms: 'int',
+  outcome: 'text',
+  status_code: 'int',
+  error: 'text',
+  response_body: 'text',
+} as const satisfies Record<string, ColumnType>
+
+/**
+ * `rows` as a table `v` with `columns`: bound as one array per column through `unnest` on
+ * PostgreSQL, as one JSON text through `json_each` on SQLite, so the statement's text (and its
+ * prepared statement) is the same for every number of rows.
+ */
+function rowsTable<Row extends object>(db: Db, rows: readonly Row[], columns: Record<keyof Row & string, ColumnType>) {
+  const names = Object.keys(columns) as (keyof Row & string)[]
+  if (backendOf(db) === 'postgres') {
+    const arrays = names.map((name) => sql`${rows.map((row) => row[name])}::${sql.raw(columns[name])}[]`)
+    return sql`unnest(${sql.join(arrays)}) as v(${sql.join(names.map((name) => sql.ref(name)))})`
+  }
+  const fields = names.map((name) => sql`value ->> ${sql.lit(name)} as ${sql.ref(name)}`)
+  return sql`(select ${sql.join(fields)} from json_each(${JSON.stringify(rows)})) as v`
+}
+
 /** Of each webhook whose circuit is open, its first delivery read; every delivery of the others. */
-function oneWhereCircuitOpen(due: DueDelivery[], circuitThreshold: number): DueDelivery[] {
+function oneWhereCircuitOpen(due: DueDelivery[]): DueDelivery[] {
   const seen = new Set<string>()
   return due.filter((delivery) => {
-    if (delivery.consecutive_failures < circuitThreshold) return true
+    if (!isCircuitOpen(delivery.consecutive_failures)) return true
     if (seen.has(delivery.webhook_id)) return false
     seen.add(delivery.webhook_id)
     return true
