@@ -222,6 +222,12 @@ export interface WriteTransactionOptions {
    * its group that might still be undone.
    */
   alone?: boolean
+  /**
+   * PostgreSQL only: statements without parameters (the commit's NOTIFYs) to send in one simple
+   * query with the COMMIT, asked for once `work` has returned: one round trip instead of two, and
+   * they take effect exactly when the transaction commits.
+   */
+  withCommit?: () => string | undefined
 }
 
 /**
@@ -240,10 +246,34 @@ export interface WriteTransactionOptions {
  * DeliveriesRepository and WebhooksRepository).
  */
 export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, options: WriteTransactionOptions = {}): Promise<T> {
-  if (backendOf(db) === 'postgres') return runAgainOnConflict(options.retries ?? 0, () => db.transaction().execute(work))
+  if (backendOf(db) === 'postgres') return runAgainOnConflict(options.retries ?? 0, () => postgresTransaction(db, work, options.withCommit))
   const groups = writeGroups.get(db)
   if (groups === undefined) throw new Error('writeTransaction: a SQLite database opened by openDatabase, or a transaction of one, is needed; not a transaction of it')
   return groups.run(work, options.alone ?? false)
+}
+
+const BEGIN = CompiledQuery.raw('begin')
+const COMMIT = CompiledQuery.raw('commit')
+const ROLLBACK = CompiledQuery.raw('rollback')
+
+/**
+ * A PostgreSQL write transaction on one pooled connection, as kysely's `transaction()` runs it,
+ * except that `withCommit`'s statements go with the COMMIT in one simple query: if one of them
+ * fails, PostgreSQL skips the COMMIT and the transaction is rolled back.
+ */
+function postgresTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, withCommit: (() => string | undefined) | undefined): Promise<T> {
+  return db.connection().execute(async (tx) => {
+    await tx.executeQuery(BEGIN)
+    try {
+      const result = await work(tx)
+      const statements = withCommit?.()
+      await tx.executeQuery(statements === undefined ? COMMIT : CompiledQuery.raw(`${statements}; commit`))
+      return result
+    } catch (error) {
+      await tx.executeQuery(ROLLBACK).catch(() => undefined)
+      throw error
+    }
+  })
 }
 
 /** A PostgreSQL transaction, run again (up to `retries` times) when PostgreSQL aborted it for a conflict or a stale plan. */

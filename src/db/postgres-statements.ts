@@ -63,7 +63,7 @@ function namedStatementClient(client: pg.PoolClient, statements: StatementNames)
     if (parameters.length === 0) {
       // pg sends a text without parameters in the simple protocol, unprepared.
       if (/^(begin|start transaction)\b/i.test(text)) inTransaction = true
-      else if (/^(commit|rollback)$/i.test(text)) inTransaction = false
+      else if (/(^|;\s*)(commit|rollback)$/i.test(text)) inTransaction = false
       return resultOf<R>(await client.query(text))
     }
     const values = [...parameters]
@@ -87,7 +87,11 @@ function namedStatementClient(client: pg.PoolClient, statements: StatementNames)
   return { query, release: () => client.release() }
 }
 
-function resultOf<R>(result: pg.QueryResult): PostgresQueryResult<R> {
+function resultOf<R>(answer: pg.QueryResult | pg.QueryResult[]): PostgresQueryResult<R> {
+  // A simple query of several statements (writeTransaction's NOTIFYs and COMMIT) answers with one
+  // result per statement: the last one is the query's.
+  const result = Array.isArray(answer) ? answer[answer.length - 1] : answer
+  if (result === undefined) return { command: 'SELECT', rowCount: 0, rows: [] }
   // Kysely reads `command` only to count affected rows of INSERT, UPDATE, DELETE and MERGE.
   return { command: result.command as PostgresQueryResult<R>['command'], rowCount: result.rowCount ?? 0, rows: result.rows as R[] }
 }

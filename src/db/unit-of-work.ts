@@ -20,10 +20,13 @@ export interface CommitSignals {
   stoppedWebhooks: readonly string[]
 }
 
-/** Where commit signals go: inside the transaction (to other processes) and after it commits (this process). */
+/** Where commit signals go: with the commit (to other processes) and after it (this process). */
 export interface SignalSink {
-  /** runs inside the transaction just before commit, so the signal is sent if and only if it commits (PostgreSQL NOTIFY) */
-  publishInTransaction(tx: Db, signals: CommitSignals): Promise<void>
+  /**
+   * PostgreSQL: the statements (NOTIFY) that tell other processes, sent with the COMMIT itself
+   * (writeTransaction's `withCommit`), so the signal is sent if and only if the change commits
+   */
+  signalStatements(signals: CommitSignals): string | undefined
   /** runs after the commit, before the caller sees the result */
   committed(signals: CommitSignals): void
 }
@@ -81,11 +84,10 @@ export async function runUnitOfWork<T>(
     async (tx) => {
       const unit = new UnitOfWork(tx)
       const value = await work(unit)
-      if (unit.hasSignals) await sink.publishInTransaction(tx, unit.signals)
       committed = unit
       return value
     },
-    options,
+    { ...options, withCommit: () => (committed?.hasSignals === true ? sink.signalStatements(committed.signals) : undefined) },
   )
   if (committed?.hasSignals === true) sink.committed(committed.signals)
   // Committed already: a follow-up that fails leaves the change in place and must not turn the

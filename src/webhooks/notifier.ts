@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import { sql } from 'kysely'
 import pg from 'pg'
-import { backendOf, type Db, POSTGRES_TIMEOUTS } from '../db/database.js'
+import { POSTGRES_TIMEOUTS } from '../db/database.js'
 import type { CommitSignals, SignalSink } from '../db/unit-of-work.js'
 import type { DispatcherLog } from './dispatcher.js'
 
@@ -40,10 +39,11 @@ export class DeliveryNotifier implements SignalSink {
     this.listener = undefined
   }
 
-  async publishInTransaction(tx: Db, signals: CommitSignals): Promise<void> {
-    if (backendOf(tx) !== 'postgres') return
-    if (signals.deliveries) await sql`select pg_notify(${CHANNELS.deliveries}, ${this.origin})`.execute(tx)
-    for (const webhookId of signals.stoppedWebhooks) await sql`select pg_notify(${CHANNELS.webhookStopped}, ${webhookId})`.execute(tx)
+  signalStatements(signals: CommitSignals): string | undefined {
+    const statements: string[] = []
+    if (signals.deliveries) statements.push(notify(CHANNELS.deliveries, this.origin))
+    for (const webhookId of signals.stoppedWebhooks) statements.push(notify(CHANNELS.webhookStopped, webhookId))
+    return statements.length === 0 ? undefined : statements.join('; ')
   }
 
   committed(signals: CommitSignals): void {
@@ -52,6 +52,11 @@ export class DeliveryNotifier implements SignalSink {
   }
 }
 
+
+/** A NOTIFY as SQL text (it is sent without parameters, with the COMMIT): the payload quoted by pg. */
+function notify(channel: string, payload: string): string {
+  return `select pg_notify('${channel}', ${pg.escapeLiteral(payload)})`
+}
 
 /**
  * LISTENs for other processes' commit signals on one dedicated PostgreSQL connection (outside the

@@ -16,7 +16,7 @@ import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backen
 // writer's update of the webhook row wait for a write; a DELETE (FOR UPDATE first) still waits for
 // the write, and then cancels what it wrote.
 
-const quiet: SignalSink = { publishInTransaction: async () => undefined, committed: () => undefined }
+const quiet: SignalSink = { signalStatements: () => undefined, committed: () => undefined }
 /** Long enough for a statement that is not waiting for a lock to finish on a loaded machine. */
 const NOT_WAITING_MS = 5_000
 /** How long a statement that waits for a lock is watched to still be waiting. */

@@ -13,7 +13,7 @@ import { TOTAL_EVENTS } from '../../src/db/repositories/webhooks.js'
 // its application's webhooks. These tests drive the fan-out by hand (dispatcher off) to see the
 // state between the two steps, and once end to end through a delivering server.
 
-const quiet: SignalSink = { publishInTransaction: async () => undefined, committed: () => undefined }
+const quiet: SignalSink = { signalStatements: () => undefined, committed: () => undefined }
 
 function fanOut(db: Db, after?: string): Promise<FanOutResult> {
   return runUnitOfWork(db, quiet, (unit) => new EventsRepository(unit.tx, unit).fanOutPending(after))

@@ -1,9 +1,9 @@
-import { sql } from 'kysely'
+import { type QueryCreator, sql } from 'kysely'
 import { chunks } from '../chunks.js'
 import { backendOf, type Db, writeTransaction } from '../database.js'
 import { PreparedQuery } from '../prepared.js'
 import type { UnitOfWork } from '../unit-of-work.js'
-import type { AttemptOutcome, DeliveryStatus } from '../schema.js'
+import type { AttemptOutcome, Database, DeliveryStatus } from '../schema.js'
 import { newId, nowIso } from '../time.js'
 import { CIRCUIT_THRESHOLD, isCircuitOpen } from '../../webhooks/retry.js'
 
@@ -135,7 +135,7 @@ function circuitAllows(now: string) {
  *   first and the webhook last (`settleWebhook`), briefly.
  */
 /** A webhook's pending deliveries. */
-function pendingOf(db: Db, webhookId: string) {
+function pendingOf(db: QueryCreator<Database>, webhookId: string) {
   return db.selectFrom('deliveries').select('id').where('webhook_id', '=', webhookId).where('status', '=', sql.lit('pending'))
 }
 
@@ -163,8 +163,28 @@ function cancelPending(lockOnPostgres: (pending: ReturnType<typeof pendingOf>) =
   })
 }
 
-/** Whether any pending delivery of the webhook is left (PostgreSQL, after a cancel that skipped locked rows). */
-const PENDING_LEFT = new PreparedQuery(1, (db, webhookId) => pendingOf(db, webhookId).limit(1))
+/**
+ * PostgreSQL, inside a unit of work: the cancel that skips held rows, and, in the same statement
+ * (one round trip, not two), one of the webhook's pending deliveries it left, if any. The outer
+ * select reads the snapshot the UPDATE started from, where the rows it canceled are still pending,
+ * so they are left out by id.
+ */
+const CANCEL_PENDING_LEAVING = new PreparedQuery(2, (db, webhookId, now) =>
+  db
+    .with('canceled', (cte) =>
+      cte
+        .updateTable('deliveries')
+        .set({ status: 'canceled', updated_at: now })
+        .where('id', 'in', pendingOf(cte, webhookId).forUpdate().skipLocked())
+        .returning('id'),
+    )
+    .selectFrom('deliveries')
+    .select('deliveries.id')
+    .where('deliveries.webhook_id', '=', webhookId)
+    .where('deliveries.status', '=', sql.lit('pending'))
+    .where('deliveries.id', 'not in', (eb) => eb.selectFrom('canceled').select('canceled.id'))
+    .limit(1),
+)
 
 /** `lockToStop`'s lock (PostgreSQL), with and without the owner's check. */
 const LOCK_TO_STOP = new PreparedQuery(1, (db, webhookId) => liveWebhook(db, webhookId).forUpdate())
@@ -294,14 +314,16 @@ export class DeliveriesRepository {
    * end here. The claim token stays, so the attempt on the wire is still recorded as canceled.
    */
   async cancelPendingOf(webhookId: string, rowLocks: 'skip' | 'wait' = 'skip'): Promise<void> {
-    await CANCEL_PENDING[rowLocks].execute(this.db, webhookId, nowIso())
-    // Only rows the update skipped (or that another transaction is changing) are still pending
-    // here; without any, the waiting follow-up (a transaction of its own) has nothing to do.
-    if (backendOf(this.db) === 'postgres' && rowLocks === 'skip' && this.unit !== undefined) {
-      const left = await PENDING_LEFT.executeTakeFirst(this.db, webhookId)
-      if (left !== undefined) {
-        this.unit.afterCommit((db) => writeTransaction(db, (tx) => new DeliveriesRepository(tx).cancelPendingOf(webhookId, 'wait'), { retries: 3 }))
-      }
+    const unit = this.unit
+    if (backendOf(this.db) !== 'postgres' || rowLocks === 'wait' || unit === undefined) {
+      await CANCEL_PENDING[rowLocks].execute(this.db, webhookId, nowIso())
+      return
+    }
+    // Only rows the update skipped (or that another transaction is changing) are left pending;
+    // without any, the waiting follow-up (a transaction of its own) has nothing to do.
+    const left = await CANCEL_PENDING_LEAVING.executeTakeFirst(this.db, webhookId, nowIso())
+    if (left !== undefined) {
+      unit.afterCommit((db) => writeTransaction(db, (tx) => new DeliveriesRepository(tx).cancelPendingOf(webhookId, 'wait'), { retries: 3 }))
     }
   }
 
