@@ -52,6 +52,22 @@ interface Created {
   created_at: string
 }
 
+/** A new pending delivery of the event to the webhook (its id is the caller's): due at the event's time, so each webhook's queue stays in event order. */
+function deliveryRow(appId: string, event: Created, webhookId: string, now: string) {
+  return {
+    event_id: event.id,
+    webhook_id: webhookId,
+    app_id: appId,
+    status: 'pending' as const,
+    attempts: 0,
+    next_attempt_at: event.created_at,
+    claim_token: null,
+    resend: 0,
+    created_at: event.created_at,
+    updated_at: now,
+  }
+}
+
 /** The starting point of every read of an application's active webhooks (the partial index webhooks_active). */
 function activeWebhooksOf(db: Db, appId: string) {
   return db.selectFrom('webhooks').where('app_id', '=', appId).where('deleted_at', 'is', null).where(sql<boolean>`is_active = 1`)
@@ -106,6 +122,20 @@ function addEventCounts(db: Db, counts: readonly { webhook_id: string; events: n
 /** One webhook took one event (every inline write with one active webhook): built once. */
 const COUNT_ONE_EVENT = new PreparedQuery<never>(1, (db, webhookId) => addEventCounts(db, [{ webhook_id: webhookId, events: 1 }]))
 
+/**
+ * PostgreSQL: an event written inline with its one delivery (the common case, one active webhook)
+ * and that webhook's count, in one statement: one round trip, where the event, the delivery and
+ * the count were three. Built once (PreparedQuery). The delivery's foreign key to the event is
+ * checked at the end of the statement, once both rows are in.
+ */
+const EVENT_WITH_ONE_DELIVERY = new PreparedQuery<never>(8, (db, eventId, appId, type, payload, createdAt, deliveryId, webhookId, now) =>
+  db
+    .with('event', () => db.insertInto('events').values({ id: eventId, app_id: appId, type, payload, created_at: createdAt, fanout_pending: 0 }))
+    .with('count', () => addEventCounts(db, [{ webhook_id: webhookId, events: 1 }]))
+    .insertInto('deliveries')
+    .values({ ...deliveryRow(appId, { id: eventId, created_at: createdAt }, webhookId, now), id: deliveryId }),
+)
+
 const ANY_PENDING_FANOUT = new PreparedQuery<{ id: string }>(0, (db) => db.selectFrom('events').select('id').where(sql<boolean>`fanout_pending = 1`).limit(1))
 
 /**
@@ -143,6 +173,12 @@ export class EventsRepository {
     const event = this.eventRow(appId, type, data)
     const candidates = await INLINE_CANDIDATES.execute(this.db, appId)
     const inline = candidates.length <= INLINE_FANOUT_MAX && !candidates.some((webhook) => webhook.pending === 1)
+    const [only] = candidates
+    if (inline && candidates.length === 1 && only !== undefined && only.created_at <= event.created_at && backendOf(this.db) === 'postgres') {
+      await EVENT_WITH_ONE_DELIVERY.execute(this.db, event.id, appId, type, event.payload, event.created_at, newId(), only.id, nowIso())
+      this.unit.deliveriesWritten()
+      return event.id
+    }
     await INSERT_EVENT.execute(this.db, { ...event, fanout_pending: inline ? 0 : 1 })
     if (!inline) {
       this.unit.deliveriesWritten()
@@ -264,19 +300,7 @@ export class EventsRepository {
     for (const event of events) {
       for (const webhook of webhooks) {
         if (webhook.created_at > event.created_at) continue
-        rows.push({
-          id: newId(),
-          event_id: event.id,
-          webhook_id: webhook.id,
-          app_id: appId,
-          status: 'pending' as const,
-          attempts: 0,
-          next_attempt_at: event.created_at,
-          claim_token: null,
-          resend: 0,
-          created_at: event.created_at,
-          updated_at: now,
-        })
+        rows.push({ ...deliveryRow(appId, event, webhook.id, now), id: newId() })
         counts.set(webhook.id, (counts.get(webhook.id) ?? 0) + 1)
       }
     }
