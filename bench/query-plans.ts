@@ -228,8 +228,8 @@ const NAMES: [RegExp, string, RegExp?][] = [
     /deliveries_queue|deliveries_webhook_id/,
   ],
   [
-    /^select "id" from "deliveries" where "webhook_id" = \S+ and "status" = 'pending' limit/,
-    'DeliveriesRepository.cancelPendingOf: whether a pending delivery is left (PostgreSQL; only then the waiting follow-up runs)',
+    /^with "canceled" as \(update "deliveries" set "status" =/,
+    'DeliveriesRepository.cancelPendingOf (PostgreSQL): the pending deliveries canceled, skipping held rows, and one left pending if any (only then the waiting follow-up runs)',
     /deliveries_queue|deliveries_webhook_id/,
   ],
   [/^select \* from "customers" where .* like /, 'CustomersRepository.list: the page, name filter (src/db/like.ts)', /customers_app_id/],
@@ -242,6 +242,7 @@ const NAMES: [RegExp, string, RegExp?][] = [
     /events_fanout_pending/,
   ],
   [/^insert into "events"/, 'EventsRepository.emit: the event insert'],
+  [/^with "event" as \(insert into "events"/, "EventsRepository.emit (PostgreSQL, one active webhook): the event, its delivery and the webhook's event count in one statement"],
   [
     /^select "id", "created_at" from "webhooks" where .* order by "id"/,
     "EventsRepository.lockActiveWebhooks: the application's active webhooks, locked in id order (PostgreSQL only)",
