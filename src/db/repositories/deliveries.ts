@@ -118,22 +118,6 @@ function circuitAllows(now: string) {
   return sql<boolean>`(w.consecutive_failures < ${CIRCUIT_THRESHOLD} or w.circuit_retry_at is null or w.circuit_retry_at <= ${now})`
 }
 
-/**
- * The delivery queue. Operator-level (no application scope): the dispatcher and the CLI use it,
- * never a route. Every write runs inside the caller's unit of work.
- *
- * Locking on PostgreSQL (SQLite serialises every write transaction on its one write lock):
- * - the claim locks the due delivery rows FOR UPDATE and their webhooks FOR KEY SHARE, both
- *   SKIP LOCKED, so two dispatchers never claim one row and a claim never waits;
- * - deleting or deactivating a webhook takes its row FOR UPDATE (WebhooksRepository), which
- *   conflicts with that KEY SHARE: the deletion either committed before the claim's snapshot or
- *   row check (the row no longer matches and is skipped), or waits for the claim to commit, by
- *   which time the claim's requests have begun, and then aborts them (NOTIFY);
- * - writers that lock several webhook rows lock them in id order, so they can't deadlock with
- *   each other; a deletion never waits for a delivery row while it holds the webhook's
- *   (`cancelPendingOf`), so it can't deadlock with the outcome writer, which locks deliveries
- *   first and the webhook last (`settleWebhook`), briefly.
- */
 /** A webhook's pending deliveries. */
 function pendingOf(db: QueryCreator<Database>, webhookId: string) {
   return db.selectFrom('deliveries').select('id').where('webhook_id', '=', webhookId).where('status', '=', sql.lit('pending'))
@@ -194,6 +178,22 @@ function liveWebhook(db: Db, webhookId: string) {
   return db.selectFrom('webhooks').select('id').where('id', '=', webhookId).where('deleted_at', 'is', null)
 }
 
+/**
+ * The delivery queue. Operator-level (no application scope): the dispatcher and the CLI use it,
+ * never a route. Every write runs inside the caller's unit of work.
+ *
+ * Locking on PostgreSQL (SQLite serialises every write transaction on its one write lock):
+ * - the claim locks the due delivery rows FOR UPDATE and their webhooks FOR KEY SHARE, both
+ *   SKIP LOCKED, so two dispatchers never claim one row and a claim never waits;
+ * - deleting or deactivating a webhook takes its row FOR UPDATE (WebhooksRepository), which
+ *   conflicts with that KEY SHARE: the deletion either committed before the claim's snapshot or
+ *   row check (the row no longer matches and is skipped), or waits for the claim to commit, by
+ *   which time the claim's requests have begun, and then aborts them (NOTIFY);
+ * - writers that lock several webhook rows lock them in id order, so they can't deadlock with
+ *   each other; a deletion never waits for a delivery row while it holds the webhook's
+ *   (`cancelPendingOf`), so it can't deadlock with the outcome writer, which locks deliveries
+ *   first and the webhook last (`settleWebhook`), briefly.
+ */
 export class DeliveriesRepository {
   constructor(
     private readonly db: Db,

@@ -100,7 +100,6 @@ export class WebhooksRepository {
     return ownedWebhooks(this.db, appId)
   }
 
-
   async create(appId: string, input: WebhookInput): Promise<WebhookRow> {
     const now = nowIso()
     const row: Selectable<WebhooksTable> = {
