@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement, sql } from 'kysely'
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
 import pg from 'pg'
 import { type DatabaseLocation, redactUrl } from '../config.js'
 import { isRetryableConflict } from './errors.js'
@@ -185,14 +185,26 @@ const BEGIN_SNAPSHOT_READ = CompiledQuery.raw('begin')
 
 /** `work` in one deferred SQLite transaction opened by `begin`, on one connection. */
 function sqliteReadTransaction<T>(db: Db, begin: CompiledQuery, work: (tx: Db) => Promise<T>): Promise<T> {
+  return onOneConnection(db, begin, work, () => COMMIT)
+}
+
+const COMMIT = CompiledQuery.raw('commit')
+const ROLLBACK = CompiledQuery.raw('rollback')
+
+/**
+ * `work` in a transaction on one connection, opened by `begin` and ended by the statement `end`
+ * gives once `work` has returned (rolled back if anything throws): the one place this codebase
+ * runs a transaction by hand, where kysely's `transaction()` cannot say how it begins or ends.
+ */
+function onOneConnection<T>(db: Db, begin: CompiledQuery, work: (tx: Db) => Promise<T>, end: () => CompiledQuery): Promise<T> {
   return db.connection().execute(async (tx) => {
     await tx.executeQuery(begin)
     try {
       const result = await work(tx)
-      await sql`commit`.execute(tx)
+      await tx.executeQuery(end())
       return result
     } catch (error) {
-      await sql`rollback`.execute(tx).catch(() => undefined)
+      await tx.executeQuery(ROLLBACK).catch(() => undefined)
       throw error
     }
   })
@@ -253,8 +265,6 @@ export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, 
 }
 
 const BEGIN = CompiledQuery.raw('begin')
-const COMMIT = CompiledQuery.raw('commit')
-const ROLLBACK = CompiledQuery.raw('rollback')
 
 /**
  * A PostgreSQL write transaction on one pooled connection, as kysely's `transaction()` runs it,
@@ -262,17 +272,9 @@ const ROLLBACK = CompiledQuery.raw('rollback')
  * fails, PostgreSQL skips the COMMIT and the transaction is rolled back.
  */
 function postgresTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, withCommit: (() => string | undefined) | undefined): Promise<T> {
-  return db.connection().execute(async (tx) => {
-    await tx.executeQuery(BEGIN)
-    try {
-      const result = await work(tx)
-      const statements = withCommit?.()
-      await tx.executeQuery(statements === undefined ? COMMIT : CompiledQuery.raw(`${statements}; commit`))
-      return result
-    } catch (error) {
-      await tx.executeQuery(ROLLBACK).catch(() => undefined)
-      throw error
-    }
+  return onOneConnection(db, BEGIN, work, () => {
+    const statements = withCommit?.()
+    return statements === undefined ? COMMIT : CompiledQuery.raw(`${statements}; commit`)
   })
 }
 

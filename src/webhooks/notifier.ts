@@ -52,7 +52,6 @@ export class DeliveryNotifier implements SignalSink {
   }
 }
 
-
 /** A NOTIFY as SQL text (it is sent without parameters, with the COMMIT): the payload quoted by pg. */
 function notify(channel: string, payload: string): string {
   return `select pg_notify('${channel}', ${pg.escapeLiteral(payload)})`

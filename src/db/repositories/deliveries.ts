@@ -170,10 +170,11 @@ const CANCEL_PENDING_LEAVING = new PreparedQuery(2, (db, webhookId, now) =>
     .limit(1),
 )
 
-/** `lockToStop`'s lock (PostgreSQL), with and without the owner's check. */
+/** `lockToStop`'s lock (PostgreSQL), with and without the owner's check: built once, as every DELETE takes it. */
 const LOCK_TO_STOP = new PreparedQuery(1, (db, webhookId) => liveWebhook(db, webhookId).forUpdate())
 const LOCK_OWNED_TO_STOP = new PreparedQuery(2, (db, webhookId, appId) => liveWebhook(db, webhookId).where('app_id', '=', appId).forUpdate())
 
+/** A webhook that is not deleted: the start of `lockToStop` and `holdLive`. */
 function liveWebhook(db: Db, webhookId: string) {
   return db.selectFrom('webhooks').select('id').where('id', '=', webhookId).where('deleted_at', 'is', null)
 }
@@ -503,14 +504,7 @@ export class DeliveriesRepository {
    * deleted (a DELETE or deactivation holding it is waited for). False when it is not.
    */
   async holdLive(webhookId: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('webhooks')
-      .select('id')
-      .where('id', '=', webhookId)
-      .where('deleted_at', 'is', null)
-      .where('is_active', '=', 1)
-      .forKeyShare()
-      .executeTakeFirst()
+    const row = await liveWebhook(this.db, webhookId).where('is_active', '=', 1).forKeyShare().executeTakeFirst()
     return row !== undefined
   }
 
