@@ -98,7 +98,8 @@ export interface WebhookBatchCounts {
  * SQLite: one webhook's due deliveries, oldest first. INDEXED BY: with ANALYZE's statistics SQLite
  * chose deliveries_webhook_id for some webhooks (plans vary by value), reading the webhook's whole
  * pending backlog, due or not, and sorting it: 23.5 ms instead of 0.24 ms for a webhook with
- * 100,000 retries waiting (bench/query-plans.ts). deliveries_queue stops at the limit.
+ * 100,000 retries waiting (bench/query-plans.ts). deliveries_queue stops at the limit, written
+ * `+?` so that binding it does not make SQLite prepare the statement again (SqliteRunTimeLimitCompiler).
  */
 export function sqliteDueOf(webhookId: string, now: string, count: number) {
   return sql<DueDelivery>`
@@ -109,7 +110,7 @@ export function sqliteDueOf(webhookId: string, now: string, count: number) {
     where d.webhook_id = ${webhookId} and d.status = 'pending' and d.next_attempt_at <= ${now}
       and w.deleted_at is null and w.is_active = 1 and ${circuitAllows(now)}
     order by d.next_attempt_at
-    limit ${count}
+    limit +${count}
   `
 }
 

@@ -321,7 +321,8 @@ export class EventsRepository {
   /**
    * Up to `limit` applications with events waiting for their deliveries, in id order from the one
    * after `afterAppId`: a skip scan of the events_fanout_pending index (one probe per application,
-   * however many events each has waiting).
+   * however many events each has waiting). The limit is `+?` on both backends for SQLite's sake
+   * (SqliteRunTimeLimitCompiler); PostgreSQL reads it the same.
    */
   private async pendingApps(afterAppId: string, limit: number): Promise<string[]> {
     const { rows } = await sql<{ app_id: string }>`
@@ -331,7 +332,7 @@ export class EventsRepository {
         select (select min(e.app_id) from events e where e.fanout_pending = 1 and e.app_id > pending.app_id)
         from pending where pending.app_id is not null
       )
-      select app_id from pending where app_id is not null limit ${limit}
+      select app_id from pending where app_id is not null limit +${limit}
     `.execute(this.db)
     return rows.map((row) => row.app_id)
   }
