@@ -20,7 +20,8 @@ function bound(compiled: CompiledQuery, valueAt: (slot: number) => unknown): Com
  * statement (bench:api profile of GET /webhooks/{id}: kysely 30.6 % inclusive, of which SQLite
  * 18.5 %). The query is still written with the builder, so it stays typed and portable.
  *
- * Only string values can be slots (ids, keys); a value the builder is given directly (`is_active
+ * A run binds strings or numbers (ids, keys, times, a limit) where the builder was given slots
+ * (the builder sees each slot as a string); a value the builder is given directly (`is_active
  * = 1`) stays as compiled. The statement's shape must not depend on its values.
  */
 export class PreparedQuery<Row> {
@@ -31,19 +32,24 @@ export class PreparedQuery<Row> {
     private readonly build: (db: Db, ...slots: string[]) => Compilable<Row>,
   ) {}
 
-  async execute(db: Db, ...values: string[]): Promise<Row[]> {
+  async execute(db: Db, ...values: (string | number)[]): Promise<Row[]> {
     if (values.length !== this.slots) throw new Error(`prepared query: ${this.slots} values expected, ${values.length} given`)
+    return (await db.executeQuery<Row>(bound(this.compiledOn(db), (slot) => values[slot]))).rows
+  }
+
+  async executeTakeFirst(db: Db, ...values: (string | number)[]): Promise<Row | undefined> {
+    return (await this.execute(db, ...values))[0]
+  }
+
+  /** The statement as `db`'s backend runs it, with its slots as parameters. */
+  compiledOn(db: Db): CompiledQuery<Row> {
     const backend = backendOf(db)
     let compiled = this.compiled.get(backend)
     if (compiled === undefined) {
       compiled = this.build(db, ...Array.from({ length: this.slots }, (_, i) => `${SLOT}${i}`)).compile()
       this.compiled.set(backend, compiled)
     }
-    return (await db.executeQuery<Row>(bound(compiled, (slot) => values[slot]))).rows
-  }
-
-  async executeTakeFirst(db: Db, ...values: string[]): Promise<Row | undefined> {
-    return (await this.execute(db, ...values))[0]
+    return compiled
   }
 }
 

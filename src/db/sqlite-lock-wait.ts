@@ -52,7 +52,7 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
 /**
  * Kysely's SQLite compiler, with a LIMIT written `limit +?`. SQLite's planner reads a bare bound
  * LIMIT (`limit ?`), so every run that binds it makes SQLite prepare the statement again: a
- * webhook's due deliveries (sqliteDueOf) took 47.2 µs a run with `limit ?` and 11.0 µs with
+ * webhook's due deliveries (SQLITE_DUE_OF) took 47.2 µs a run with `limit ?` and 11.0 µs with
  * `limit +?` (the same plan, the same rows). An expression is read when the statement runs.
  * OFFSET is not read by the planner (no difference measured).
  */

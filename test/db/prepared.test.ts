@@ -47,6 +47,17 @@ describe('PreparedQuery', () => {
     expect(found).toEqual({ id, name: 'inside' })
   })
 
+  it('binds a number where the builder was given a slot (a limit): each run its own', async () => {
+    const prefix = `prepared limit ${Date.now()}`
+    for (const name of ['a', 'b', 'c']) await server.app.repos.apps.createApp(`${prefix} ${name}`)
+    const named = new PreparedQuery<{ name: string }>(2, (db, like, limit) => ({
+      compile: () => sql<{ name: string }>`select name from apps where name like ${like} order by name limit ${limit}`.compile(db),
+    }))
+    expect(await named.execute(server.app.db, `${prefix}%`, 2)).toEqual([{ name: `${prefix} a` }, { name: `${prefix} b` }])
+    expect(await named.execute(server.app.db, `${prefix}%`, 1)).toEqual([{ name: `${prefix} a` }])
+    expect(await named.execute(server.app.db, `${prefix}%`, 3)).toHaveLength(3)
+  })
+
   it('refuses a run with more or fewer values than slots', async () => {
     await expect(APP_BY_ID.execute(server.app.db)).rejects.toThrow('1 values expected, 0 given')
     await expect(APP_BY_ID.execute(server.app.db, 'a', 'b')).rejects.toThrow('1 values expected, 2 given')

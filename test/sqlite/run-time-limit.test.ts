@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Db, openDatabase } from '../../src/db/database.js'
-import { sqliteDueOf } from '../../src/db/repositories/deliveries.js'
+import { SQLITE_DUE_OF } from '../../src/db/repositories/deliveries.js'
 
 // SQLite's planner reads a bare bound LIMIT (`limit ?`), so binding it makes SQLite prepare the
 // statement again on every run; `limit +?` is read when the statement runs
@@ -40,6 +40,6 @@ describe('a bound LIMIT on SQLite', () => {
   })
 
   it('is an expression in the hand-written statements that take one (a webhook’s due deliveries)', () => {
-    expect(sqliteDueOf('w', '2026-01-01T00:00:00.000Z', 3).compile(db).sql).toMatch(/limit \+\?\s*$/)
+    expect(SQLITE_DUE_OF.compiledOn(db).sql).toMatch(/limit \+\?\s*$/)
   })
 })
