@@ -2,7 +2,34 @@ import { randomBytes } from 'node:crypto'
 
 /** ISO 8601 UTC with milliseconds: the format of every stored and returned timestamp. */
 export function nowIso(): string {
-  return new Date().toISOString()
+  return isoOf(Date.now())
+}
+
+/** The minute isoOf last formatted: its first millisecond and its text up to the seconds. */
+let minuteStartMs = Number.NaN
+let minutePrefix = ''
+
+/**
+ * `new Date(ms).toISOString()`, the same text, made faster: the text up to the minute is kept for
+ * the minute last seen, and the seconds and milliseconds are written here. `new
+ * Date(Date.now()).toISOString()` took 1.44 µs a call on this machine, and a write calls it
+ * several times; `isoOf(Date.now())` 0.10 to 0.15 µs. Anything else (another minute, a fraction, a time outside years 0000 to 9999, an invalid
+ * one, which throws) is Date's own.
+ */
+export function isoOf(ms: number): string {
+  const offset = ms - minuteStartMs
+  if (offset >= 0 && offset < 60_000 && Number.isInteger(ms)) {
+    const seconds = Math.floor(offset / 1000)
+    const millis = offset - seconds * 1000
+    return `${minutePrefix}${seconds < 10 ? '0' : ''}${seconds}${millis < 10 ? '.00' : millis < 100 ? '.0' : '.'}${millis}Z`
+  }
+  const text = new Date(ms).toISOString()
+  // Only a four-digit year's text ('YYYY-MM-DDTHH:mm:ss.sssZ') of a whole millisecond is kept.
+  if (text.length === 24 && Number.isInteger(ms)) {
+    minuteStartMs = ms - (((ms % 60_000) + 60_000) % 60_000)
+    minutePrefix = text.slice(0, 17)
+  }
+  return text
 }
 
 let lastMs = 0

@@ -1,6 +1,7 @@
 import type { ExpressionBuilder } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { Database } from '../db/schema.js'
+import { isoOf, nowIso } from '../db/time.js'
 
 /** What the first request with a key answered: replayed byte for byte. */
 export interface StoredResponse {
@@ -47,8 +48,6 @@ export interface ClaimRequest {
 const CLAIM_ROUNDS = 3
 const PURGE_BATCH = 500
 
-const iso = (ms: number): string => new Date(ms).toISOString()
-
 /** The row of this claim while it is still running: every write its holder makes is guarded by it. */
 function heldBy(claim: Claim) {
   return (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
@@ -80,8 +79,8 @@ export class IdempotencyKeysRepository {
         status_code: null,
         content_type: null,
         body: null,
-        created_at: iso(now),
-        lease_until: iso(now + request.leaseMs),
+        created_at: isoOf(now),
+        lease_until: isoOf(now + request.leaseMs),
         committed_at: null,
       }
       const inserted = await this.db
@@ -94,7 +93,7 @@ export class IdempotencyKeysRepository {
       }
       const existing = await this.row(appId, key).selectAll().executeTakeFirst()
       if (existing === undefined) continue // released between the two statements: insert again
-      const expiredBefore = iso(now - request.retentionMs)
+      const expiredBefore = isoOf(now - request.retentionMs)
       const lapsed = existing.status_code === null && existing.lease_until < fresh.created_at
       if (existing.created_at >= expiredBefore && !(lapsed && existing.committed_at === null)) {
         if (existing.fingerprint !== fingerprint) return { outcome: 'mismatch' }
@@ -129,7 +128,7 @@ export class IdempotencyKeysRepository {
   /** Extends a running claim's lease; false if the claim is no longer this one. */
   async renew(claim: Claim, leaseMs: number): Promise<boolean> {
     const result = await this.whileHeld(claim)
-      .set({ lease_until: iso(Date.now() + leaseMs) })
+      .set({ lease_until: isoOf(Date.now() + leaseMs) })
       .executeTakeFirst()
     return result.numUpdatedRows > 0n
   }
@@ -149,7 +148,7 @@ export class IdempotencyKeysRepository {
   async markCommitted(tx: Db, claim: Claim): Promise<void> {
     await tx
       .updateTable('idempotency_keys')
-      .set({ committed_at: new Date().toISOString() })
+      .set({ committed_at: nowIso() })
       .where(heldBy(claim))
       .execute()
   }

@@ -3,7 +3,7 @@ import type { Config } from '../config.js'
 import { backendOf, type Db, planningRead, writeTransaction } from '../db/database.js'
 import { DeliveriesRepository, type DueDelivery } from '../db/repositories/deliveries.js'
 import { EventsRepository, hasPendingFanOut } from '../db/repositories/events.js'
-import { newId } from '../db/time.js'
+import { isoOf, newId } from '../db/time.js'
 import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
 import type { ResolveHost } from './address-guard.js'
 import { ClaimWrites } from './claim-writes.js'
@@ -243,7 +243,7 @@ export class Dispatcher implements DeliveryListener {
     // What to take is planned outside the claim's transaction: a read, so when nothing can be
     // taken (every application with due work at its cap) no write transaction is opened.
     const nowMs = Date.now()
-    const now = new Date(nowMs).toISOString()
+    const now = isoOf(nowMs)
     const busyApps = this.inFlight.appsAt(this.options.perAppConcurrency)
     const queues = await this.queueScan.due(now, busyApps, free)
     const caps = { free, perApp: this.options.perAppConcurrency, perWebhook: this.options.perWebhookConcurrency }
@@ -263,7 +263,7 @@ export class Dispatcher implements DeliveryListener {
       const claimed = await deliveries.claim(
         due.map((delivery) => delivery.id),
         token,
-        new Date(nowMs + this.leaseMs).toISOString(),
+        isoOf(nowMs + this.leaseMs),
       )
       // Registered and started before this transaction commits: see the class comment.
       for (const delivery of due) if (claimed.has(delivery.id)) started.push(this.begin(delivery, token, claim.promise, writes))

@@ -52,8 +52,12 @@ interface Created {
   created_at: string
 }
 
-/** A new pending delivery of the event to the webhook (its id is the caller's): due at the event's time, so each webhook's queue stays in event order. */
-function deliveryRow(appId: string, event: Created, webhookId: string, now: string) {
+/**
+ * A new pending delivery `id` of the event to the webhook: due at the event's time, so each
+ * webhook's queue stays in event order. One literal: on Node 20 each property written after a
+ * spread (`{ ...row, id }`) takes V8's slow path, about 1 µs apiece.
+ */
+function deliveryRow(appId: string, event: Created, webhookId: string, now: string, id: string) {
   return {
     event_id: event.id,
     webhook_id: webhookId,
@@ -65,6 +69,7 @@ function deliveryRow(appId: string, event: Created, webhookId: string, now: stri
     resend: 0,
     created_at: event.created_at,
     updated_at: now,
+    id,
   }
 }
 
@@ -133,7 +138,7 @@ const EVENT_WITH_ONE_DELIVERY = new PreparedQuery<never>(8, (db, eventId, appId,
     .with('event', () => db.insertInto('events').values({ id: eventId, app_id: appId, type, payload, created_at: createdAt, fanout_pending: 0 }))
     .with('count', () => addEventCounts(db, [{ webhook_id: webhookId, events: 1 }]))
     .insertInto('deliveries')
-    .values({ ...deliveryRow(appId, { id: eventId, created_at: createdAt }, webhookId, now), id: deliveryId }),
+    .values(deliveryRow(appId, { id: eventId, created_at: createdAt }, webhookId, now, deliveryId)),
 )
 
 const ANY_PENDING_FANOUT = new PreparedQuery<{ id: string }>(0, (db) => db.selectFrom('events').select('id').where(sql<boolean>`fanout_pending = 1`).limit(1))
@@ -179,7 +184,8 @@ export class EventsRepository {
       this.unit.deliveriesWritten()
       return event.id
     }
-    await INSERT_EVENT.execute(this.db, { ...event, fanout_pending: inline ? 0 : 1 })
+    event.fanout_pending = inline ? 0 : 1
+    await INSERT_EVENT.execute(this.db, event)
     if (!inline) {
       this.unit.deliveriesWritten()
       return event.id
@@ -198,7 +204,7 @@ export class EventsRepository {
    */
   async emitTo(appId: string, webhookId: string, type: EventType, data: unknown): Promise<{ eventId: string; deliveryId: string }> {
     const event = this.eventRow(appId, type, data)
-    await INSERT_EVENT.execute(this.db, { ...event, fanout_pending: 0 })
+    await INSERT_EVENT.execute(this.db, event)
     const [deliveryId] = await this.writeDeliveries(appId, [event], await this.lockActiveWebhooks(appId, webhookId))
     if (deliveryId === undefined) throw new Error(`webhook ${webhookId} took no delivery of its own event`)
     this.unit.deliveriesWritten()
@@ -268,10 +274,11 @@ export class EventsRepository {
     return result
   }
 
+  /** The event's row, its deliveries written at once (`fanout_pending` 0) unless the caller says otherwise. */
   private eventRow(appId: string, type: EventType, data: unknown) {
     const id = newId()
     const now = nowIso()
-    return { id, app_id: appId, type, payload: JSON.stringify({ id, type, created_at: now, data }), created_at: now }
+    return { id, app_id: appId, type, payload: JSON.stringify({ id, type, created_at: now, data }), created_at: now, fanout_pending: 0 }
   }
 
   /** How many active webhooks the application has, unlocked: only to size a fan-out. */
@@ -300,7 +307,7 @@ export class EventsRepository {
     for (const event of events) {
       for (const webhook of webhooks) {
         if (webhook.created_at > event.created_at) continue
-        rows.push({ ...deliveryRow(appId, event, webhook.id, now), id: newId() })
+        rows.push(deliveryRow(appId, event, webhook.id, now, newId()))
         counts.set(webhook.id, (counts.get(webhook.id) ?? 0) + 1)
       }
     }
