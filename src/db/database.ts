@@ -150,16 +150,13 @@ function withStatementCache(sqlite: SQLite.Database, walSync: WalSync | undefine
 function rowsFromArrays(statement: SQLite.Statement): SqliteStatement {
   if (!statement.reader) return statement
   statement.raw(true)
-  const columnNames = () => statement.columns().map((column) => column.name)
-  let names = columnNames()
-  let makeRow = rowMaker(names)
+  let names = statement.columns().map((column) => column.name)
   const toRow = (values: unknown[]): Record<string, unknown> => {
     // SQLite prepares again by itself after a schema change: `select *` may have new columns.
-    if (values.length !== names.length) {
-      names = columnNames()
-      makeRow = rowMaker(names)
-    }
-    return makeRow(values)
+    if (values.length !== names.length) names = statement.columns().map((column) => column.name)
+    const row: Record<string, unknown> = {}
+    for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i]
+    return row
   }
   return {
     reader: true,
@@ -169,27 +166,6 @@ function rowsFromArrays(statement: SQLite.Statement): SqliteStatement {
       for (const values of statement.iterate(parameters) as IterableIterator<unknown[]>) yield toRow(values)
     },
   }
-}
-
-type RowMaker = (values: unknown[]) => Record<string, unknown>
-
-/**
- * Makes a statement's row objects from its arrays of values, with the column names written into
- * the maker's code as one object literal: every row then has one shape, where setting
- * `row[name]` in a loop went through V8's megamorphic keyed store (2.0 % of GET /webhooks/{id}'s
- * server CPU, perf). JSON.stringify writes each name as a string literal. A repeated name keeps
- * its last value, as in better-sqlite3's own rows; a column named `__proto__`, which a literal
- * would take for the prototype, gets the loop.
- */
-function rowMaker(names: readonly string[]): RowMaker {
-  if (names.includes('__proto__')) {
-    return (values) => {
-      const row: Record<string, unknown> = {}
-      for (let i = 0; i < names.length; i++) row[names[i] as string] = values[i]
-      return row
-    }
-  }
-  return new Function('values', `return { ${names.map((name, i) => `${JSON.stringify(name)}: values[${i}]`).join(', ')} }`) as RowMaker
 }
 
 /**
