@@ -16,7 +16,7 @@ import { OutcomeWriter } from './outcome-writer.js'
 import { RETRY_SCHEDULE_MS } from './retry.js'
 import { appRoom, type DueQueue, FairShare, webhookRoom } from './fair-share.js'
 import { QueueScan } from './queue-scan.js'
-import { type SendResult, WebhookSender } from './sender.js'
+import { AttemptAbort, type SendResult, WebhookSender } from './sender.js'
 import { previousSecretInForce, signedRequest } from './signing.js'
 
 /**
@@ -323,7 +323,7 @@ export class Dispatcher implements DeliveryListener {
    * If the database can't confirm the webhook, the attempt is abandoned and its delivery released.
    */
   private async guardConnection(attempt: Attempt): Promise<boolean> {
-    if (!(await attempt.claimCommitted) || attempt.controller.signal.aborted) return false
+    if (!(await attempt.claimCommitted) || attempt.controller.aborted) return false
     while (this.guards.size >= MAX_GUARDS) await Promise.race(this.guards)
     const admitted = deferred<boolean>()
     let answered = false
@@ -331,7 +331,7 @@ export class Dispatcher implements DeliveryListener {
       const live = await new DeliveriesRepository(tx).holdLive(attempt.delivery.webhook_id)
       if (!live) this.webhookStopped(attempt.delivery.webhook_id)
       answered = true
-      admitted.resolve(live && !attempt.controller.signal.aborted)
+      admitted.resolve(live && !attempt.controller.aborted)
       if (!live) return
       let timer: NodeJS.Timeout | undefined
       await Promise.race([attempt.written, new Promise((resolve) => (timer = setTimeout(resolve, WRITE_WAIT_MS)))])
@@ -370,7 +370,7 @@ export class Dispatcher implements DeliveryListener {
       claimToken,
       number: delivery.attempts + 1,
       startedAtMs: Date.now(),
-      controller: new AbortController(),
+      controller: new AttemptAbort(),
       stop: undefined,
       claimCommitted,
       written: written.promise,
@@ -391,7 +391,7 @@ export class Dispatcher implements DeliveryListener {
         headers: request.headers,
         body: request.body,
         timeoutMs: this.options.timeoutMs,
-        signal: attempt.controller.signal,
+        abort: attempt.controller,
         onWritten: () => written.resolve(),
         lookup:
           writes === undefined

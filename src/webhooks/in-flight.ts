@@ -1,5 +1,6 @@
 import type { DueDelivery } from '../db/repositories/deliveries.js'
 import type { StopReason } from './outcome.js'
+import type { AttemptAbort } from './sender.js'
 
 /** An attempt on the wire (or about to be). */
 export interface Attempt {
@@ -7,7 +8,7 @@ export interface Attempt {
   claimToken: string
   number: number
   startedAtMs: number
-  controller: AbortController
+  controller: AttemptAbort
   /** why it was aborted, when it was */
   stop: StopReason | undefined
   /**

@@ -16,7 +16,7 @@ export interface SendOptions {
   body: string
   timeoutMs: number
   /** aborts the attempt (webhook deleted, shutdown); the result is then an error */
-  signal: AbortSignal
+  abort: AttemptAbort
   /** called once: when the whole request has been handed to the OS, or it ended without being written */
   onWritten?: () => void
   /**
@@ -25,6 +25,40 @@ export interface SendOptions {
    * attempt). IP literals are not looked up.
    */
   lookup?: { looking: () => void; admit: () => Promise<boolean> }
+}
+
+/**
+ * An attempt's abort switch: what an AbortSignal would do for `send`, without EventTarget. Handing
+ * node's client an AbortSignal (`signal` option) cost 45 µs of CPU per request here (it listens on
+ * the signal and watches the request's end to stop listening): 220.2 against 173.8 µs per
+ * keep-alive POST, client and receiver together. One listener at a time: the one step of the
+ * attempt that is waiting (the lookup, then the request).
+ */
+export class AttemptAbort {
+  private isAborted = false
+  private listener: (() => void) | undefined
+
+  get aborted(): boolean {
+    return this.isAborted
+  }
+
+  abort(): void {
+    if (this.isAborted) return
+    this.isAborted = true
+    const listener = this.listener
+    this.listener = undefined
+    listener?.()
+  }
+
+  /** `listener` is called once when the switch is thrown (at once if it already was); undefined stops listening. */
+  onAbort(listener: (() => void) | undefined): void {
+    if (this.isAborted) {
+      this.listener = undefined
+      listener?.()
+      return
+    }
+    this.listener = listener
+  }
 }
 
 /**
@@ -57,7 +91,8 @@ export class WebhookSender {
         if (settled) return
         settled = true
         clearTimeout(timer)
-        resolve(options.signal.aborted ? { kind: 'error', message: 'aborted' } : result)
+        options.abort.onAbort(undefined)
+        resolve(options.abort.aborted ? { kind: 'error', message: 'aborted' } : result)
       }
       let url: URL
       try {
@@ -76,7 +111,7 @@ export class WebhookSender {
           return
         }
       }
-      if (options.signal.aborted) {
+      if (options.abort.aborted) {
         finish({ kind: 'error', message: 'aborted' })
         return
       }
@@ -96,8 +131,9 @@ export class WebhookSender {
           lookup: pinnedLookup(async () => vetted, this.guard),
           // Object.assign, not a spread with properties after it: V8's slow path on Node 20 (2.5 µs here).
           headers: Object.assign({}, options.headers, { 'content-length': String(Buffer.byteLength(options.body)), 'user-agent': 'devplatform-webhooks/0.1' }),
-          signal: options.signal,
         })
+        // Aborted: the request and its socket are destroyed; 'error' then settles the attempt as aborted.
+        options.abort.onAbort(() => request?.destroy(new Error('aborted')))
         // 'finish': the request's bytes are in the socket (after the connection, if a new one, was made).
         request.on('finish', markWritten)
         request.on('error', (error: NodeJS.ErrnoException) => {
@@ -139,19 +175,19 @@ export class WebhookSender {
       // on DNS holds a lookup and a timer, not a request, a socket and its buffers: a backlog to
       // hosts that are slow to resolve keeps little alive (the slow-DNS memory run).
       const onAbort = () => finish({ kind: 'error', message: 'aborted' })
-      options.signal.addEventListener('abort', onAbort, { once: true })
+      options.abort.onAbort(onAbort)
       options.lookup?.looking()
       resolveAllowed(url.hostname, this.guard.resolveHost, this.guard)
         .then(async (vetted) => ((await (options.lookup?.admit() ?? true)) ? vetted : undefined))
         .then(
           (vetted) => {
-            options.signal.removeEventListener('abort', onAbort)
+            options.abort.onAbort(undefined)
             if (settled) return
             if (vetted === undefined) finish({ kind: 'error', message: 'abandoned before connecting' })
             else start(vetted)
           },
           (error: NodeJS.ErrnoException) => {
-            options.signal.removeEventListener('abort', onAbort)
+            options.abort.onAbort(undefined)
             const message = error.message || error.code || 'could not resolve'
             finish({ kind: 'error', message: error.code === 'EADDRREFUSED_SSRF' ? `refused: ${message}` : message })
           },

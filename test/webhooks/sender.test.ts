@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { WebhookSender } from '../../src/webhooks/sender.js'
+import { AttemptAbort, WebhookSender } from '../../src/webhooks/sender.js'
 import { type Receiver, startReceiver } from '../receiver.js'
 
 // The sender resolves and vets a host name before it builds the request.
@@ -15,7 +15,7 @@ const never = () => new Promise<never>(() => undefined)
 const loopback = async () => [{ address: '127.0.0.1', family: 4 as const }]
 const port = () => new URL(receiver.url('/')).port
 const send = (sender: WebhookSender, url: string, extra: Partial<Parameters<WebhookSender['send']>[0]> = {}) =>
-  sender.send({ url, headers: {}, body: '{}', timeoutMs: 100, signal: new AbortController().signal, ...extra })
+  sender.send({ url, headers: {}, body: '{}', timeoutMs: 100, abort: new AttemptAbort(), ...extra })
 
 it('a host that never resolves fails at the attempt timeout, saying it was resolving', async () => {
   const sender = new WebhookSender({ resolveHost: never, allowLoopback: true })
@@ -25,10 +25,38 @@ it('a host that never resolves fails at the attempt timeout, saying it was resol
 
 it('an attempt aborted while its host resolves ends at once as aborted', async () => {
   const sender = new WebhookSender({ resolveHost: never, allowLoopback: true })
-  const controller = new AbortController()
-  const result = send(sender, 'http://never.test/', { timeoutMs: 10_000, signal: controller.signal })
+  const controller = new AttemptAbort()
+  const result = send(sender, 'http://never.test/', { timeoutMs: 10_000, abort: controller })
   controller.abort()
   expect(await result).toEqual({ kind: 'error', message: 'aborted' })
+  sender.close()
+})
+
+it('an attempt aborted while its request waits for the answer ends at once as aborted, and its connection is closed', async () => {
+  const sender = new WebhookSender({ resolveHost: loopback, allowLoopback: true })
+  receiver.setAnswer((arrival) => (arrival.path === '/hang-abort' ? 'hang' : { status: 200, body: 'ok' }))
+  const controller = new AttemptAbort()
+  const result = send(sender, `http://127.0.0.1:${port()}/hang-abort`, { timeoutMs: 10_000, abort: controller })
+  const [arrival] = await receiver.waitFor(1, { path: '/hang-abort' })
+  const abortedAt = performance.now()
+  controller.abort()
+  expect(await result).toEqual({ kind: 'error', message: 'aborted' })
+  expect(performance.now() - abortedAt).toBeLessThan(1_000)
+  for (let i = 0; i < 100 && arrival?.closedAt === undefined; i++) await new Promise((resolve) => setTimeout(resolve, 10))
+  expect(arrival?.aborted).toBe(true)
+  // Aborting again, or after the end, changes nothing.
+  controller.abort()
+  receiver.setAnswer(() => ({ status: 200, body: 'ok' }))
+  sender.close()
+})
+
+it('an attempt aborted before it is sent is not sent', async () => {
+  const sender = new WebhookSender({ resolveHost: loopback, allowLoopback: true })
+  const controller = new AttemptAbort()
+  controller.abort()
+  const before = receiver.arrivals.length
+  expect(await send(sender, `http://127.0.0.1:${port()}/never-sent`, { abort: controller })).toEqual({ kind: 'error', message: 'aborted' })
+  expect(receiver.arrivals.length).toBe(before)
   sender.close()
 })
 
