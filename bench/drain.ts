@@ -7,8 +7,8 @@
  * server's process, so the figure is the delivery path alone: claim, sign, send, record the
  * outcome. With --cpu-prof DIR the server writes V8 CPU profiles (bench/cpu-profile-summary.ts).
  *
- *   npx tsx bench/drain.ts [--events 20000 --webhooks 100 --cpu-prof DIR]
- *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npx tsx bench/drain.ts
+ *   npm run bench:drain [-- --events 20000 --webhooks 100 --cpu-prof DIR]
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:drain
  */
 import http from 'node:http'
 import { parseArgs } from 'node:util'
