@@ -169,6 +169,28 @@ export async function createApplication(db: Db, name: string, active: number, re
   return { id: app.id, headers: { 'x-client-key': key.client_key, 'x-client-secret': key.client_secret, 'content-type': 'application/json' }, webhookIds }
 }
 
+/**
+ * `count` applications with one active webhook each, the i-th posting to `/w{i}` on the receiver
+ * at `receiverPort` (webhooks.ts and drain.ts: events spread round-robin, one delivery each).
+ */
+export async function createOneWebhookApps(db: Db, count: number, receiverPort: number, label: string): Promise<{ appIds: string[]; webhookIds: string[] }> {
+  const appIds: string[] = []
+  const webhookIds: string[] = []
+  for (let i = 0; i < count; i++) {
+    const owner = await new AppsRepository(db).createApp(`${label} ${i}`)
+    const webhook = await new WebhooksRepository(db).create(owner.id, {
+      name: `w${i}`,
+      url: `http://127.0.0.1:${receiverPort}/w${i}`,
+      isActive: true,
+      encrypted: false,
+      signingSecret: `whsec_${Buffer.alloc(32, i).toString('base64')}`,
+    })
+    appIds.push(owner.id)
+    webhookIds.push(webhook.id)
+  }
+  return { appIds, webhookIds }
+}
+
 export async function createCustomer(db: Db, appId: string): Promise<string> {
   return (await new CustomersRepository(db).create(appId, { first_name: 'Bench', last_name: 'Mark', phone_number: '1' })).id
 }

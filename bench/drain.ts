@@ -15,13 +15,11 @@ import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
 import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
-import { AppsRepository } from '../src/db/repositories/apps.js'
 import { EventsRepository } from '../src/db/repositories/events.js'
-import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
 import { newId } from '../src/db/time.js'
 import { runUnitOfWork } from '../src/db/unit-of-work.js'
 import { DeliveryNotifier } from '../src/webhooks/notifier.js'
-import { forkChild, log, onFreshDatabase, sleep, startServer } from './api-harness.js'
+import { createOneWebhookApps, forkChild, log, onFreshDatabase, sleep, startServer } from './api-harness.js'
 
 const { values } = parseArgs({
   options: {
@@ -77,18 +75,7 @@ const result = await onFreshDatabase(async (database) => {
   const config = { ...loadConfig({ NODE_ENV: 'development', LOG_LEVEL: 'warn' }), database: database.location }
   const db = await openDatabase(config.database)
   try {
-    const appIds: string[] = []
-    for (let i = 0; i < WEBHOOKS; i++) {
-      const owner = await new AppsRepository(db).createApp(`drain ${i}`)
-      await new WebhooksRepository(db).create(owner.id, {
-        name: `w${i}`,
-        url: `http://127.0.0.1:${receiverPort}/w${i}`,
-        isActive: true,
-        encrypted: false,
-        signingSecret: `whsec_${Buffer.alloc(32, i).toString('base64')}`,
-      })
-      appIds.push(owner.id)
-    }
+    const { appIds } = await createOneWebhookApps(db, WEBHOOKS, receiverPort, 'drain')
     log(`committing ${EVENTS.toLocaleString('en')} events…`)
     const signals = new DeliveryNotifier()
     for (let done = 0; done < EVENTS; done += 1000) {

@@ -22,10 +22,9 @@ import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 import { runUnitOfWork } from '../src/db/unit-of-work.js'
 import { DeliveryNotifier } from '../src/webhooks/notifier.js'
+import { createOneWebhookApps } from './api-harness.js'
 import { benchDatabase } from './database.js'
-import { AppsRepository } from '../src/db/repositories/apps.js'
 import { EventsRepository } from '../src/db/repositories/events.js'
-import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
 import { newId } from '../src/db/time.js'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' } } })
@@ -51,20 +50,7 @@ function takeArrivals(): Promise<Arrivals> {
 const database = await benchDatabase()
 const config = { ...loadConfig({ NODE_ENV: 'development', LOG_LEVEL: 'warn' }), database: database.location }
 const db = await openDatabase(config.database)
-const appIds: string[] = []
-const webhookIds: string[] = []
-for (let i = 0; i < WEBHOOKS; i++) {
-  const owner = await new AppsRepository(db).createApp(`bench ${i}`)
-  const webhook = await new WebhooksRepository(db).create(owner.id, {
-    name: `w${i}`,
-    url: `http://127.0.0.1:${receiverPort}/w${i}`,
-    isActive: true,
-    encrypted: false,
-    signingSecret: `whsec_${Buffer.alloc(32, i).toString('base64')}`,
-  })
-  appIds.push(owner.id)
-  webhookIds.push(webhook.id)
-}
+const { appIds, webhookIds } = await createOneWebhookApps(db, WEBHOOKS, receiverPort, 'bench')
 const app = await buildApp({ config, db, logStream: new Writable({ write: (_c, _e, done) => done() }) })
 await app.ready()
 
