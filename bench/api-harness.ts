@@ -5,6 +5,7 @@
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
+import http from 'node:http'
 import { createServer } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import type autocannon from 'autocannon'
@@ -13,6 +14,7 @@ import type { Db } from '../src/db/database.js'
 import { AppsRepository } from '../src/db/repositories/apps.js'
 import { CustomersRepository } from '../src/db/repositories/customers.js'
 import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
+import { newId } from '../src/db/time.js'
 import { generateSigningSecret } from '../src/routes/webhooks/index.js'
 import { poolWebhookId } from './api-seed.js'
 import { type BenchDatabase, benchDatabase } from './database.js'
@@ -189,6 +191,24 @@ export async function createOneWebhookApps(db: Db, count: number, receiverPort: 
     webhookIds.push(webhook.id)
   }
   return { appIds, webhookIds }
+}
+
+/** The webhook benches' event data: a tax with a long description, so its envelope is 1 KB. */
+export const TAX_EVENT_DATA = { id: newId(), name: 'VAT', description: 'd'.repeat(800), percentage: 20, active: true, created_at: new Date().toISOString(), updated_at: new Date().toISOString() }
+
+/** One bare keep-alive POST of `body` to the receiver on `port` (no database, no signing): the webhook benches' baseline. */
+export function barePost(agent: http.Agent, port: number, body: string, id: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      { host: '127.0.0.1', port, path: '/raw', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'webhook-id': id } },
+      (response) => {
+        response.resume()
+        response.on('end', resolve)
+      },
+    )
+    request.on('error', reject)
+    request.end(body)
+  })
 }
 
 export async function createCustomer(db: Db, appId: string): Promise<string> {

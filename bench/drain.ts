@@ -19,7 +19,7 @@ import { EventsRepository } from '../src/db/repositories/events.js'
 import { newId } from '../src/db/time.js'
 import { runUnitOfWork } from '../src/db/unit-of-work.js'
 import { DeliveryNotifier } from '../src/webhooks/notifier.js'
-import { createOneWebhookApps, forkChild, log, onFreshDatabase, sleep, startServer } from './api-harness.js'
+import { barePost, createOneWebhookApps, forkChild, log, onFreshDatabase, sleep, startServer, TAX_EVENT_DATA } from './api-harness.js'
 
 const { values } = parseArgs({
   options: {
@@ -33,32 +33,20 @@ const WEBHOOKS = Number(values.webhooks)
 if (!Number.isInteger(EVENTS) || EVENTS <= 0 || !Number.isInteger(WEBHOOKS) || WEBHOOKS <= 0) throw new Error('--events and --webhooks must be positive integers')
 
 const { child: receiver, port: receiverPort } = await forkChild('./webhook-receiver.mjs')
-const data = { id: newId(), name: 'VAT', description: 'd'.repeat(800), percentage: 20, active: true, created_at: new Date().toISOString(), updated_at: new Date().toISOString() }
+const data = TAX_EVENT_DATA
 const body = JSON.stringify({ id: newId(), type: 'tax.updated', created_at: new Date().toISOString(), data })
 const concurrency = loadConfig({ NODE_ENV: 'development' }).webhooks.concurrency
 
 /** The bare client: as many keep-alive POSTs at once as the dispatcher's concurrency, for `ms`. */
 async function bareClient(ms: number): Promise<{ rate: number; cpuUs: number }> {
   const agent = new http.Agent({ keepAlive: true })
-  const post = () =>
-    new Promise<void>((resolve, reject) => {
-      const request = http.request(
-        { host: '127.0.0.1', port: receiverPort, path: '/raw', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'webhook-id': 'raw' } },
-        (response) => {
-          response.resume()
-          response.on('end', resolve)
-        },
-      )
-      request.on('error', reject)
-      request.end(body)
-    })
   let done = 0
   let running = true
   const started = performance.now()
   const cpuBefore = process.cpuUsage()
   const workers = Array.from({ length: concurrency }, async () => {
     while (running) {
-      await post()
+      await barePost(agent, receiverPort, body, 'raw')
       done++
     }
   })

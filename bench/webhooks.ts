@@ -22,7 +22,7 @@ import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 import { runUnitOfWork } from '../src/db/unit-of-work.js'
 import { DeliveryNotifier } from '../src/webhooks/notifier.js'
-import { createOneWebhookApps } from './api-harness.js'
+import { barePost, createOneWebhookApps, TAX_EVENT_DATA } from './api-harness.js'
 import { benchDatabase } from './database.js'
 import { EventsRepository } from '../src/db/repositories/events.js'
 import { newId } from '../src/db/time.js'
@@ -54,8 +54,7 @@ const { appIds, webhookIds } = await createOneWebhookApps(db, WEBHOOKS, receiver
 const app = await buildApp({ config, db, logStream: new Writable({ write: (_c, _e, done) => done() }) })
 await app.ready()
 
-// A tax with a long description: the envelope is 1 KB.
-const data = { id: newId(), name: 'VAT', description: 'd'.repeat(800), percentage: 20, active: true, created_at: new Date().toISOString(), updated_at: new Date().toISOString() }
+const data = TAX_EVENT_DATA
 const envelopeBytes = JSON.stringify({ id: newId(), type: 'tax.updated', created_at: new Date().toISOString(), data }).length
 
 let next = 0
@@ -94,19 +93,7 @@ const rssSampler = setInterval(() => {
 // --- baselines: a bare keep-alive client, same receiver, same bodies ---
 const body = JSON.stringify({ id: newId(), type: 'tax.updated', created_at: new Date().toISOString(), data })
 const agent = new http.Agent({ keepAlive: true })
-function rawPost(id: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const request = http.request(
-      { host: '127.0.0.1', port: receiverPort, path: '/raw', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'webhook-id': id } },
-      (response) => {
-        response.resume()
-        response.on('end', resolve)
-      },
-    )
-    request.on('error', reject)
-    request.end(body)
-  })
-}
+const rawPost = (id: string) => barePost(agent, receiverPort, body, id)
 
 async function rawThroughput(): Promise<number> {
   let done = 0

@@ -1,4 +1,4 @@
-import { type Compilable, CompiledQuery, type Insertable } from 'kysely'
+import { type Compilable, CompiledQuery, type Insertable, type RawBuilder, sql } from 'kysely'
 import { type Backend, backendOf, type Db } from './database.js'
 import type { Database } from './schema.js'
 
@@ -51,6 +51,11 @@ export class PreparedQuery<Row> {
     }
     return compiled
   }
+}
+
+/** A slot the builder uses where a number is expected (a count, a limit): each run binds its number there. */
+export function numberSlot(slot: string): RawBuilder<number> {
+  return sql<number>`${slot}`
 }
 
 /** A value bound to a prepared insert's column. */

@@ -10,6 +10,7 @@ import type {
 } from 'fastify'
 import fp from 'fastify-plugin'
 import { callerOf } from '../auth/authenticate.js'
+import { isoOf } from '../db/time.js'
 import { requestTransactionScope } from '../db/unit-of-work.js'
 import { ApiError } from '../errors.js'
 import { type Claim, IdempotencyKeysRepository } from './repository.js'
@@ -228,7 +229,7 @@ export function schedulePurge(keys: IdempotencyKeysRepository, log: FastifyBaseL
   const purge = () => {
     if (running !== undefined) return // the last one is still deleting
     running = keys
-      .purgeExpired(new Date(Date.now() - IDEMPOTENCY.retentionMs).toISOString())
+      .purgeExpired(isoOf(Date.now() - IDEMPOTENCY.retentionMs))
       .then(
         (purged) => {
           if (purged > 0) log.info({ purged }, 'purged expired Idempotency-Keys')

@@ -293,7 +293,7 @@ export class Dispatcher implements DeliveryListener {
         // The claim did not commit: what started has no claim to record under. Abort it quietly.
         claim.resolve(false)
         if (started.length > 0) this.options.log.warn({ err: error, aborted: started.length }, 'webhook dispatcher: claim did not commit; its attempts were aborted')
-        for (const attempt of started) attempt.controller.abort()
+        for (const attempt of started) attempt.abort.abort()
         return { error }
       },
     )
@@ -323,7 +323,7 @@ export class Dispatcher implements DeliveryListener {
    * If the database can't confirm the webhook, the attempt is abandoned and its delivery released.
    */
   private async guardConnection(attempt: Attempt): Promise<boolean> {
-    if (!(await attempt.claimCommitted) || attempt.controller.aborted) return false
+    if (!(await attempt.claimCommitted) || attempt.abort.aborted) return false
     while (this.guards.size >= MAX_GUARDS) await Promise.race(this.guards)
     const admitted = deferred<boolean>()
     let answered = false
@@ -331,7 +331,7 @@ export class Dispatcher implements DeliveryListener {
       const live = await new DeliveriesRepository(tx).holdLive(attempt.delivery.webhook_id)
       if (!live) this.webhookStopped(attempt.delivery.webhook_id)
       answered = true
-      admitted.resolve(live && !attempt.controller.aborted)
+      admitted.resolve(live && !attempt.abort.aborted)
       if (!live) return
       let timer: NodeJS.Timeout | undefined
       await Promise.race([attempt.written, new Promise((resolve) => (timer = setTimeout(resolve, WRITE_WAIT_MS)))])
@@ -370,7 +370,7 @@ export class Dispatcher implements DeliveryListener {
       claimToken,
       number: delivery.attempts + 1,
       startedAtMs: Date.now(),
-      controller: new AttemptAbort(),
+      abort: new AttemptAbort(),
       stop: undefined,
       claimCommitted,
       written: written.promise,
@@ -391,7 +391,7 @@ export class Dispatcher implements DeliveryListener {
         headers: request.headers,
         body: request.body,
         timeoutMs: this.options.timeoutMs,
-        abort: attempt.controller,
+        abort: attempt.abort,
         onWritten: () => written.resolve(),
         lookup:
           writes === undefined

@@ -8,7 +8,7 @@ export interface Attempt {
   claimToken: string
   number: number
   startedAtMs: number
-  controller: AttemptAbort
+  abort: AttemptAbort
   /** why it was aborted, when it was */
   stop: StopReason | undefined
   /**
@@ -95,7 +95,7 @@ export class InFlightRegistry {
     for (const attempts of groups) {
       for (const attempt of attempts) {
         attempt.stop ??= reason
-        attempt.controller.abort()
+        attempt.abort.abort()
       }
     }
   }

@@ -1,5 +1,6 @@
 import { type Db } from '../db/database.js'
 import { type AttemptRecord, DeliveriesRepository, type WebhookBatchCounts } from '../db/repositories/deliveries.js'
+import { isoOf } from '../db/time.js'
 import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
 import { Incident } from '../incident.js'
 import type { DispatcherLog } from './dispatcher.js'
@@ -43,7 +44,7 @@ export class OutcomeWriter {
 
   /** When an open circuit's next attempt may start, after this many failures in a row (undefined: closed). */
   private circuitRetryAt = (consecutiveFailures: number): string | undefined =>
-    isCircuitOpen(consecutiveFailures) ? new Date(Date.now() + circuitRetryDelay(consecutiveFailures, this.retry)).toISOString() : undefined
+    isCircuitOpen(consecutiveFailures) ? isoOf(Date.now() + circuitRetryDelay(consecutiveFailures, this.retry)) : undefined
 
   /** Queues an outcome; settles once it is written (or given up at close). */
   add(record: AttemptRecord): Promise<void> {

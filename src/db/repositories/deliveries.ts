@@ -1,7 +1,7 @@
 import { type QueryCreator, type RawBuilder, sql } from 'kysely'
 import { chunks } from '../chunks.js'
 import { backendOf, type Db, writeTransaction } from '../database.js'
-import { PreparedQuery } from '../prepared.js'
+import { numberSlot, PreparedQuery } from '../prepared.js'
 import type { UnitOfWork } from '../unit-of-work.js'
 import type { AttemptOutcome, Database, DeliveryStatus } from '../schema.js'
 import { newId, nowIso } from '../time.js'
@@ -195,8 +195,6 @@ function countBatch(db: Db, slots: { webhookId: string; succeeded: RawBuilder<nu
     .where('id', '=', webhookId)
     .returning(['is_active', 'deleted_at', 'consecutive_failures'])
 }
-/** A slot that a run fills with a number. */
-const numberSlot = (slot: string) => sql<number>`${slot}`
 /** A batch with a success: slots webhook id, succeeded, failed, last started at, failures since the last success. */
 const COUNT_BATCH_WITH_SUCCESS = new PreparedQuery(5, (db, webhookId, succeeded, failed, lastStartedAt, failedSinceSuccess) =>
   countBatch(db, { webhookId, succeeded: numberSlot(succeeded), failed: numberSlot(failed), lastStartedAt, consecutiveFailures: numberSlot(failedSinceSuccess) }, true),

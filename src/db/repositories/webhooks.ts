@@ -5,7 +5,7 @@ import type { UnitOfWork } from '../unit-of-work.js'
 import { PreparedQuery } from '../prepared.js'
 import { DeliveriesRepository } from './deliveries.js'
 import type { WebhooksTable } from '../schema.js'
-import { newId, nowIso } from '../time.js'
+import { isoOf, newId, nowIso } from '../time.js'
 
 /** A webhook's row with its total_events, the sum of its webhook_event_counts rows. */
 export type WebhookRow = Selectable<WebhooksTable> & { total_events: number }
@@ -202,7 +202,7 @@ export class WebhooksRepository {
  * the row's old values on both backends.
  */
 function secretChange(secret: string, now: string) {
-  const until = new Date(Date.parse(now) + PREVIOUS_SECRET_GRACE_MS).toISOString()
+  const until = isoOf(Date.parse(now) + PREVIOUS_SECRET_GRACE_MS)
   return {
     previous_signing_secret: sql<string | null>`case when signing_secret = ${secret} then previous_signing_secret else signing_secret end`,
     previous_secret_expires_at: sql<string | null>`case when signing_secret = ${secret} then previous_secret_expires_at else ${until} end`,

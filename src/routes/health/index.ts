@@ -3,6 +3,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { sql } from 'kysely'
 import { Type } from 'typebox'
 import { isDatabaseUnavailable } from '../../db/errors.js'
+import { nowIso } from '../../db/time.js'
 import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE } from '../../plugins/errors.js'
 import { errorResponses, Timestamp } from '../../schemas/common.js'
 import { VERSION } from '../../version.js'
@@ -41,7 +42,7 @@ export const publicHealthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         response: { 200: PublicHealthSchema },
       },
     },
-    async () => ({ status: 'ok' as const, timestamp: new Date().toISOString(), version: VERSION }),
+    async () => ({ status: 'ok' as const, timestamp: nowIso(), version: VERSION }),
   )
 }
 
@@ -77,7 +78,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
           .header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
           .send({
             status: 'error' as const,
-            timestamp: new Date().toISOString(),
+            timestamp: nowIso(),
             version: VERSION,
             database: 'error' as const,
             message: DATABASE_UNAVAILABLE,
@@ -89,7 +90,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
       const [, redis] = await Promise.all([sql`select 1`.execute(app.db), options.redisState()])
       return {
         status: 'ok' as const,
-        timestamp: new Date().toISOString(),
+        timestamp: nowIso(),
         version: VERSION,
         database: 'connected' as const,
         message: redis === 'error' ? `${UP}; Redis is unavailable: rate limits are counted per instance` : UP,
