@@ -225,12 +225,12 @@ const NAMES: [RegExp, string, RegExp?][] = [
   [
     /^update "deliveries" set "status" = .* where "id" in \(select "id" from "deliveries" where "webhook_id" =/,
     "DeliveriesRepository.cancelPendingOf: the webhook's pending deliveries canceled",
-    /deliveries_queue|deliveries_webhook_id/,
+    /deliveries_queue/,
   ],
   [
     /^with "canceled" as \(update "deliveries" set "status" =/,
     'DeliveriesRepository.cancelPendingOf (PostgreSQL): the pending deliveries canceled, skipping held rows, and one left pending if any (only then the waiting follow-up runs)',
-    /deliveries_queue|deliveries_webhook_id/,
+    /deliveries_queue/,
   ],
   [/^select \* from "customers" where .* like /, 'CustomersRepository.list: the page, name filter (src/db/like.ts)', /customers_app_id/],
   [/^select count\(\*\) as "total" from "customers" where .* like /, 'CustomersRepository.list: the total, name filter', /customers_app_id/],

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely'
+import { type Selectable, sql } from 'kysely'
 import type { Db } from '../database.js'
 import type { DeliveryAttemptsTable, DeliveryStatus } from '../schema.js'
 import { isCircuitOpen } from '../../webhooks/retry.js'
@@ -71,7 +71,10 @@ export class DeliveryLogRepository {
       ])
       .where('d.webhook_id', '=', webhookId.toLowerCase())
     if (ownerAppId !== undefined) query = query.where('w.app_id', '=', ownerAppId).where('d.app_id', '=', ownerAppId).where('w.deleted_at', 'is', null)
-    if (filter.status !== undefined) query = query.where('d.status', '=', filter.status)
+    if (filter.status === 'pending') query = query.where('d.status', '=', sql.lit('pending'))
+    // Written as literals, with the index's own predicate, so both backends can use the partial
+    // index of ended deliveries (deliveries_webhook_ended), already in the log's order.
+    else if (filter.status !== undefined) query = query.where('d.status', '=', sql.lit(filter.status)).where('d.status', '<>', sql.lit('pending'))
     if (filter.deliveryId !== undefined) query = query.where('d.id', '=', filter.deliveryId.toLowerCase())
     const rows = await query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(filter.take).offset(filter.skip).execute()
     if (rows.length === 0) return []
