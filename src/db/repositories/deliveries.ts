@@ -305,19 +305,27 @@ export class DeliveriesRepository {
   private async dueRows(take: ReadonlyMap<string, number>, now: string): Promise<DueDelivery[]> {
     if (take.size === 0) return []
     if (backendOf(this.db) === 'postgres') {
+      // Materialized, so each webhook's lateral read runs once: with no statistics, PostgreSQL's
+      // generic plan of this named statement put the webhooks outside the take and ran the
+      // lateral read once per pair (100 webhooks: 10,000 times, 397 ms instead of 9 ms).
       const { rows } = await sql<DueDelivery>`
+        with taken as materialized (
+          select d.id, d.event_id, d.webhook_id, d.app_id, d.attempts, d.resend, d.next_attempt_at, q.ord
+          from unnest(${[...take.keys()]}::text[], ${[...take.values()]}::int[]) with ordinality as q(webhook_id, n, ord)
+          cross join lateral (
+            select * from deliveries d
+            where d.webhook_id = q.webhook_id and d.status = 'pending' and d.next_attempt_at <= ${now}
+            order by d.next_attempt_at
+            limit q.n
+            for update skip locked
+          ) d
+        )
         select ${sql.join(DUE_COLUMNS.map((column) => sql.ref(column)))}
-        from unnest(${[...take.keys()]}::text[], ${[...take.values()]}::int[]) as q(webhook_id, n)
-        cross join lateral (
-          select * from deliveries d
-          where d.webhook_id = q.webhook_id and d.status = 'pending' and d.next_attempt_at <= ${now}
-          order by d.next_attempt_at
-          limit q.n
-          for update skip locked
-        ) d
+        from taken d
         join webhooks w on w.id = d.webhook_id
         join events e on e.id = d.event_id
         where w.deleted_at is null and w.is_active = 1 and ${circuitAllows(now)}
+        order by d.ord, d.next_attempt_at
         for key share of w skip locked
       `.execute(this.db)
       return rows
