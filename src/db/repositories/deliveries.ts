@@ -96,9 +96,10 @@ export interface WebhookBatchCounts {
 
 /**
  * SQLite: one webhook's due deliveries, oldest first (slots: webhook id, now, how many). INDEXED
- * BY: with ANALYZE's statistics SQLite chose deliveries_webhook_id for some webhooks (plans vary
- * by value), reading the webhook's whole pending backlog, due or not, and sorting it: 23.5 ms
- * instead of 0.24 ms for a webhook with 100,000 retries waiting (bench/query-plans.ts).
+ * BY: with ANALYZE's statistics SQLite chose another index for some webhooks (plans vary by
+ * value; it was the (webhook_id, status) index, dropped in migration 0007), reading the webhook's
+ * whole pending backlog, due or not, and sorting it: 23.5 ms instead of 0.24 ms for a webhook with
+ * 100,000 retries waiting (bench/query-plans.ts).
  * deliveries_queue stops at the limit, written `+?` so that binding it does not make SQLite
  * prepare the statement again (SqliteRunTimeLimitCompiler). Built once: the dispatcher runs it
  * once per planned webhook, and building its columns and filters each time was 2.8 % of the
@@ -246,7 +247,7 @@ export class DeliveriesRepository {
    * Each probe is ordered like the index, (webhook_id, next_attempt_at), so it finds the next
    * webhook and its earliest delivery at once, and no planner estimate can make it read a backlog:
    * a separate min(next_attempt_at) per webhook let PostgreSQL, with a young table's statistics,
-   * read every pending row of the webhook (deliveries_webhook_id) or re-run it for every webhook
+   * read every pending row of the webhook (by an index on webhook and status) or re-run it for every webhook
    * row (200 × 200 probes: 74 ms where this takes 1.4 ms). CROSS JOIN because SQLite keeps its
    * order: with a plain join it scanned every webhook and probed the queue (26.7 ms per claim at
    * 100,000 webhooks, 210 ms at a million, on the event loop). The window bounds the probes: an
@@ -260,8 +261,8 @@ export class DeliveriesRepository {
         ${skipApps.length === 0 ? sql`` : sql`and w.app_id not in (${sql.join(skipApps)})`} then 1 else 0 end`
     // 'pending' is a literal, not a parameter: only then can SQLite use the partial index. The scan
     // starts from a row standing for `after`, so every probe is the recursive one: a first probe
-    // of its own, `webhook_id > ?`, was planned by SQLite (with ANALYZE's statistics) on
-    // deliveries_webhook_id, sorting every pending row after `after` (23 ms for a 256 window).
+    // of its own, `webhook_id > ?`, was planned by SQLite (with ANALYZE's statistics) on an index
+    // of webhook and status, sorting every pending row after `after` (23 ms for a 256 window).
     const { rows } = await sql<DueQueueRow & { n: number; due: number }>`
       with recursive queue(webhook_id, next_at, n) as (
         select cast(${window.after} as text), cast(null as text), 0
