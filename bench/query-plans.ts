@@ -223,7 +223,7 @@ const NAMES: [RegExp, string, RegExp?][] = [
   [/^select "id" from "webhooks" where "id" = .* for update$/, 'DeliveriesRepository.lockToStop: the webhook FOR UPDATE (PostgreSQL only)', /webhooks_pkey/],
   [/^update "webhooks" set "deleted_at" =/, 'WebhooksRepository.delete: `updateOwned` sets deleted_at, returning the row', /webhooks_1|webhooks_pkey/],
   [
-    /^update "deliveries" set "status" = .* where "id" in \(select "id" from "deliveries" where "webhook_id" =/,
+    /^update "deliveries" set "status" = .* where "id" in \(select "id" from "deliveries"( indexed by deliveries_queue)? where "webhook_id" =/,
     "DeliveriesRepository.cancelPendingOf: the webhook's pending deliveries canceled",
     /deliveries_queue/,
   ],
