@@ -1,10 +1,8 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { CompiledQuery, sql } from 'kysely'
+import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { type Db, openDatabase } from '../../src/db/database.js'
+import type { Db } from '../../src/db/database.js'
 import { CANCEL_PENDING } from '../../src/db/repositories/deliveries.js'
+import { openPlanDatabase, queryPlanOf } from './plan.js'
 
 // A deletion cancels its webhook's pending deliveries through deliveries_queue, named (INDEXED
 // BY): with ANALYZE's statistics SQLite chose deliveries_webhook_id_created_at, which holds every
@@ -12,7 +10,7 @@ import { CANCEL_PENDING } from '../../src/db/repositories/deliveries.js'
 
 let db: Db
 beforeAll(async () => {
-  db = await openDatabase({ kind: 'sqlite', filename: join(mkdtempSync(join(tmpdir(), 'cancel-plan-')), 'db.sqlite') })
+  db = await openPlanDatabase('cancel-plan-')
   // Statistics as bench/query-plans.ts's 1,000,000 rows gave them: a webhook's deliveries look few
   // through (webhook_id, created_at), its pending ones many through the queue.
   await sql`analyze`.execute(db)
@@ -27,7 +25,7 @@ afterAll(async () => {
 it('the cancel of a webhook’s pending deliveries reads deliveries_queue', async () => {
   for (const cancel of [CANCEL_PENDING.skip, CANCEL_PENDING.wait]) {
     const statement = cancel.compiledOn(db)
-    const { rows } = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${statement.sql}`, statement.parameters.map(() => 'x')))
-    expect(rows.map((row) => row.detail).join('\n')).toMatch(/SEARCH deliveries USING INDEX deliveries_queue \(webhook_id=\?\)/)
+    const plan = await queryPlanOf(db, { sql: statement.sql, parameters: statement.parameters.map(() => 'x') })
+    expect(plan).toMatch(/SEARCH deliveries USING INDEX deliveries_queue \(webhook_id=\?\)/)
   }
 })

@@ -1,10 +1,8 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { CompiledQuery, type KyselyPlugin } from 'kysely'
+import type { CompiledQuery, KyselyPlugin } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Db, openDatabase } from '../../src/db/database.js'
+import type { Db } from '../../src/db/database.js'
 import { DeliveryLogRepository } from '../../src/db/repositories/delivery-log.js'
+import { openPlanDatabase, queryPlanOf } from './plan.js'
 
 // SQLite uses a partial index only when the statement's WHERE names the index's own condition: the
 // log filtered by an ended status says `status <> 'pending'` so that it reads
@@ -12,7 +10,7 @@ import { DeliveryLogRepository } from '../../src/db/repositories/delivery-log.js
 
 let db: Db
 beforeAll(async () => {
-  db = await openDatabase({ kind: 'sqlite', filename: join(mkdtempSync(join(tmpdir(), 'delivery-log-plan-')), 'db.sqlite') })
+  db = await openPlanDatabase('delivery-log-plan-')
 })
 afterAll(async () => {
   await db.destroy()
@@ -32,9 +30,8 @@ async function statementsOf(call: (recording: Db) => Promise<unknown>): Promise<
   return statements
 }
 
-async function planOf(statement: CompiledQuery): Promise<string> {
-  const { rows } = await db.executeQuery<{ detail: string }>(CompiledQuery.raw(`explain query plan ${statement.sql}`, [...statement.parameters]))
-  return rows.map((row) => row.detail).join('\n')
+function planOf(statement: CompiledQuery): Promise<string> {
+  return queryPlanOf(db, statement)
 }
 
 describe("the owner's delivery log on SQLite", () => {
