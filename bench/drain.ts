@@ -5,7 +5,8 @@
  * system, from /proc), beside a bare keep-alive client POSTing the same bodies to the same
  * receiver in the same run (its rate and this process's CPU per request). No producer shares the
  * server's process, so the figure is the delivery path alone: claim, sign, send, record the
- * outcome. With --cpu-prof DIR the server writes V8 CPU profiles (bench/cpu-profile-summary.ts).
+ * outcome. On PostgreSQL it also prints the CPU of this machine's `postgres` processes per
+ * delivery over the drain. With --cpu-prof DIR the server writes V8 CPU profiles (bench/cpu-profile-summary.ts).
  *
  *   npm run bench:drain [-- --events 20000 --webhooks 100 --cpu-prof DIR]
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:drain
@@ -19,7 +20,7 @@ import { EventsRepository } from '../src/db/repositories/events.js'
 import { newId } from '../src/db/time.js'
 import { runUnitOfWork } from '../src/db/unit-of-work.js'
 import { DeliveryNotifier } from '../src/webhooks/notifier.js'
-import { barePost, createOneWebhookApps, forkChild, log, onFreshDatabase, sleep, startServer, TAX_EVENT_DATA } from './api-harness.js'
+import { barePost, createOneWebhookApps, forkChild, log, onFreshDatabase, servicesCpuMs, sleep, startServer, TAX_EVENT_DATA } from './api-harness.js'
 
 const { values } = parseArgs({
   options: {
@@ -79,6 +80,7 @@ const result = await onFreshDatabase(async (database) => {
     log('draining…')
     const server = await startServer(database, { nodeArgs: values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']] })
     const cpuStart = server.cpuMs()
+    const servicesStart = servicesCpuMs()
     const started = performance.now()
     let delivered = await succeeded()
     while (delivered < EVENTS && performance.now() - started < 600_000) {
@@ -87,8 +89,10 @@ const result = await onFreshDatabase(async (database) => {
     }
     const elapsed = performance.now() - started
     const cpuMs = server.cpuMs() - cpuStart
+    const postgresMs = servicesCpuMs().postgres - servicesStart.postgres
     await server.stop()
-    return { bare, rate: (delivered * 1000) / elapsed, cpuUs: (cpuMs * 1000) / delivered, delivered, label: database.label }
+    const postgresUs = database.location.kind === 'postgres' ? (postgresMs * 1000) / delivered : undefined
+    return { bare, rate: (delivered * 1000) / elapsed, cpuUs: (cpuMs * 1000) / delivered, postgresUs, delivered, label: database.label }
   } finally {
     await db.destroy()
   }
@@ -100,4 +104,5 @@ console.log('| sender | per second | vs bare client | CPU µs per request |')
 console.log('|---|---|---|---|')
 console.log(`| bare keep-alive client | ${result.bare.rate.toFixed(0)} | 100 % | ${result.bare.cpuUs.toFixed(1)} |`)
 console.log(`| server delivering its backlog (${result.delivered.toLocaleString('en')}) | ${result.rate.toFixed(0)} | ${((100 * result.rate) / result.bare.rate).toFixed(0)} % | ${result.cpuUs.toFixed(1)} |`)
+if (result.postgresUs !== undefined) console.log(`\nPostgreSQL's CPU (its processes on this machine) per delivery: ${result.postgresUs.toFixed(1)} µs`)
 if (values['cpu-prof'] !== undefined) console.log(`\nprofiles: ${values['cpu-prof']} (npx tsx bench/cpu-profile-summary.ts FILE)`)
