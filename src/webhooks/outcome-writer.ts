@@ -116,10 +116,8 @@ export class OutcomeWriter {
           // The webhooks last and in id order: every API write of the application locks these
           // rows too, so the lock this takes is held only for these final statements.
           const webhookIds = [...new Set(batch.map((record) => record.webhookId))].sort()
-          for (const webhookId of webhookIds) {
-            await deliveries.settleWebhook(webhookId, counts.get(webhookId), this.circuitRetryAt)
-            if (gone.has(webhookId)) await deliveries.deactivateGone(webhookId)
-          }
+          await deliveries.settleWebhooks(new Map(webhookIds.map((webhookId) => [webhookId, counts.get(webhookId)])), this.circuitRetryAt)
+          for (const webhookId of webhookIds) if (gone.has(webhookId)) await deliveries.deactivateGone(webhookId)
           return notRecorded
         },
         { retries: 3 },

@@ -119,7 +119,7 @@ describe("a write's webhook rows (PostgreSQL)", () => {
     const open1 = await openWrite(appId)
     try {
       const settle = runUnitOfWork(second, quiet, (unit) =>
-        new DeliveriesRepository(unit.tx, unit).settleWebhook(webhookId, { succeeded: 1, failed: 0, failedSinceSuccess: 0, lastStartedAt: nowIso() }, () => undefined),
+        new DeliveriesRepository(unit.tx, unit).settleWebhooks(new Map([[webhookId, { succeeded: 1, failed: 0, failedSinceSuccess: 0, lastStartedAt: nowIso() }]]), () => undefined),
       )
       expect(await within(NOT_WAITING_MS, settle)).toBeUndefined()
     } finally {
