@@ -115,8 +115,9 @@ async function rawThroughput(): Promise<number> {
 }
 
 /** Sends at `perSecond` for the run's length (ticks of 10 ms); returns p50/p99 of send → receiver. */
-/** Commits that failed (e.g. no pooled connection within its timeout): counted and reported, not fatal. */
+/** Commits that failed (e.g. no pooled connection within its timeout): counted by error message and reported, not fatal. */
 let failedSends = 0
+const failedSendErrors = new Map<string, number>()
 
 async function paced(perSecond: number, send: () => Promise<void>, durationS = seconds): Promise<void> {
   const perTick = perSecond / 100
@@ -127,8 +128,10 @@ async function paced(perSecond: number, send: () => Promise<void>, durationS = s
     const due = Math.floor(((performance.now() - start) / 10) * perTick)
     while (sent < due) {
       inflight.push(
-        send().catch(() => {
+        send().catch((error: unknown) => {
           failedSends++
+          const message = error instanceof Error ? error.message : String(error)
+          failedSendErrors.set(message, (failedSendErrors.get(message) ?? 0) + 1)
         }),
       )
       sent++
@@ -311,6 +314,7 @@ rows.push([
 clearInterval(rssSampler)
 console.log('')
 console.log(database.label + (failedSends > 0 ? ` (${failedSends} paced commits failed and were not sent)` : ''))
+for (const [message, count] of failedSendErrors) console.log(`- ${count} failed with: ${message}`)
 console.log('| measurement | figure | baseline, same run | goal |')
 console.log('|---|---|---|---|')
 for (const row of rows) console.log(`| ${row.join(' | ')} |`)
