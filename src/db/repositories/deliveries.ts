@@ -432,11 +432,12 @@ export class DeliveriesRepository {
    * in a row, when an open circuit's next attempt may start (undefined while the circuit stays
    * closed). The latest attempt is kept even when attempts finish out of order; a 2xx closes the
    * circuit, so only the failures after it count.
-   * Two statements for the whole batch, not one per webhook: on PostgreSQL the per-webhook
-   * updates were 6,503 of the 7,400 statements of a 20,000-delivery drain (bench:drain), each a
-   * round trip inside the outcome transaction, whose attempts hold their slots until it commits.
-   * On PostgreSQL the rows are first locked FOR NO KEY UPDATE in id order, which waits for a
-   * deletion under way (so it is seen) and can't deadlock with another dispatcher's batch.
+   * One update for the whole batch, not one per webhook: on PostgreSQL the per-webhook updates
+   * were 6,503 of the 7,400 statements of a 20,000-delivery drain (bench:drain), each a round trip
+   * while the transaction held the webhooks' rows. Before it, PostgreSQL locks the rows FOR NO KEY
+   * UPDATE in id order, which waits for a deletion under way (so it is seen) and can't deadlock
+   * with another dispatcher's batch; SQLite reads them first only when a webhook has no counts.
+   * A webhook whose circuit opens, or that was stopped meanwhile, gets a statement of its own.
    */
   async settleWebhooks(batch: ReadonlyMap<string, WebhookBatchCounts | undefined>, circuitRetryAt: (consecutiveFailures: number) => string | undefined): Promise<void> {
     const live = new Map<string, boolean>()
