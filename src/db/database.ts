@@ -1,14 +1,14 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SQLite from 'better-sqlite3'
-import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, type SqliteDatabase, type SqliteStatement } from 'kysely'
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { type DatabaseLocation, redactUrl } from '../config.js'
 import { isRetryableConflict } from './errors.js'
 import { migrateToLatest } from './migrations.js'
 import type { Database } from './schema.js'
 import { WalCheckpointer } from './checkpointer.js'
-import { BEGIN_PLANNING_READ, LockWaitingSqliteDialect } from './sqlite-lock-wait.js'
+import { BEGIN_PLANNING_READ, LockWaitingSqliteDialect, type StatementSource } from './sqlite-lock-wait.js'
 import { WalSync } from './wal-sync.js'
 import { withNamedStatements } from './postgres-statements.js'
 import { SqliteWriteGroups } from './write-groups.js'
@@ -54,6 +54,19 @@ export async function openDatabase(location: DatabaseLocation, options: OpenData
   return db
 }
 
+/** Each SQLite database's dialect, for readNow. */
+const sqliteDialects = new WeakMap<Db, LockWaitingSqliteDialect>()
+
+/**
+ * The rows of a read-only statement of `db` run at once, when `db` is a SQLite database (not a
+ * transaction of one) whose connection is free (LockWaitingDriver.readNow); undefined when the
+ * statement must go through kysely, as on PostgreSQL.
+ */
+export function readNow<Row>(db: Db, query: CompiledQuery<Row>): Row[] | undefined {
+  // The rows are the statement's, as kysely would hand them out (no plugins transform them).
+  return sqliteDialects.get(db)?.readNow(query) as Row[] | undefined
+}
+
 /** Each SQLite database's write transactions, committed in groups (SqliteWriteGroups). */
 const writeGroups = new WeakMap<Db, SqliteWriteGroups>()
 
@@ -76,9 +89,9 @@ function openSqlite(filename: string, lockWaitMs: number): Db {
   // filters must answer the same on both, so lower() here is JavaScript's (Unicode) folding.
   sqlite.function('lower', { deterministic: true }, (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value))
   const walSync = filename === ':memory:' ? undefined : new WalSync(`${filename}-wal`)
-  const db = new Kysely<Database>({
-    dialect: new LockWaitingSqliteDialect({ database: withStatementCache(sqlite, walSync) }, sqlite, lockWaitMs, () => walSync?.pending()),
-  })
+  const dialect = new LockWaitingSqliteDialect(withStatementCache(sqlite, walSync), sqlite, lockWaitMs, () => walSync?.pending())
+  const db = new Kysely<Database>({ dialect })
+  sqliteDialects.set(db, dialect)
   const checkpointer = filename === ':memory:' ? undefined : new WalCheckpointer(filename)
   writeGroups.set(db, new SqliteWriteGroups(db, () => sqlite.inTransaction, walSync, checkpointer))
   return db
@@ -121,14 +134,14 @@ const STATEMENT_CACHE_SIZE = 500
  * keep the prepared statements, keyed by SQL. Kysely runs one query at a time on the connection,
  * so a statement is never used twice at once; SQLite re-prepares by itself after a schema change.
  */
-function withStatementCache(sqlite: SQLite.Database, walSync: WalSync | undefined): SqliteDatabase {
-  const statements = new Map<string, SqliteStatement>()
+function withStatementCache(sqlite: SQLite.Database, walSync: WalSync | undefined): StatementSource {
+  const statements = new Map<string, CachedStatement>()
   return {
     close: () => {
       sqlite.close()
       void walSync?.close()
     },
-    prepare(sqlText: string): SqliteStatement {
+    prepare(sqlText: string): CachedStatement {
       let statement = statements.get(sqlText)
       if (statement === undefined) {
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear()
@@ -147,7 +160,9 @@ function withStatementCache(sqlite: SQLite.Database, walSync: WalSync | undefine
  * under the two statements of GET /webhooks/{id}, mostly making row objects, was 9.3 % of server
  * CPU (perf; SQLite's own code 5.9 %).
  */
-function rowsFromArrays(statement: SQLite.Statement): SqliteStatement {
+type CachedStatement = ReturnType<StatementSource['prepare']>
+
+function rowsFromArrays(statement: SQLite.Statement): CachedStatement {
   if (!statement.reader) return statement
   statement.raw(true)
   let names = statement.columns().map((column) => column.name)
@@ -160,6 +175,7 @@ function rowsFromArrays(statement: SQLite.Statement): SqliteStatement {
   }
   return {
     reader: true,
+    readonly: statement.readonly,
     all: (parameters) => (statement.all(parameters) as unknown[][]).map(toRow),
     run: (parameters) => statement.run(parameters),
     iterate: function* (parameters) {

@@ -1,16 +1,17 @@
 import { type Compilable, CompiledQuery, type Insertable, type RawBuilder, sql } from 'kysely'
-import { type Backend, backendOf, type Db } from './database.js'
+import { type Backend, backendOf, type Db, readNow } from './database.js'
 import type { Database } from './schema.js'
 
 /** A parameter value no caller passes: where a run's own value goes. */
 const SLOT = '\u0000devplatform-slot:'
 
 /** The statement compiled with slots, with each slot's value put in: the value of slot i is `valueAt(i)`. */
-function bound(compiled: CompiledQuery, valueAt: (slot: number) => unknown): CompiledQuery {
+function bound<Row>(compiled: CompiledQuery<Row>, valueAt: (slot: number) => unknown): CompiledQuery<Row> {
   const parameters = compiled.parameters.map((parameter) =>
     typeof parameter === 'string' && parameter.startsWith(SLOT) ? valueAt(Number(parameter.slice(SLOT.length))) : parameter,
   )
-  return CompiledQuery.raw(compiled.sql, parameters)
+  // Row only types what the statement returns: the raw query returns the same rows.
+  return CompiledQuery.raw(compiled.sql, parameters) as CompiledQuery<Row>
 }
 
 /**
@@ -23,6 +24,9 @@ function bound(compiled: CompiledQuery, valueAt: (slot: number) => unknown): Com
  * A run binds strings or numbers (ids, keys, times, a limit) where the builder was given slots
  * (the builder sees each slot as a string); a value the builder is given directly (`is_active
  * = 1`) stays as compiled. The statement's shape must not depend on its values.
+ *
+ * On SQLite, a read-only statement run on the database itself (not a transaction) while its
+ * connection is free runs at once, without kysely's executor (readNow).
  */
 export class PreparedQuery<Row> {
   private readonly compiled = new Map<Backend, CompiledQuery<Row>>()
@@ -34,7 +38,8 @@ export class PreparedQuery<Row> {
 
   async execute(db: Db, ...values: (string | number)[]): Promise<Row[]> {
     if (values.length !== this.slots) throw new Error(`prepared query: ${this.slots} values expected, ${values.length} given`)
-    return (await db.executeQuery<Row>(bound(this.compiledOn(db), (slot) => values[slot]))).rows
+    const query = bound(this.compiledOn(db), (slot) => values[slot])
+    return readNow(db, query) ?? (await db.executeQuery<Row>(query)).rows
   }
 
   async executeTakeFirst(db: Db, ...values: (string | number)[]): Promise<Row | undefined> {

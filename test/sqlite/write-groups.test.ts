@@ -42,7 +42,7 @@ beforeEach(() => {
   sqlite = new SQLite(join(mkdtempSync(join(tmpdir(), 'write-groups-')), 'db.sqlite'))
   sqlite.pragma('journal_mode = WAL')
   sqlite.exec('create table apps (id text primary key, name text not null, created_at text not null)')
-  db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect({ database: sqlite }, sqlite, 1000, () => wal?.pending()) })
+  db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect(sqlite, sqlite, 1000, () => wal?.pending()) })
   checkpointLog = []
   checkpoints = {
     beforeWrite: async () => void checkpointLog.push('before write'),
