@@ -221,7 +221,7 @@ function nextAddress(): string {
   return `0x${addresses.toString(16).padStart(40, '0')}`
 }
 
-export function getWebhook(server: Server, app: BenchApp): autocannon.Options {
+export function getWebhook(server: Pick<Server, 'base'>, app: BenchApp): autocannon.Options {
   return { url: `${server.base}/api/v0/webhooks/${app.webhookIds[0] ?? ''}`, headers: app.headers }
 }
 

@@ -2,12 +2,14 @@
  * Where a request's time goes: each operation of bench:api's baseline, loaded with autocannon
  * against a server of its own, reported as requests per second AND as the server's CPU time per
  * request (user + system, from /proc), beside the bare Fastify hello measured the same way in the
- * same run (`post-many`: bench:api's POST for an application with 1,000 active webhooks). CPU
+ * same run (`post-many`: bench:api's POST for an application with 1,000 active webhooks; `floor`,
+ * SQLite only: bench/fastify-sqlite-floor.mjs, the least any server must do for the GET on the
+ * same database file, to tell the server's own cost from what the request needs). CPU
  * per request is steadier than req/s on a shared 2-core machine: the client's share of the cores
  * moves the rate, much less the server's cost. With --cpu-prof, each operation's
  * server writes a V8 CPU profile (summarise it with bench/cpu-profile-summary.ts).
  *
- *   npm run bench:profile [-- --ops get,delete,post,post-many --seconds 10 --connections 50 --cpu-prof DIR]
+ *   npm run bench:profile [-- --ops health,floor,get,delete,post,post-many --seconds 10 --connections 50 --cpu-prof DIR]
  */
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
@@ -30,7 +32,7 @@ import {
 } from './api-harness.js'
 import { bulkConnection, seedWebhookPool } from './api-seed.js'
 
-const OPS = ['health', 'get', 'delete', 'post', 'post-many'] as const
+const OPS = ['health', 'floor', 'get', 'delete', 'post', 'post-many'] as const
 type Op = (typeof OPS)[number]
 
 const { values } = parseArgs({
@@ -115,6 +117,17 @@ await onFreshDatabase(async (database) => {
     return postAddress(server, bench, customerId)
   }
   for (const op of ops) {
+    if (op === 'floor') {
+      if (database.location.kind !== 'sqlite') {
+        log('floor: SQLite only, left out')
+        continue
+      }
+      const floor = await forkChild('./fastify-sqlite-floor.mjs', [database.location.filename])
+      log('floor…')
+      rows.push({ op, figures: await load(getWebhook({ base: `http://127.0.0.1:${floor.port}` }, app), () => processCpuMs(floor.child.pid ?? 0)) })
+      floor.child.kill('SIGTERM')
+      continue
+    }
     const profileDir = values['cpu-prof']
     const server = await startServer(database, { nodeArgs: profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}/${op}`] })
     log(`${op}…`)
