@@ -132,7 +132,8 @@ const STATEMENT_CACHE_SIZE = 500
  * Kysely's SQLite driver prepares every query anew; preparing was 12 % of server CPU on an
  * authenticated read (bench:api profile). Queries are parameterised, so their SQL text repeats:
  * keep the prepared statements, keyed by SQL. Kysely runs one query at a time on the connection,
- * so a statement is never used twice at once; SQLite re-prepares by itself after a schema change.
+ * and readNow runs one only while kysely is not using it, so a statement is never used twice at
+ * once; SQLite re-prepares by itself after a schema change.
  */
 function withStatementCache(sqlite: SQLite.Database, walSync: WalSync | undefined): StatementSource {
   const statements = new Map<string, CachedStatement>()
@@ -153,6 +154,8 @@ function withStatementCache(sqlite: SQLite.Database, walSync: WalSync | undefine
   }
 }
 
+type CachedStatement = ReturnType<StatementSource['prepare']>
+
 /**
  * A reading statement whose rows come from better-sqlite3 as arrays and are made objects here,
  * with the column names read once. In object mode better-sqlite3 makes every column's name a
@@ -160,8 +163,6 @@ function withStatementCache(sqlite: SQLite.Database, walSync: WalSync | undefine
  * under the two statements of GET /webhooks/{id}, mostly making row objects, was 9.3 % of server
  * CPU (perf; SQLite's own code 5.9 %).
  */
-type CachedStatement = ReturnType<StatementSource['prepare']>
-
 function rowsFromArrays(statement: SQLite.Statement): CachedStatement {
   if (!statement.reader) return statement
   statement.raw(true)
