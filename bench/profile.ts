@@ -2,9 +2,9 @@
  * Where a request's time goes: each operation of bench:api's baseline, loaded with autocannon
  * against a server of its own, reported as requests per second AND as the server's CPU time per
  * request (user + system, from /proc), beside the bare Fastify hello measured the same way in the
- * same run (`post-many`: bench:api's POST for an application with 1,000 active webhooks; `floor`,
- * SQLite only: bench/fastify-sqlite-floor.mjs, the least any server must do for the GET on the
- * same database file, to tell the server's own cost from what the request needs). CPU
+ * same run (`post-many`: bench:api's POST for an application with 1,000 active webhooks; `floor`:
+ * bench/fastify-floor.mjs, the least any server must do for the GET on the same database, to tell
+ * the server's own cost from what the request needs). CPU
  * per request is steadier than req/s on a shared 2-core machine: the client's share of the cores
  * moves the rate, much less the server's cost. With --cpu-prof, each operation's
  * server writes a V8 CPU profile (summarise it with bench/cpu-profile-summary.ts).
@@ -118,13 +118,10 @@ await onFreshDatabase(async (database) => {
   }
   for (const op of ops) {
     if (op === 'floor') {
-      if (database.location.kind !== 'sqlite') {
-        log('floor: SQLite only, left out')
-        continue
-      }
-      const floor = await forkChild('./fastify-sqlite-floor.mjs', [database.location.filename])
+      const target = database.location.kind === 'sqlite' ? database.location.filename : database.location.url
+      const floor = await forkChild('./fastify-floor.mjs', [target])
       log('floor…')
-      rows.push({ op, figures: await load(getWebhook({ base: `http://127.0.0.1:${floor.port}` }, app), () => processCpuMs(floor.child.pid ?? 0)) })
+      rows.push({ op, figures: await load(getWebhook({ base: `http://127.0.0.1:${floor.port}` }, app), () => processCpuMs(floor.child.pid ?? 0), database.location.kind === 'postgres') })
       floor.child.kill('SIGTERM')
       continue
     }
