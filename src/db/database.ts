@@ -54,8 +54,8 @@ export async function openDatabase(location: DatabaseLocation, options: OpenData
   return db
 }
 
-/** Each SQLite database's dialect, for readNow. */
-const sqliteDialects = new WeakMap<Db, LockWaitingSqliteDialect>()
+/** What openSqlite made for each SQLite database: its dialect (readNow) and its write groups (writeTransaction). */
+const sqliteParts = new WeakMap<Db, { dialect: LockWaitingSqliteDialect; writeGroups: SqliteWriteGroups }>()
 
 /**
  * The rows of a read-only statement of `db` run at once, when `db` is a SQLite database (not a
@@ -64,11 +64,8 @@ const sqliteDialects = new WeakMap<Db, LockWaitingSqliteDialect>()
  */
 export function readNow<Row>(db: Db, query: CompiledQuery<Row>): Row[] | undefined {
   // The rows are the statement's, as kysely would hand them out (no plugins transform them).
-  return sqliteDialects.get(db)?.readNow(query) as Row[] | undefined
+  return sqliteParts.get(db)?.dialect.readNow(query) as Row[] | undefined
 }
-
-/** Each SQLite database's write transactions, committed in groups (SqliteWriteGroups). */
-const writeGroups = new WeakMap<Db, SqliteWriteGroups>()
 
 function openSqlite(filename: string, lockWaitMs: number): Db {
   if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
@@ -91,9 +88,8 @@ function openSqlite(filename: string, lockWaitMs: number): Db {
   const walSync = filename === ':memory:' ? undefined : new WalSync(`${filename}-wal`)
   const dialect = new LockWaitingSqliteDialect(withStatementCache(sqlite, walSync), sqlite, lockWaitMs, () => walSync?.pending())
   const db = new Kysely<Database>({ dialect })
-  sqliteDialects.set(db, dialect)
   const checkpointer = filename === ':memory:' ? undefined : new WalCheckpointer(filename)
-  writeGroups.set(db, new SqliteWriteGroups(db, () => sqlite.inTransaction, walSync, checkpointer))
+  sqliteParts.set(db, { dialect, writeGroups: new SqliteWriteGroups(db, () => sqlite.inTransaction, walSync, checkpointer) })
   return db
 }
 
@@ -276,7 +272,7 @@ export interface WriteTransactionOptions {
  */
 export async function writeTransaction<T>(db: Db, work: (tx: Db) => Promise<T>, options: WriteTransactionOptions = {}): Promise<T> {
   if (backendOf(db) === 'postgres') return runAgainOnConflict(options.retries ?? 0, () => postgresTransaction(db, work, options.withCommit))
-  const groups = writeGroups.get(db)
+  const groups = sqliteParts.get(db)?.writeGroups
   if (groups === undefined) throw new Error('writeTransaction: a SQLite database opened by openDatabase, or a transaction of one, is needed; not a transaction of it')
   return groups.run(work, options.alone ?? false)
 }

@@ -1,12 +1,10 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { CompiledQuery } from 'kysely'
 import { type Db, openDatabase } from '../../src/db/database.js'
+import { newSqliteFile } from './temp-file.js'
 
 /** A SQLite database made by the server's own migrations, in a new temporary directory. */
 export function openPlanDatabase(prefix: string): Promise<Db> {
-  return openDatabase({ kind: 'sqlite', filename: join(mkdtempSync(join(tmpdir(), prefix)), 'db.sqlite') })
+  return openDatabase({ kind: 'sqlite', filename: newSqliteFile(prefix) })
 }
 
 /** The detail lines of `EXPLAIN QUERY PLAN` for a statement, joined by newlines. */

@@ -1,14 +1,11 @@
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { CompiledQuery, Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { parseDatabaseUrl } from '../../src/config.js'
 import { type Db, openDatabase, readNow } from '../../src/db/database.js'
 import { PreparedQuery } from '../../src/db/prepared.js'
 import type { Database } from '../../src/db/schema.js'
 import { LockWaitingSqliteDialect } from '../../src/db/sqlite-lock-wait.js'
+import { newSqliteFile } from './temp-file.js'
 
 // readNow: a read-only statement of the SQLite database itself runs at once only when it could not
 // have had to wait for anything; otherwise it is left to kysely's way, which waits its turn.
@@ -16,8 +13,8 @@ import { LockWaitingSqliteDialect } from '../../src/db/sqlite-lock-wait.js'
 let file: string
 let db: Db
 beforeEach(async () => {
-  file = join(mkdtempSync(join(tmpdir(), 'read-now-')), 'db.sqlite')
-  db = await openDatabase(parseDatabaseUrl(`sqlite:${file}`, 'DATABASE_URL', 5), { sqliteLockWaitMs: 2_000 })
+  file = newSqliteFile('read-now-')
+  db = await openDatabase({ kind: 'sqlite', filename: file }, { sqliteLockWaitMs: 2_000 })
 })
 afterEach(async () => {
   await db.destroy()
@@ -92,7 +89,7 @@ describe('readNow on a SQLite database', () => {
   })
 
   it('leaves the statement to kysely once the database is closed', async () => {
-    const closed = await openDatabase(parseDatabaseUrl(`sqlite:${join(mkdtempSync(join(tmpdir(), 'read-now-')), 'db.sqlite')}`, 'DATABASE_URL', 5))
+    const closed = await openDatabase({ kind: 'sqlite', filename: newSqliteFile('read-now-') })
     await closed.destroy()
     expect(readNow(closed, NAMES)).toBeUndefined()
   })
@@ -100,7 +97,7 @@ describe('readNow on a SQLite database', () => {
 
 describe("LockWaitingSqliteDialect.readNow and the WAL sync's gate", () => {
   it('leaves the statement to kysely while a sync is in flight, and runs it once the sync has ended', async () => {
-    const sqlite = new SQLite(join(mkdtempSync(join(tmpdir(), 'read-now-')), 'db.sqlite'))
+    const sqlite = new SQLite(newSqliteFile('read-now-'))
     sqlite.pragma('journal_mode = WAL')
     sqlite.exec("create table apps (id text primary key, name text not null, created_at text not null); insert into apps values ('a', 'a', 'x')")
     let inFlight: Promise<void> | undefined

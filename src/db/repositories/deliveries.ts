@@ -440,13 +440,14 @@ export class DeliveriesRepository {
    * A webhook whose circuit opens, or that was stopped meanwhile, gets a statement of its own.
    */
   async settleWebhooks(batch: ReadonlyMap<string, WebhookBatchCounts | undefined>, circuitRetryAt: (consecutiveFailures: number) => string | undefined): Promise<void> {
+    const postgres = backendOf(this.db) === 'postgres'
     const live = new Map<string, boolean>()
-    if (backendOf(this.db) === 'postgres' || [...batch.values()].includes(undefined)) {
+    if (postgres || [...batch.values()].includes(undefined)) {
       const ids = [...batch.keys()].map((webhook_id) => ({ webhook_id }))
       const { rows } = await sql<{ id: string; is_active: number; deleted_at: string | null }>`
         select id, is_active, deleted_at from webhooks
         where id in (select v.webhook_id from ${rowsTable(this.db, ids, { webhook_id: 'text' })})
-        order by id ${backendOf(this.db) === 'postgres' ? sql`for no key update` : sql``}
+        order by id ${postgres ? sql`for no key update` : sql``}
       `.execute(this.db)
       for (const row of rows) live.set(row.id, row.deleted_at === null && row.is_active === 1)
     }
