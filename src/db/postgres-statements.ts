@@ -41,6 +41,11 @@ export function withNamedStatements(pool: pg.Pool): PostgresPool {
       const client = await pool.connect()
       let named = clients.get(client)
       if (named === undefined) {
+        // pg-pool listens for a connection's errors only while it is idle: a connection that breaks
+        // while checked out (a query or transaction under way) would emit 'error' with no listener
+        // and end the process. The query under way fails by itself (503), and release() drops the
+        // broken connection from the pool.
+        client.on('error', ignoreConnectionError)
         named = namedStatementClient(client, statements)
         clients.set(client, named)
       }
@@ -48,6 +53,8 @@ export function withNamedStatements(pool: pg.Pool): PostgresPool {
     },
   }
 }
+
+function ignoreConnectionError(): void {}
 
 interface StatementNames {
   /** the text's statement name; undefined once the limit is reached */
