@@ -5,7 +5,8 @@ import { authenticate } from './auth/authenticate.js'
 import type { Redis } from 'ioredis'
 import { MemoryRateLimiter, type RateLimiter } from './auth/rate-limiter.js'
 import { FailureThrottle, MAX_TRACKED } from './auth/failure-throttle.js'
-import { FallbackPeekableRateLimiter, FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
+import { type FallbackOptions, FallbackPeekableRateLimiter, FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
+import { circuitOf } from './auth/redis-circuit.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import { answerClientError } from './http/client-errors.js'
@@ -124,7 +125,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const redis = options.redis
   const redisState = async (): Promise<RedisState> =>
     redis === undefined ? 'not configured' : (await redisAnswers(redis)) ? 'ok' : 'error'
-  if (redis !== undefined) app.addHook('onClose', async () => void redis.disconnect())
+  if (redis !== undefined) {
+    app.addHook('onClose', async () => {
+      circuitOf(redis).close()
+      redis.disconnect()
+    })
+  }
   await app.register(
     async (api) => {
       // Public: no credentials needed.
@@ -161,7 +167,9 @@ function createRateLimiter(app: FastifyInstance, config: Config, redis: Redis | 
     }
     return memory
   }
-  return new FallbackRateLimiter(new RedisRateLimiter(redis), memory, {
+  const shared = new RedisRateLimiter(redis)
+  return new FallbackRateLimiter(shared, memory, {
+    restore: (key, admittedAtMs) => shared.restore(key, admittedAtMs),
     onFallback: (error) => app.log.error({ err: error }, 'Redis is unavailable: rate limits are counted per instance until it answers again'),
     onRecover: () => app.log.info('Redis answers again: rate limits are shared across instances again'),
   })
@@ -182,7 +190,7 @@ function createFailureThrottle(app: FastifyInstance, config: Config, redis: Redi
   const counter =
     redis === undefined
       ? memory
-      : new FallbackPeekableRateLimiter(new RedisRateLimiter(redis, { windowMs, prefix: 'devplatform:authfail:' }), memory, {
+      : fallbackFailureCounter(new RedisRateLimiter(redis, { windowMs, prefix: 'devplatform:authfail:' }), memory, {
           onFallback: (error) => app.log.error({ err: error }, 'Redis is unavailable: failed authentications are counted per instance until it answers again'),
           onRecover: () => app.log.info('Redis answers again: failed authentications are counted across instances again'),
         })
@@ -197,4 +205,9 @@ function createFailureThrottle(app: FastifyInstance, config: Config, redis: Redi
       ),
     now === undefined ? {} : { now },
   )
+}
+
+/** The failure counter behind its fallback, restoring what the fallback counted once Redis answers again. */
+function fallbackFailureCounter(shared: RedisRateLimiter, memory: MemoryRateLimiter, options: Omit<FallbackOptions, 'restore'>): FallbackPeekableRateLimiter {
+  return new FallbackPeekableRateLimiter(shared, memory, { ...options, restore: (key, admittedAtMs) => shared.restore(key, admittedAtMs) })
 }

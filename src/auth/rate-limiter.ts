@@ -162,6 +162,27 @@ export class MemoryRateLimiter implements PeekableRateLimiter {
     return { allowed: true, limit, remaining: limit - log.count, resetSeconds: this.secondsUntilFree(log, now), windowSeconds }
   }
 
+  /**
+   * Makes `key` hold `count` admissions as a shared counter last saw them (`seenAtMs`): the oldest
+   * leaving the window at `oldestLeavesAtMs`, the others at `seenAtMs`, as late as they can have
+   * been, so none leaves this log before it left the shared one. Replaces what the key held.
+   */
+  continueFrom(key: string, limit: number, count: number, oldestLeavesAtMs: number, seenAtMs: number): void {
+    const held = Math.max(0, Math.min(count, limit))
+    const log: Log = { ring: new Float64Array(capacityFor(held, limit)), head: 0, count: held, limit }
+    for (let i = 0; i < held; i++) log.ring[i] = i === 0 ? Math.min(seenAtMs, oldestLeavesAtMs - this.windowMs) : seenAtMs
+    if (!this.logs.has(key) && this.logs.size >= this.maxKeys) {
+      const oldestKey = this.logs.keys().next()
+      if (oldestKey.done !== true) this.logs.delete(oldestKey.value)
+    }
+    this.logs.set(key, log)
+  }
+
+  /** Drops `key`'s log. */
+  forget(key: string): void {
+    this.logs.delete(key)
+  }
+
   private oldest(log: Log): number {
     return log.ring[log.head] ?? 0
   }

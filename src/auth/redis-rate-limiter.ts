@@ -4,10 +4,12 @@
  */
 import { Redis } from 'ioredis'
 import { redactUrl } from '../config.js'
+import { circuitOf, type RedisCircuit } from './redis-circuit.js'
 import {
   consumeAfterPeek,
   type GuardedDecision,
   HOUR_MS,
+  type MemoryRateLimiter,
   type PeekableRateLimiter,
   type RateLimitDecision,
   type RateLimitGuard,
@@ -17,6 +19,7 @@ import {
 /** ioredis command names the script is registered under (defineCommand): with one key, and with a guard key. */
 const COMMAND = 'devplatformSlidingLog'
 const GUARDED_COMMAND = 'devplatformGuardedSlidingLog'
+const RESTORE_COMMAND = 'devplatformRestoreAdmissions'
 
 /**
  * KEYS[1] = the key's sorted set; ARGV[1] = limit; ARGV[2] = window in ms; ARGV[3] = 'peek' to
@@ -87,13 +90,39 @@ function isScriptReply(value: unknown): value is ScriptReply {
   return Array.isArray(value) && value.length === 4 && value.every((v) => Number.isInteger(v))
 }
 
+/**
+ * KEYS[1] = the key's sorted set; ARGV[1] = window in ms; ARGV[2..] = admission times (ms) made
+ * by one instance while Redis was unreachable. They join the log as they were, so the limit
+ * counts them once Redis is back; a member that is there already is left alone.
+ */
+const RESTORE_LUA = `
+local window = tonumber(ARGV[1])
+local newest = 0
+for i = 2, #ARGV do
+  local at = tonumber(ARGV[i])
+  redis.call('ZADD', KEYS[1], 'NX', at, ARGV[i] .. ':restored:' .. (i - 1))
+  if at > newest then newest = at end
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+if redis.call('ZCARD', KEYS[1]) > 0 then redis.call('PEXPIRE', KEYS[1], math.max(1, newest + window - now)) end
+return 0
+`
+
 /** A script registered with defineCommand: ioredis adds the method at run time, which its types cannot know. */
-function scriptOf(redis: Redis, name: string, numberOfKeys: number): (...args: string[]) => Promise<ScriptReply> {
-  redis.defineCommand(name, { numberOfKeys, lua: SLIDING_LOG_LUA })
+function commandOf(redis: Redis, name: string, numberOfKeys: number, lua: string): (...args: string[]) => Promise<unknown> {
+  if (Reflect.get(redis, name) === undefined) redis.defineCommand(name, { numberOfKeys, lua })
   const fn: unknown = Reflect.get(redis, name)
   if (typeof fn !== 'function') throw new Error('ioredis defineCommand did not register the script')
+  return (...args) => Reflect.apply(fn, redis, args) as Promise<unknown>
+}
+
+/** The sliding-log script, each call within the circuit's budget. */
+function scriptOf(redis: Redis, circuit: RedisCircuit, name: string, numberOfKeys: number): (...args: string[]) => Promise<ScriptReply> {
+  const command = commandOf(redis, name, numberOfKeys, SLIDING_LOG_LUA)
   return async (...args) => {
-    const reply: unknown = await Reflect.apply(fn, redis, args)
+    const reply: unknown = await circuit.call(() => command(...args))
     if (!isScriptReply(reply)) throw new Error(`unexpected rate-limit script reply: ${JSON.stringify(reply)}`)
     return reply
   }
@@ -111,6 +140,7 @@ export class RedisRateLimiter implements PeekableRateLimiter {
   private readonly windowMs: number
   private readonly prefix: string
   private readonly script: (key: string, limit: string, windowMs: string, mode: 'consume' | 'peek') => Promise<ScriptReply>
+  private readonly restoreScript: (key: string, admittedAtMs: readonly number[]) => Promise<unknown>
   private readonly guardedScript: (key: string, guardKey: string, limit: string, windowMs: string, mode: 'consume', guardLimit: string, guardWindowMs: string) => Promise<ScriptReply>
 
   constructor(
@@ -122,8 +152,16 @@ export class RedisRateLimiter implements PeekableRateLimiter {
     if (!Number.isInteger(this.windowMs) || this.windowMs <= 0) {
       throw new Error(`windowMs must be a positive integer, got ${this.windowMs}`)
     }
-    this.script = scriptOf(redis, COMMAND, 1)
-    this.guardedScript = scriptOf(redis, GUARDED_COMMAND, 2)
+    const circuit = circuitOf(redis)
+    this.script = scriptOf(redis, circuit, COMMAND, 1)
+    this.guardedScript = scriptOf(redis, circuit, GUARDED_COMMAND, 2)
+    const restore = commandOf(redis, RESTORE_COMMAND, 1, RESTORE_LUA)
+    this.restoreScript = (key, times) => circuit.call(() => restore(key, String(this.windowMs), ...times.map(String)))
+  }
+
+  /** Adds admissions made elsewhere while Redis was unreachable (times in ms) to `key`'s log. */
+  async restore(key: string, admittedAtMs: readonly number[]): Promise<void> {
+    if (admittedAtMs.length > 0) await this.restoreScript(this.prefix + key, admittedAtMs)
   }
 
   async consume(key: string, limit: number): Promise<RateLimitDecision> {
@@ -159,27 +197,54 @@ export class RedisRateLimiter implements PeekableRateLimiter {
   }
 }
 
+/** Keys whose last shared count a fallback remembers; past it, the oldest remembered is forgotten. */
+const REMEMBERED_KEYS = 100_000
+
+/** A key's count as the primary last answered it. */
+interface SeenCount {
+  limit: number
+  count: number
+  /** when the oldest counted admission leaves the window (rounded up: never earlier than in fact) */
+  oldestLeavesAtMs: number
+  seenAtMs: number
+}
+
+export interface FallbackOptions {
+  /** called once per outage, when the primary first fails */
+  onFallback: (error: unknown) => void
+  /** called when the primary answers again after an outage */
+  onRecover?: () => void
+  /** adds what the fallback admitted during an outage to the primary's count, once it answers again */
+  restore?: (key: string, admittedAtMs: readonly number[]) => Promise<void>
+  now?: () => number
+}
+
 /**
- * Answers from `primary` (Redis) and, when it fails (Redis down, command timeout), from
- * `fallback` (an in-process MemoryRateLimiter).
+ * Answers from `primary` (Redis) and, when it fails (Redis down, a call past its budget, the
+ * circuit open), from `fallback` (an in-process MemoryRateLimiter).
  *
- * Fail-open to per-instance exact limits: a payments API must stay available when its cache
- * is down, so an outage never turns into 500s, and it is never unlimited either: each instance
- * still enforces the limit on its own (at worst `instances × limit` in total) until Redis is back.
+ * Fail-open to per-instance exact limits: a payments API must stay available when its cache is
+ * down, so an outage never turns into 500s, and it is never unlimited either. The fallback goes on
+ * from the count this instance last saw for the key in Redis, so one instance never admits more
+ * than the limit in a window; across N instances that each saw the shared count c before the
+ * outage, at most c + N × (limit − c) ≤ N × limit. What the fallback admitted is added to Redis's
+ * count when it answers again (`restore`), so the window after the outage counts it too.
  */
 export class FallbackRateLimiter implements RateLimiter {
   private failing = false
+  /** the primary's last count of each key, to continue from during an outage */
+  private readonly seen = new Map<string, SeenCount>()
+  /** keys the fallback has taken over in this outage, with what it admitted */
+  private readonly takenOver = new Map<string, number[]>()
+  protected readonly now: () => number
 
   constructor(
     private readonly primary: RateLimiter,
-    private readonly fallback: RateLimiter,
-    private readonly options: {
-      /** called once per outage, when the primary first fails */
-      onFallback: (error: unknown) => void
-      /** called when the primary answers again after an outage */
-      onRecover?: () => void
-    },
-  ) {}
+    private readonly fallback: MemoryRateLimiter,
+    private readonly options: FallbackOptions,
+  ) {
+    this.now = options.now ?? Date.now
+  }
 
   /** true while the last primary call failed */
   get degraded(): boolean {
@@ -187,7 +252,7 @@ export class FallbackRateLimiter implements RateLimiter {
   }
 
   async consume(key: string, limit: number): Promise<RateLimitDecision> {
-    return this.answer(() => this.primary.consume(key, limit), () => this.fallback.consume(key, limit))
+    return this.answer(key, limit, () => this.primary.consume(key, limit), () => this.fallback.consumeSync(key, limit), true)
   }
 
   async consumeGuarded(key: string, limit: number, guard: RateLimitGuard): Promise<GuardedDecision> {
@@ -195,16 +260,27 @@ export class FallbackRateLimiter implements RateLimiter {
     // Both primaries answering: one call, in Redis one round trip. Otherwise each wrapper answers
     // its own part, falling back (and noting the outage) by itself.
     if (counter instanceof FallbackPeekableRateLimiter && !this.failing && !counter.degraded) {
+      let guarded: GuardedDecision | undefined
       try {
-        return await this.primary.consumeGuarded(key, limit, { ...guard, counter: counter.peekPrimary })
+        guarded = await this.primary.consumeGuarded(key, limit, { ...guard, counter: counter.peekPrimary })
       } catch {
         // The two calls below meet the outage again: each wrapper notes it and answers from its fallback.
+      }
+      if (guarded !== undefined) {
+        if (!guarded.guardFull) this.remember(key, guarded.decision)
+        return guarded
       }
     }
     return consumeAfterPeek(this, key, limit, guard)
   }
 
-  protected async answer(primary: () => Promise<RateLimitDecision>, fallback: () => Promise<RateLimitDecision>): Promise<RateLimitDecision> {
+  protected async answer(
+    key: string,
+    limit: number,
+    primary: () => Promise<RateLimitDecision>,
+    fallback: () => RateLimitDecision,
+    admits: boolean,
+  ): Promise<RateLimitDecision> {
     let decision: RateLimitDecision
     try {
       decision = await primary()
@@ -213,14 +289,51 @@ export class FallbackRateLimiter implements RateLimiter {
         this.failing = true
         notify(() => this.options.onFallback(error))
       }
-      return fallback()
+      return this.fromFallback(key, limit, fallback, admits)
     }
-    if (this.failing) {
-      this.failing = false
-      const onRecover = this.options.onRecover
-      if (onRecover !== undefined) notify(onRecover)
-    }
+    this.remember(key, decision)
+    if (this.failing) this.recovered()
     return decision
+  }
+
+  private remember(key: string, decision: RateLimitDecision): void {
+    const nowMs = this.now()
+    if (!this.seen.has(key) && this.seen.size >= REMEMBERED_KEYS) {
+      const oldest = this.seen.keys().next()
+      if (oldest.done !== true) this.seen.delete(oldest.value)
+    }
+    const count = decision.limit - decision.remaining
+    this.seen.set(key, { limit: decision.limit, count, oldestLeavesAtMs: nowMs + decision.resetSeconds * 1000, seenAtMs: nowMs })
+  }
+
+  /** The fallback's answer; the first time in an outage it takes over `key`, it starts from the count last seen. */
+  private fromFallback(key: string, limit: number, fallback: () => RateLimitDecision, admits: boolean): RateLimitDecision {
+    let admitted = this.takenOver.get(key)
+    if (admitted === undefined) {
+      admitted = []
+      this.takenOver.set(key, admitted)
+      const seen = this.seen.get(key)
+      if (seen !== undefined) this.fallback.continueFrom(key, seen.limit, seen.count, seen.oldestLeavesAtMs, seen.seenAtMs)
+    }
+    const decision = fallback()
+    if (admits && decision.allowed) admitted.push(this.now())
+    return decision
+  }
+
+  private recovered(): void {
+    this.failing = false
+    const takenOver = [...this.takenOver]
+    this.takenOver.clear()
+    const restore = this.options.restore
+    if (restore !== undefined) {
+      for (const [key, admitted] of takenOver) {
+        // Best effort: if Redis fails again meanwhile, those admissions count only in this instance's window.
+        restore(key, admitted).catch(() => undefined)
+        this.fallback.forget(key)
+      }
+    }
+    const onRecover = this.options.onRecover
+    if (onRecover !== undefined) notify(onRecover)
   }
 }
 
@@ -228,14 +341,14 @@ export class FallbackRateLimiter implements RateLimiter {
 export class FallbackPeekableRateLimiter extends FallbackRateLimiter implements PeekableRateLimiter {
   constructor(
     readonly peekPrimary: PeekableRateLimiter,
-    private readonly peekFallback: PeekableRateLimiter,
-    options: ConstructorParameters<typeof FallbackRateLimiter>[2],
+    private readonly peekFallback: MemoryRateLimiter,
+    options: FallbackOptions,
   ) {
     super(peekPrimary, peekFallback, options)
   }
 
   async peek(key: string, limit: number): Promise<RateLimitDecision> {
-    return this.answer(() => this.peekPrimary.peek(key, limit), () => this.peekFallback.peek(key, limit))
+    return this.answer(key, limit, () => this.peekPrimary.peek(key, limit), () => this.peekFallback.peekSync(key, limit), false)
   }
 }
 
@@ -311,17 +424,11 @@ export async function connectRedis(url: string, timeoutMs = 5000): Promise<Redis
   }
 }
 
-/** PING with a timeout, for the health route: false on any error. */
-export async function redisAnswers(redis: Redis, timeoutMs = 1000): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined
+/** Whether Redis answers a PING within its circuit's budget (the health route); false at once while the circuit is open. */
+export async function redisAnswers(redis: Redis): Promise<boolean> {
   try {
-    const timeout = new Promise<false>((resolve) => {
-      timer = setTimeout(() => resolve(false), timeoutMs)
-    })
-    return await Promise.race([redis.ping().then((reply) => reply === 'PONG'), timeout])
+    return (await circuitOf(redis).call((client) => client.ping())) === 'PONG'
   } catch {
     return false
-  } finally {
-    clearTimeout(timer)
   }
 }

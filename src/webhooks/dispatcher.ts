@@ -107,6 +107,8 @@ export class Dispatcher implements DeliveryListener {
   /** the claim loop's current run (resolved when none runs): stop() lets it end before anything else */
   private loop: Promise<void> = Promise.resolve()
   private pollTimer: NodeJS.Timeout | undefined
+  /** deliveries whose claim did not commit while an attempt of it was started: not claimed again until it ends */
+  private readonly unclaimed = new Set<string>()
   /** claiming failing (a database outage), until it works again */
   private readonly claimFailures = new Incident()
   /** outcomes of ended attempts still waiting for their claim's transaction to end */
@@ -257,7 +259,8 @@ export class Dispatcher implements DeliveryListener {
       // In one process a deletion aborts the requests before it answers: SQLite needs no wait.
       const writes = backendOf(tx) === 'postgres' ? new ClaimWrites() : undefined
       const deliveries = new DeliveriesRepository(tx)
-      const due = await deliveries.dueOf(take, now)
+      // A delivery whose unclaimed attempt is still under way or being recorded is not taken again.
+      const due = (await deliveries.dueOf(take, now)).filter((delivery) => !this.unclaimed.has(delivery.id))
       if (due.length === 0) return begun.resolve(false)
       const token = newId()
       const claimed = await deliveries.claim(
@@ -290,10 +293,12 @@ export class Dispatcher implements DeliveryListener {
         return undefined
       },
       (error: unknown) => {
-        // The claim did not commit: what started has no claim to record under. Abort it quietly.
+        // The claim did not commit, but its requests may be on the wire already: aborting them
+        // would not take back what a receiver got. They finish; an answered one is recorded if
+        // its delivery is still as the claim read it (finish), the others are sent again.
         claim.resolve(false)
-        if (started.length > 0) this.options.log.warn({ err: error, aborted: started.length }, 'webhook dispatcher: claim did not commit; its attempts were aborted')
-        for (const attempt of started) attempt.abort.abort()
+        for (const attempt of started) this.unclaimed.add(attempt.delivery.id)
+        if (started.length > 0) this.options.log.warn({ err: error, started: started.length }, 'webhook dispatcher: claim did not commit; its attempts are recorded only if answered')
         return { error }
       },
     )
@@ -408,7 +413,9 @@ export class Dispatcher implements DeliveryListener {
     this.inFlight.remove(attempt)
     const record = decideOutcome(attempt, result, Date.now(), { schedule: this.schedule, random: this.random })
     const handOff = attempt.claimCommitted.then((committed) => {
-      const written = committed ? this.outcomes.add(record) : Promise.resolve()
+      const answered = result.kind === 'response' && attempt.stop === undefined
+      const written = committed ? this.outcomes.add(record) : answered ? this.outcomes.add({ ...record, unclaimed: true }) : Promise.resolve()
+      if (!committed) void written.then(() => this.unclaimed.delete(attempt.delivery.id))
       // Counted against the caps until written: its circuit and delivery are up to date then.
       // Its slot is free only now, so this is when to claim again (not when the request ended).
       void written.then(() => {

@@ -62,6 +62,12 @@ export interface AttemptRecord {
   statusCode: number | null
   error: string | null
   responseBody: string | null
+  /**
+   * The claim that started this attempt did not commit (the database failed under it), yet the
+   * receiver answered: the outcome is recorded only while the delivery is as its claim read it
+   * (pending, the same attempts) and no other claim holds it, so the delivery is not sent again.
+   */
+  unclaimed?: boolean
   /** what becomes of the delivery; `release` gives it back, due now, without using up an attempt */
   next: { status: Exclude<DeliveryStatus, 'canceled'>; at: string } | { status: 'release' } | { status: 'unchanged' }
   /** 410 Gone: deactivate the webhook and cancel its pending deliveries */
@@ -364,7 +370,8 @@ export class DeliveriesRepository {
   async recordAll(attempts: readonly AttemptRecord[]): Promise<AttemptRecord[]> {
     const now = nowIso()
     const recorded: AttemptRecord[] = []
-    for (const round of rounds(attempts)) {
+    for (const attempt of attempts) if (attempt.unclaimed === true && (await this.adopt(attempt, now))) recorded.push(attempt)
+    for (const round of rounds(attempts.filter((attempt) => attempt.unclaimed !== true))) {
       const updated = new Set<string>()
       for (const part of chunks(round)) for (const id of await this.applyNext(part, now)) updated.add(id)
       // No state change (an abort for a stopped webhook), or the delivery was canceled while this
@@ -412,6 +419,25 @@ export class DeliveriesRepository {
     }))
     const columns = sql.join(Object.keys(ATTEMPT_COLUMNS).map((column) => sql.ref(column)))
     await sql`insert into delivery_attempts (${columns}) select ${columns} from ${rowsTable(this.db, rows, ATTEMPT_COLUMNS)}`.execute(this.db)
+  }
+
+  /**
+   * Records an unclaimed attempt's outcome on its delivery when the delivery is still pending with
+   * the attempts its claim read, and no live claim of another holds it (none, a lapsed one, or the
+   * attempt's own claim, which committed after all though its commit answered with an error).
+   */
+  private async adopt(attempt: AttemptRecord, now: string): Promise<boolean> {
+    const next = attempt.next
+    if (next.status === 'release' || next.status === 'unchanged') return false
+    const result = await this.db
+      .updateTable('deliveries')
+      .set({ status: next.status, attempts: attempt.attempt, claim_token: null, next_attempt_at: next.at, updated_at: now, ...(next.status === 'pending' ? {} : { resend: 0 }) })
+      .where('id', '=', attempt.deliveryId)
+      .where('status', '=', 'pending')
+      .where('attempts', '=', attempt.attempt - 1)
+      .where((eb) => eb.or([eb('claim_token', 'is', null), eb('claim_token', '=', attempt.claimToken), eb('next_attempt_at', '<=', now)]))
+      .executeTakeFirst()
+    return Number(result.numUpdatedRows) === 1
   }
 
   private async carriesClaim(attempt: AttemptRecord): Promise<boolean> {

@@ -53,6 +53,7 @@ export interface HealthRoutesOptions {
 }
 
 const UP = 'Service is up and running'
+export const REDIS_DEGRADED = 'Redis is degraded (not answering): rate limits are counted per instance'
 
 /**
  * Readiness. The database is required: when it does not answer (here, or already while the key
@@ -93,7 +94,7 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
         timestamp: nowIso(),
         version: VERSION,
         database: 'connected' as const,
-        message: redis === 'error' ? `${UP}; Redis is unavailable: rate limits are counted per instance` : UP,
+        message: redis === 'error' ? `${UP}; ${REDIS_DEGRADED}` : UP,
         authenticated: true,
       }
     },
