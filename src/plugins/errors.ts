@@ -6,6 +6,7 @@ import type { ErrorObject } from 'ajv'
 import { isDatabaseClosed, isDatabaseUnavailable, isStorageFault } from '../db/errors.js'
 import { ApiError, ConflictError, errorBody } from '../errors.js'
 import { answerAndClose } from '../http/client-errors.js'
+import { drainBody } from '../http/drain-body.js'
 import { Incident } from '../incident.js'
 import { requestIdFrom } from '../http/request-id.js'
 import { validationMessage } from '../validation/validator.js'
@@ -16,6 +17,8 @@ export const DATABASE_RETRY_AFTER_SECONDS = 1
 
 /** Longest value of a path parameter the router matches (every id in the API is a 36-character UUID). */
 export const MAX_PATH_PARAMETER_LENGTH = 100
+
+const BODY_TOO_LARGE = 'Request body is larger than 1 MiB'
 
 /** Node's test for an Expect header it can honour (it answers 100 Continue itself). */
 const CONTINUE_EXPECTATION = /(?:^|\W)100-continue(?:$|\W)/i
@@ -122,6 +125,14 @@ export const errorsPlugin = fp(
           .header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
           .send(errorBody(503, storage ? STORAGE_UNAVAILABLE : DATABASE_UNAVAILABLE, 'Retry the request shortly'))
       }
+      if (isFastifyError(error) && error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+        // The client is most likely still writing the body: answered once it has finished
+        // (within drainBody's bounds), so the close that follows cannot reset the answer away.
+        return drainBody(request.raw).then((outcome) => {
+          if (outcome === 'cut') request.log.info('a body over the limit was still arriving at the drain bound: connection closed after the 413')
+          return reply.code(413).send(errorBody(413, BODY_TOO_LARGE))
+        })
+      }
       if (isFastifyError(error)) {
         if (error.validation !== undefined) {
           const message = validationMessage(error.validation as unknown as ErrorObject[])
@@ -185,7 +196,7 @@ function fastifyErrorAnswer(error: FastifyError): ErrorAnswer | undefined {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { statusCode: 415, message: 'Unsupported Media Type: send application/json' }
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { statusCode: 413, message: 'Request body is larger than 1 MiB' }
+      return { statusCode: 413, message: BODY_TOO_LARGE }
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return { statusCode: 400, message: 'Request body size did not match Content-Length' }
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
