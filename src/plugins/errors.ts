@@ -9,6 +9,7 @@ import { answerAndClose } from '../http/client-errors.js'
 import { drainBody } from '../http/drain-body.js'
 import { Incident } from '../incident.js'
 import { requestIdFrom } from '../http/request-id.js'
+import { scanJson } from '../validation/json-shape.js'
 import { validationMessage } from '../validation/validator.js'
 
 export const DATABASE_UNAVAILABLE = 'The database is unavailable'
@@ -71,7 +72,18 @@ export const errorsPlugin = fp(
         done(null, undefined)
         return
       }
-      parseJson(request, text, done)
+      // Limits first, so an oversized shape is never built; a duplicate key only once the text is
+      // known to be JSON, so a malformed body is called that whatever keys it repeats.
+      const shape = scanJson(body)
+      if (shape?.kind === 'limit') {
+        done(ApiError.badRequest(shape.message), undefined)
+        return
+      }
+      if (shape === undefined) {
+        parseJson(request, text, done)
+        return
+      }
+      parseJson(request, text, (error) => done(error ?? ApiError.badRequest(shape.message), undefined))
     })
 
     // Node's own refusals of a missing Host and of an unknown Expect answer with an empty body,
