@@ -30,26 +30,43 @@ async function post(body: unknown) {
 }
 
 describe('1 MB bodies', () => {
-  it('349,000 empty appIds: a short 400 naming the array limit, without walking the items', async () => {
+  it('349,000 empty appIds: a short 400 naming the body\'s item limit, before parsing', async () => {
     const body = JSON.stringify({ ...base, appIds: new Array<string>(349_000).fill('') })
     expect(body.length).toBeGreaterThan(1_000_000)
     expect(body.length).toBeLessThan(1024 * 1024)
     const res = await server.request<{ message: string }>('POST', '/api/v0/taxes', { key, body })
+    expect(res.status).toBe(400)
+    expect(res.body.message).toBe('Request body has more than 10000 keys and array items')
+    expect(res.text.length).toBeLessThan(4096)
+    expect(await taxCount()).toBe(0)
+  })
+
+  it('9,000 empty appIds (within the body\'s limits): a short 400 naming the array limit', async () => {
+    const res = await post({ ...base, appIds: new Array<string>(9_000).fill('') })
     expect(res.status).toBe(400)
     expect(res.body.message).toBe('appIds must contain no more than 100 elements')
     expect(res.text.length).toBeLessThan(4096)
     expect(await taxCount()).toBe(0)
   })
 
-  it('95,000 unknown properties: 10 named, then the exact count of the rest', async () => {
+  it('95,000 unknown properties: refused before parsing, naming the limit of keys in one object', async () => {
     const extra: Record<string, number> = {}
     for (let i = 0; i < 95_000; i++) extra[`k${i}`] = 1
     const body = JSON.stringify({ ...base, ...extra })
     expect(body.length).toBeLessThan(1024 * 1024)
     const res = await server.request<{ message: string }>('POST', '/api/v0/taxes', { key, body })
     expect(res.status).toBe(400)
+    expect(res.body.message).toBe('Request body has more than 1000 keys in one object')
+    expect(res.text.length).toBeLessThan(4096)
+  })
+
+  it('990 unknown properties: 10 named, then the exact count of the rest', async () => {
+    const extra: Record<string, number> = {}
+    for (let i = 0; i < 990; i++) extra[`k${i}`] = 1
+    const res = await post({ ...base, ...extra })
+    expect(res.status).toBe(400)
     const listed = Array.from({ length: 10 }, (_, i) => `property k${i} should not exist`)
-    expect(res.body.message).toBe(`${listed.join('; ')}; and 94990 more`)
+    expect(res.body.message).toBe(`${listed.join('; ')}; and 980 more`)
     expect(res.text.length).toBeLessThan(4096)
   })
 
