@@ -1,5 +1,5 @@
-import { mkdirSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect } from 'kysely'
 import pg from 'pg'
@@ -67,12 +67,40 @@ export function readNow<Row>(db: Db, query: CompiledQuery<Row>): Row[] | undefin
   return sqliteParts.get(db)?.dialect.readNow(query) as Row[] | undefined
 }
 
+/**
+ * Why SQLite could not open `filename`, in words an operator can act on: the directory that
+ * cannot be created, or cannot be written (read-only file system, permissions), or the file.
+ */
+function sqliteOpenProblem(filename: string, error: unknown): Error {
+  const directory = dirname(filename)
+  const reason = (problem: unknown) => (problem instanceof Error ? problem.message : String(problem))
+  try {
+    mkdirSync(directory, { recursive: true })
+  } catch (problem) {
+    return new Error(`cannot create the directory ${directory} for the SQLite database: ${reason(problem)}`)
+  }
+  // SQLite writes its journal and WAL files beside the database: the directory must take new files.
+  const probe = join(directory, `.devplatform-write-test-${process.pid}`)
+  try {
+    closeSync(openSync(probe, 'wx'))
+    rmSync(probe, { force: true })
+  } catch (problem) {
+    return new Error(`the directory ${directory} of the SQLite database is not writable: ${reason(problem)}`)
+  }
+  return new Error(`cannot open the SQLite database ${filename}: ${reason(error)}`)
+}
+
 function openSqlite(filename: string, lockWaitMs: number): Db {
-  if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
-  // The pragmas below run once, before anything is served: they may wait for a lock here.
-  const sqlite = new SQLite(filename, { timeout: lockWaitMs })
-  // WAL lets the CLI write while the server reads.
-  sqlite.pragma('journal_mode = WAL')
+  let sqlite: SQLite.Database
+  try {
+    if (filename !== ':memory:') mkdirSync(dirname(filename), { recursive: true })
+    // The pragmas below run once, before anything is served: they may wait for a lock here.
+    sqlite = new SQLite(filename, { timeout: lockWaitMs })
+    // WAL lets the CLI write while the server reads.
+    sqlite.pragma('journal_mode = WAL')
+  } catch (error) {
+    throw sqliteOpenProblem(filename, error)
+  }
   // Commits are made durable by WalSync, off the event loop (writeTransaction), not inside COMMIT.
   sqlite.pragma('synchronous = NORMAL')
   // From here on SQLite never waits for a lock itself: better-sqlite3 is synchronous, so a wait

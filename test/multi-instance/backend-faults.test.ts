@@ -203,6 +203,28 @@ describe('the server lives through PostgreSQL faults under write load', () => {
   })
 })
 
+describe('/health through an outage', () => {
+  it('answers 503 in its own shape at every probe, and the outage is logged once, not per probe', async () => {
+    const health = () => api(server.baseUrl, credentials, 'GET', '/api/v0/health')
+    await waitUntil('health ok', async () => ((await health()).status === 200 ? true : undefined), 5_000)
+    const logged = () => server.stdout().split('\n').filter((line) => line.includes('health: database unavailable')).length
+    const before = logged()
+    postgresProxy.setMode('refuse')
+    try {
+      for (let i = 0; i < 10; i++) {
+        const res = await health()
+        expect(res.status).toBe(503)
+        expect(res.body).toMatchObject({ status: 'error', database: 'error', message: 'The database is unavailable' })
+      }
+    } finally {
+      postgresProxy.setMode('pass')
+    }
+    await waitUntil('health ok again', async () => ((await health()).status === 200 ? true : undefined), 5_000)
+    expect(logged() - before).toBe(1)
+    await waitUntil('the end of the outage logged', () => (server.stdout().includes('health: database answers again') ? true : undefined), 2_000)
+  })
+})
+
 describe('Redis faults', () => {
   it('a Redis cut: requests go on', async () => {
     const load = await survives(async () => {

@@ -292,3 +292,20 @@ describe('bad configuration stops start-up with one line naming the variable', (
     expect(existsSync(file)).toBe(false)
   })
 })
+
+describe('a database directory that cannot be used stops start-up with one line naming the path and why', () => {
+  // As root, permission bits do not stop a write: sysfs refuses new directories and files whoever asks.
+  const cases: [string, string, RegExp][] = [
+    ['a directory that cannot be created', 'sqlite:/sys/devplatform-test/x.db', /^devplatform: failed to start: DATABASE_URL: cannot create the directory \/sys\/devplatform-test for the SQLite database: E[A-Z]+: /],
+    ['a directory that takes no new file', 'sqlite:/sys/kernel/devplatform-test.db', /^devplatform: failed to start: DATABASE_URL: the directory \/sys\/kernel of the SQLite database is not writable: E[A-Z]+: /],
+  ]
+
+  it.each(cases)('%s', async (_what, url, message) => {
+    const running = launch(SERVER, [], { PORT: '0', DATABASE_URL: url })
+    const exit = await exitWithin(running)
+    expect(exit.code).toBe(1)
+    const lines = running.stderr().split('\n')
+    expect(lines, `stderr was ${JSON.stringify(running.stderr())}`).toHaveLength(2)
+    expect(lines[0]).toMatch(message)
+  })
+})

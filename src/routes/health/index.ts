@@ -4,6 +4,7 @@ import { sql } from 'kysely'
 import { Type } from 'typebox'
 import { isDatabaseUnavailable } from '../../db/errors.js'
 import { nowIso } from '../../db/time.js'
+import { Incident } from '../../incident.js'
 import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE } from '../../plugins/errors.js'
 import { errorResponses, Timestamp } from '../../schemas/common.js'
 import { VERSION } from '../../version.js'
@@ -62,6 +63,8 @@ export const REDIS_DEGRADED = 'Redis is degraded (not answering): rate limits ar
  * 200 and the message says so.
  */
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (app, options) => {
+  // Probes repeat every few seconds through an outage: logged when it starts and once a minute.
+  const outage = new Incident()
   app.get(
     '/health',
     {
@@ -73,7 +76,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
       // Errors of this route, its authentication included: a database fault answers in the health shape.
       errorHandler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
         if (!isDatabaseUnavailable(error)) throw error
-        request.log.warn({ err: error }, 'health: database unavailable')
+        const report = outage.failed()
+        if (report !== undefined) request.log.warn({ err: error, unlogged: report.unlogged }, 'health: database unavailable')
         return reply
           .code(503)
           .header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
@@ -89,6 +93,8 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
     },
     async () => {
       const [, redis] = await Promise.all([sql`select 1`.execute(app.db), options.redisState()])
+      const ended = outage.ended()
+      if (ended !== undefined) app.log.info(ended, 'health: database answers again')
       return {
         status: 'ok' as const,
         timestamp: nowIso(),
