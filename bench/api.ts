@@ -53,8 +53,8 @@ import { type Db, openDatabase, writeTransaction } from '../src/db/database.js'
 import { DeliveriesRepository } from '../src/db/repositories/deliveries.js'
 import { newId } from '../src/db/time.js'
 import { generateSigningSecret } from '../src/routes/webhooks/index.js'
-import { FairShare } from '../src/webhooks/fair-share.js'
-import { QueueScan } from '../src/webhooks/queue-scan.js'
+import { FairShare } from '../src/delivery/fair-share.js'
+import { QueueScan } from '../src/delivery/queue-scan.js'
 import {
   bulkConnection,
   cancelDue,
@@ -116,7 +116,7 @@ const ROWS_POOL = Math.min(5_000, Math.floor(rowsSmall / 2))
 const MANY_WEBHOOKS = 1_000
 /** How long deliveries may keep arriving after a write scenario before they are counted. */
 const SETTLE_MS = 3_000
-/** The dispatcher's MAX_CLAIM (src/webhooks/dispatcher.ts, not exported) */
+/** The dispatcher's MAX_CLAIM (src/delivery/dispatcher.ts, not exported) */
 const MAX_CLAIM = 500
 const NAME_FILTER = 'er12'
 const postgres = /^postgres(ql)?:\/\//.test(process.env.DATABASE_URL ?? '')

@@ -16,7 +16,7 @@ import { backendOf, type Db, openDatabase, planningRead } from '../src/db/databa
 import { AppsRepository } from '../src/db/repositories/apps.js'
 import { DeliveriesRepository } from '../src/db/repositories/deliveries.js'
 import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
-import { QUEUE_WINDOW, QueueScan } from '../src/webhooks/queue-scan.js'
+import { QUEUE_WINDOW, QueueScan } from '../src/delivery/queue-scan.js'
 import { benchDatabase } from './database.js'
 
 const { values } = parseArgs({ options: { webhooks: { type: 'string', default: '1000,10000,100000' }, due: { type: 'string', default: '10' } } })

@@ -19,7 +19,7 @@ import { openDatabase } from '../src/db/database.js'
 import { EventsRepository } from '../src/db/repositories/events.js'
 import { newId } from '../src/db/time.js'
 import { runUnitOfWork } from '../src/db/unit-of-work.js'
-import { DeliveryNotifier } from '../src/webhooks/notifier.js'
+import { DeliveryNotifier } from '../src/delivery/notifier.js'
 import { barePost, createOneWebhookApps, forkChild, log, onFreshDatabase, servicesCpuMs, sleep, startServer, TAX_EVENT_DATA } from './api-harness.js'
 
 const { values } = parseArgs({

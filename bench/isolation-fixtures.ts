@@ -10,8 +10,8 @@ import type { Db } from '../src/db/database.js'
 import { AppsRepository } from '../src/db/repositories/apps.js'
 import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
 import { newId } from '../src/db/time.js'
-import type { ResolveHost } from '../src/webhooks/address-guard.js'
-import { CachingDnsResolver } from '../src/webhooks/dns-resolver.js'
+import type { ResolveHost } from '../src/delivery/address-guard.js'
+import { CachingDnsResolver } from '../src/delivery/dns-resolver.js'
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 /** Epoch milliseconds, sub-millisecond: comparable with the receiver process's stamps. */
@@ -28,7 +28,7 @@ export const EVENT_DATA = {
   updated_at: new Date().toISOString(),
 }
 
-/** The dispatcher's own lookup deadline: 5 s or the attempt's timeout, whichever is shorter (DNS_TIMEOUT_MS in src/webhooks/dispatcher.ts, not exported). */
+/** The dispatcher's own lookup deadline: 5 s or the attempt's timeout, whichever is shorter (DNS_TIMEOUT_MS in src/delivery/dispatcher.ts, not exported). */
 export const dispatcherDnsTimeoutMs = (attemptTimeoutMs: number) => Math.min(5000, attemptTimeoutMs)
 
 /** The resolver the dispatcher builds for itself, asking only `server`: injected through buildApp's `delivery.resolveHost`. */

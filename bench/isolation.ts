@@ -34,7 +34,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
-import type { ResolveHost } from '../src/webhooks/address-guard.js'
+import type { ResolveHost } from '../src/delivery/address-guard.js'
 import { benchDatabase } from './database.js'
 import {
   type AttemptSummary,

@@ -41,8 +41,8 @@ import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
 import { newId } from '../src/db/time.js'
 import { UnitOfWork } from '../src/db/unit-of-work.js'
 import { generateSigningSecret } from '../src/routes/webhooks/index.js'
-import { FairShare } from '../src/webhooks/fair-share.js'
-import { QueueScan } from '../src/webhooks/queue-scan.js'
+import { FairShare } from '../src/delivery/fair-share.js'
+import { QueueScan } from '../src/delivery/queue-scan.js'
 import { bulkConnection, countRows, OWN_CUSTOMER_ID, otherAppsFor, poolWebhookId, seedRows } from './api-seed.js'
 import { benchDatabase } from './database.js'
 
@@ -66,7 +66,7 @@ const withoutStatistics = values['without-statistics']
 const POOL = Math.min(5_000, Math.floor(rows / 2))
 /** bench:api's name filter */
 const NAME_FILTER = 'er12'
-/** The dispatcher's MAX_CLAIM (src/webhooks/dispatcher.ts, not exported) */
+/** The dispatcher's MAX_CLAIM (src/delivery/dispatcher.ts, not exported) */
 const MAX_CLAIM = 500
 /** Replays of each captured sequence: times are the median of these */
 const REPLAYS = 5

@@ -22,10 +22,10 @@ import { taxGuardRoutes, taxRoutes } from './routes/taxes/index.js'
 import { webhookRoutes } from './routes/webhooks/index.js'
 import { createRules } from './validation/rules.js'
 import { createValidatorCompiler } from './validation/validator.js'
-import { webhookUrlAddressProblem } from './webhooks/address-guard.js'
-import { CachingDnsResolver } from './webhooks/dns-resolver.js'
-import { createDispatcher, type DispatcherOverrides, shutdownGraceMs } from './webhooks/dispatcher.js'
-import { DeliveryNotifier, PostgresSignalListener } from './webhooks/notifier.js'
+import { webhookUrlAddressProblem } from './delivery/address-guard.js'
+import { CachingDnsResolver } from './delivery/dns-resolver.js'
+import { createDispatcher, type DispatcherOverrides, shutdownGraceMs } from './delivery/dispatcher.js'
+import { DeliveryNotifier, PostgresSignalListener } from './delivery/notifier.js'
 
 export interface AppOptions {
   config: Config

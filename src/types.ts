@@ -9,7 +9,7 @@ import type { EventsRepository } from './db/repositories/events.js'
 import type { LiquidationAddressesRepository } from './db/repositories/liquidation-addresses.js'
 import type { TaxesRepository } from './db/repositories/taxes.js'
 import type { WebhooksRepository } from './db/repositories/webhooks.js'
-import type { DeliveryNotifier } from './webhooks/notifier.js'
+import type { DeliveryNotifier } from './delivery/notifier.js'
 
 /** Who is calling: set by the auth hook on every authenticated route. */
 export interface AuthContext {

@@ -8,7 +8,7 @@ import { SCOPES, type Scope } from '../src/auth/scopes.js'
 import { connectRedis } from '../src/auth/redis-rate-limiter.js'
 import { type Config, loadConfig, parseDatabaseUrl, type WebhookConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
-import type { DispatcherOverrides } from '../src/webhooks/dispatcher.js'
+import type { DispatcherOverrides } from '../src/delivery/dispatcher.js'
 import { type FreshDatabase, freshDatabase, TEST_BACKEND, TEST_REDIS_URL } from './backend.js'
 
 export interface TestKey {

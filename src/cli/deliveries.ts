@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js'
 import { deliveryStatsOf, TOTAL_EVENTS } from '../db/repositories/webhooks.js'
 import type { Webhook } from '../schemas/webhooks.js'
-import { isCircuitOpen } from '../webhooks/retry.js'
+import { isCircuitOpen } from '../delivery/retry.js'
 import { DeliveryLogRepository, type LoggedAttempt, type LoggedDelivery } from '../db/repositories/delivery-log.js'
 
 /** A webhook as the operator's audit view shows it: never its signing secret. */

@@ -4,10 +4,10 @@ import { pino } from 'pino'
 import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../auth/credentials.js'
 import { isScope, type Scope, SCOPES } from '../auth/scopes.js'
 import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, parseDatabaseUrl, startError } from '../config.js'
-import { DeliveryNotifier, PostgresSignalListener } from '../webhooks/notifier.js'
+import { DeliveryNotifier, PostgresSignalListener } from '../delivery/notifier.js'
 import { type Db, openDatabase } from '../db/database.js'
 import { type ApiKey, AppsRepository } from '../db/repositories/apps.js'
-import { createDispatcher, type DispatcherLog, shutdownGraceMs } from '../webhooks/dispatcher.js'
+import { createDispatcher, type DispatcherLog, shutdownGraceMs } from '../delivery/dispatcher.js'
 import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliveriesForAudit } from './deliveries.js'
 
 /** A mistake in how the command was called (or an unknown id): one line on stderr, exit 2. */

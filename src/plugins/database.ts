@@ -10,7 +10,7 @@ import { TaxesRepository } from '../db/repositories/taxes.js'
 import { WebhooksRepository } from '../db/repositories/webhooks.js'
 import type { Repositories, TransactionRepositories } from '../types.js'
 import { requestTransactionScope, runUnitOfWork, type UnitOfWork } from '../db/unit-of-work.js'
-import type { DeliveryNotifier } from '../webhooks/notifier.js'
+import type { DeliveryNotifier } from '../delivery/notifier.js'
 
 export function repositoriesOf(db: Db, unit?: UnitOfWork): Repositories {
   return {

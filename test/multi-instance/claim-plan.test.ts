@@ -8,7 +8,7 @@ import { DeliveryLogRepository } from '../../src/db/repositories/delivery-log.js
 import { EventsRepository } from '../../src/db/repositories/events.js'
 import { WebhooksRepository } from '../../src/db/repositories/webhooks.js'
 import { runUnitOfWork } from '../../src/db/unit-of-work.js'
-import { DeliveryNotifier } from '../../src/webhooks/notifier.js'
+import { DeliveryNotifier } from '../../src/delivery/notifier.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
 
 // PostgreSQL only. A database nobody has analyzed (autovacuum off, or not yet run) has no

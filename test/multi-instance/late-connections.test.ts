@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { ResolvedAddress } from '../../src/webhooks/address-guard.js'
+import type { ResolvedAddress } from '../../src/delivery/address-guard.js'
 import { startTestServer, type TestServer } from '../helper.js'
 import { waitUntil } from '../processes.js'
 import { type Receiver, startReceiver } from '../receiver.js'

@@ -2,7 +2,7 @@ import { afterAll, expect, it } from 'vitest'
 import { parseDatabaseUrl } from '../../src/config.js'
 import { type Db, openDatabase, writeTransaction } from '../../src/db/database.js'
 import { sql } from 'kysely'
-import { DeliveryNotifier, PostgresSignalListener } from '../../src/webhooks/notifier.js'
+import { DeliveryNotifier, PostgresSignalListener } from '../../src/delivery/notifier.js'
 import { dropFreshDatabases, freshDatabase } from '../backend.js'
 import { waitUntil } from '../processes.js'
 

@@ -3,7 +3,7 @@ import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '..
 
 /**
  * The webhook owner's routes without a dispatcher (route tests; delivery itself is in
- * test/webhooks/owner-tools.test.ts): secrets, the delivery log, resends and test events.
+ * test/delivery/owner-tools.test.ts): secrets, the delivery log, resends and test events.
  */
 interface Webhook {
   id: string

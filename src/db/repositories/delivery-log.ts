@@ -1,7 +1,7 @@
 import { type Selectable, sql } from 'kysely'
 import type { Db } from '../database.js'
 import type { DeliveryAttemptsTable, DeliveryStatus } from '../schema.js'
-import { isCircuitOpen } from '../../webhooks/retry.js'
+import { isCircuitOpen } from '../../delivery/retry.js'
 
 /** One attempt as stored, without the keys that tie it to its delivery. */
 export type LoggedAttempt = Omit<Selectable<DeliveryAttemptsTable>, 'id' | 'delivery_id' | 'webhook_id'>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseRetryAfter, RETRY_SCHEDULE_MS, retryDelay } from '../../src/webhooks/retry.js'
+import { parseRetryAfter, RETRY_SCHEDULE_MS, retryDelay } from '../../src/delivery/retry.js'
 
 const S = 1000
 const M = 60 * S

@@ -7,9 +7,9 @@ import { DeliveriesRepository } from '../../src/db/repositories/deliveries.js'
 import { EventsRepository } from '../../src/db/repositories/events.js'
 import { WebhooksRepository } from '../../src/db/repositories/webhooks.js'
 import { runUnitOfWork } from '../../src/db/unit-of-work.js'
-import { CIRCUIT_THRESHOLD } from '../../src/webhooks/retry.js'
-import { DeliveryNotifier } from '../../src/webhooks/notifier.js'
-import { QueueScan } from '../../src/webhooks/queue-scan.js'
+import { CIRCUIT_THRESHOLD } from '../../src/delivery/retry.js'
+import { DeliveryNotifier } from '../../src/delivery/notifier.js'
+import { QueueScan } from '../../src/delivery/queue-scan.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
 
 // The claim's first step: which webhooks have deliveries due (a skip scan over deliveries_queue).

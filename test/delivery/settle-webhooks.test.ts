@@ -7,7 +7,7 @@ import { DeliveriesRepository, type WebhookBatchCounts } from '../../src/db/repo
 import { EventsRepository } from '../../src/db/repositories/events.js'
 import { WebhooksRepository } from '../../src/db/repositories/webhooks.js'
 import { runUnitOfWork } from '../../src/db/unit-of-work.js'
-import { DeliveryNotifier } from '../../src/webhooks/notifier.js'
+import { DeliveryNotifier } from '../../src/delivery/notifier.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
 
 // The end of an outcome batch (settleWebhooks): every webhook of the batch counted in one update,

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helper.js'
 import { waitUntil } from '../processes.js'
 import { type Receiver, startReceiver } from '../receiver.js'
-import { CachingDnsResolver } from '../../src/webhooks/dns-resolver.js'
-import { FairShare } from '../../src/webhooks/fair-share.js'
-import { CIRCUIT_THRESHOLD } from '../../src/webhooks/retry.js'
+import { CachingDnsResolver } from '../../src/delivery/dns-resolver.js'
+import { FairShare } from '../../src/delivery/fair-share.js'
+import { CIRCUIT_THRESHOLD } from '../../src/delivery/retry.js'
 
 const data = { id: 'tax', name: 'VAT', percentage: 20 }
 

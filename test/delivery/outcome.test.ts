@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest'
 import type { DueDelivery } from '../../src/db/repositories/deliveries.js'
-import { decideOutcome, type StopReason } from '../../src/webhooks/outcome.js'
+import { decideOutcome, type StopReason } from '../../src/delivery/outcome.js'
 
 const delivery: DueDelivery = {
   id: 'd1',

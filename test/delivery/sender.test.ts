@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { AttemptAbort, WebhookSender } from '../../src/webhooks/sender.js'
+import { AttemptAbort, WebhookSender } from '../../src/delivery/sender.js'
 import { type Receiver, startReceiver } from '../receiver.js'
 
 // The sender resolves and vets a host name before it builds the request.

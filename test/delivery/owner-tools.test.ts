@@ -1,7 +1,7 @@
 import { compactDecrypt } from 'jose'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ENCRYPTION_INFO } from '../../src/webhooks/signing.js'
+import { ENCRYPTION_INFO } from '../../src/delivery/signing.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { waitUntil } from '../processes.js'
 import { type Arrival, type Receiver, startReceiver } from '../receiver.js'

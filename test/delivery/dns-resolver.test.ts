@@ -1,7 +1,7 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram'
 import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CachingDnsResolver } from '../../src/webhooks/dns-resolver.js'
+import { CachingDnsResolver } from '../../src/delivery/dns-resolver.js'
 
 /**
  * A real DNS server on loopback UDP: A/AAAA answers with a TTL for known names, NXDOMAIN for

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { outcomeRetryDelay } from '../../src/webhooks/outcome-writer.js'
+import { outcomeRetryDelay } from '../../src/delivery/outcome-writer.js'
 import { TEST_BACKEND } from '../backend.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { waitUntil } from '../processes.js'

@@ -1,7 +1,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { LookupAddress, LookupOptions } from 'node:dns'
-import { CachingDnsResolver } from '../../src/webhooks/dns-resolver.js'
+import { CachingDnsResolver } from '../../src/delivery/dns-resolver.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   AddressRefusedError,
@@ -12,7 +12,7 @@ import {
   type AddressKind,
   type ResolveHost,
   type ResolvedAddress,
-} from '../../src/webhooks/address-guard.js'
+} from '../../src/delivery/address-guard.js'
 
 function table(kind: AddressKind, ips: string[]): [string, AddressKind][] {
   return ips.map((ip) => [ip, kind])

@@ -6,7 +6,7 @@ import { type AttemptRecord, DeliveriesRepository } from '../../src/db/repositor
 import { EventsRepository } from '../../src/db/repositories/events.js'
 import { WebhooksRepository } from '../../src/db/repositories/webhooks.js'
 import { runUnitOfWork } from '../../src/db/unit-of-work.js'
-import { DeliveryNotifier } from '../../src/webhooks/notifier.js'
+import { DeliveryNotifier } from '../../src/delivery/notifier.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
 
 // The outcome writer's batch (recordAll): one UPDATE and one INSERT per 500 attempts, each attempt
