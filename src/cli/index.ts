@@ -7,7 +7,8 @@ import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, 
 import { DeliveryNotifier, PostgresSignalListener } from '../delivery/notifier.js'
 import { type Db, openDatabase } from '../db/database.js'
 import { type ApiKey, AppsRepository } from '../db/repositories/apps.js'
-import { createDispatcher, type DispatcherLog, shutdownGraceMs } from '../delivery/dispatcher.js'
+import { createDispatcher, shutdownGraceMs } from '../delivery/dispatcher.js'
+import type { DispatcherLog } from '../delivery/log.js'
 import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliveriesForAudit } from './deliveries.js'
 
 /** A mistake in how the command was called (or an unknown id): one line on stderr, exit 2. */

@@ -1,4 +1,3 @@
-import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../config.js'
 import { backendOf, type Db, planningRead, writeTransaction } from '../db/database.js'
 import { DeliveriesRepository, type DueDelivery } from '../db/repositories/deliveries.js'
@@ -11,6 +10,7 @@ import { CachingDnsResolver } from './dns-resolver.js'
 import { Incident } from '../incident.js'
 import { type Attempt, InFlightRegistry } from './in-flight.js'
 import type { DeliveryListener } from './notifier.js'
+import type { DispatcherLog } from './log.js'
 import { decideOutcome } from './outcome.js'
 import { OutcomeWriter } from './outcome-writer.js'
 import { RETRY_SCHEDULE_MS } from './retry.js'
@@ -46,8 +46,6 @@ const FANOUT_REST_FACTOR = 9
 const DNS_TIMEOUT_MS = 5000
 
 /** pino's logger, as Fastify types it (the worker passes a plain pino logger) */
-export type DispatcherLog = Pick<FastifyBaseLogger, 'error' | 'warn' | 'info'>
-
 export interface DispatcherOptions {
   db: Db
   /** where the outcome writer's commit signals go (410 deactivations) */

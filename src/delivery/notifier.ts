@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { POSTGRES_TIMEOUTS } from '../db/database.js'
 import type { CommitSignals, SignalSink } from '../db/unit-of-work.js'
-import type { DispatcherLog } from './dispatcher.js'
+import type { DispatcherLog } from './log.js'
 
 /** What a dispatcher wants to hear from the API, as it happens. */
 export interface DeliveryListener {

@@ -3,7 +3,7 @@ import { type AttemptRecord, DeliveriesRepository, type WebhookBatchCounts } fro
 import { isoOf } from '../db/time.js'
 import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
 import { Incident } from '../incident.js'
-import type { DispatcherLog } from './dispatcher.js'
+import type { DispatcherLog } from './log.js'
 import { circuitRetryDelay, isCircuitOpen } from './retry.js'
 
 const FIRST_RETRY_MS = 250
