@@ -52,7 +52,7 @@ import { loadWebhookConfig } from '../src/config.js'
 import { type Db, openDatabase, writeTransaction } from '../src/db/database.js'
 import { DeliveriesRepository } from '../src/db/repositories/deliveries.js'
 import { newId } from '../src/db/time.js'
-import { generateSigningSecret } from '../src/routes/webhooks/index.js'
+import { generateSigningSecret } from '../src/resources/webhooks/routes.js'
 import { FairShare } from '../src/delivery/fair-share.js'
 import { QueueScan } from '../src/delivery/queue-scan.js'
 import {

@@ -15,7 +15,7 @@ import { sql } from 'kysely'
 import { backendOf, type Db, openDatabase, planningRead } from '../src/db/database.js'
 import { AppsRepository } from '../src/db/repositories/apps.js'
 import { DeliveriesRepository } from '../src/db/repositories/deliveries.js'
-import { WebhooksRepository } from '../src/db/repositories/webhooks.js'
+import { WebhooksRepository } from '../src/resources/webhooks/repository.js'
 import { QUEUE_WINDOW, QueueScan } from '../src/delivery/queue-scan.js'
 import { benchDatabase } from './database.js'
 

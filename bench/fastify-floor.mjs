@@ -12,8 +12,8 @@ import { hash, timingSafeEqual } from 'node:crypto'
 import Database from 'better-sqlite3'
 import Fastify from 'fastify'
 import pg from 'pg'
-import { toWebhook } from '../dist/db/repositories/webhooks.js'
-import { WebhookSchema } from '../dist/schemas/webhooks.js'
+import { toWebhook } from '../dist/resources/webhooks/repository.js'
+import { WebhookSchema } from '../dist/resources/webhooks/schemas.js'
 
 const KEY_AND_WEBHOOK = `select k.active, k.secret_digest, w.*,
      (select cast(coalesce(sum(c.events), 0) as integer) from webhook_event_counts c where c.webhook_id = w.id) as total_events

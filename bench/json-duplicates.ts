@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util'
 import { Worker } from 'node:worker_threads'
 import Fastify, { type FastifyRequest } from 'fastify'
 import { buildApp } from '../src/app.js'
-import { SCOPES } from '../src/auth/scopes.js'
+import { SCOPES } from '../src/resources/index.js'
 import { loadConfig, parseDatabaseUrl } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
 // With buildApp's modules loaded, as in the server: some of them make string operations slower

@@ -66,7 +66,7 @@ async function main(): Promise<void> {
       const server = await startServer(database)
       const { AppsRepository } = await import('../src/db/repositories/apps.js')
       const { openDatabase } = await import('../src/db/database.js')
-      const { SCOPES } = await import('../src/auth/scopes.js')
+      const { SCOPES } = await import('../src/resources/index.js')
       const db = await openDatabase(database.location)
       const apps = new AppsRepository(db)
       const app = await apps.createApp('redis faults')

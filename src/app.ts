@@ -15,11 +15,8 @@ import { idempotencyPlugin } from './idempotency/plugin.js'
 import { databasePlugin } from './plugins/database.js'
 import { answerFrameworkError, errorsPlugin, MAX_PATH_PARAMETER_LENGTH } from './plugins/errors.js'
 import { openapiPlugin } from './plugins/openapi.js'
-import { customerRoutes } from './routes/customers/index.js'
-import { healthRoutes, publicHealthRoutes, type RedisState } from './routes/health/index.js'
-import { liquidationAddressRoutes } from './routes/liquidation-addresses/index.js'
-import { taxGuardRoutes, taxRoutes } from './routes/taxes/index.js'
-import { webhookRoutes } from './routes/webhooks/index.js'
+import type { RedisState } from './resources/health/routes.js'
+import { applyManifest, registerResources } from './resources/register.js'
 import { createRules } from './validation/rules.js'
 import { createValidatorCompiler } from './validation/validator.js'
 import { webhookUrlAddressProblem } from './delivery/address-guard.js'
@@ -118,6 +115,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Creation's own resolver (not the dispatcher's): a short deadline, never queued behind deliveries.
   const resolveHost = options.delivery?.resolveHost ?? new CachingDnsResolver({ timeoutMs: 3000 }).resolve
   const urlAddressProblem = config.nodeEnv === 'production' ? (url: string) => webhookUrlAddressProblem(url, resolveHost) : undefined
+  // Before any route is registered: every route gets its manifest's operationId and scope.
+  app.addHook('onRoute', applyManifest)
   await app.register(openapiPlugin)
 
   const rateLimiter = options.rateLimiter ?? createRateLimiter(app, config, options.redis)
@@ -133,21 +132,18 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
   await app.register(
     async (api) => {
-      // Public: no credentials needed.
-      await api.register(publicHealthRoutes)
-      await api.register(taxGuardRoutes)
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
-
-      // Everything else authenticates first, in one hook.
-      await api.register(async (authenticated) => {
-        authenticated.addHook('onRequest', authenticate(app.repos.apps, rateLimiter, failureThrottle))
-        await authenticated.register(idempotencyPlugin)
-        await authenticated.register(healthRoutes, { redisState })
-        await authenticated.register(webhookRoutes, { urlAddressProblem })
-        await authenticated.register(customerRoutes)
-        await authenticated.register(liquidationAddressRoutes)
-        await authenticated.register(taxRoutes)
-      })
+      await registerResources(
+        api,
+        // Behind authentication: one hook authenticates every request before it is routed on.
+        async (register) =>
+          api.register(async (authenticated) => {
+            authenticated.addHook('onRequest', authenticate(app.repos.apps, rateLimiter, failureThrottle))
+            await authenticated.register(idempotencyPlugin)
+            await register(authenticated)
+          }),
+        { urlAddressProblem, redisState },
+      )
     },
     { prefix: '/api/v0' },
   )

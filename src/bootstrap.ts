@@ -1,5 +1,5 @@
 import { sql } from 'kysely'
-import { SCOPES } from './auth/scopes.js'
+import { SCOPES } from './resources/index.js'
 import { backendOf, type Db, writeTransaction } from './db/database.js'
 import { AppsRepository, type CreatedApiKey } from './db/repositories/apps.js'
 

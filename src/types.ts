@@ -1,14 +1,13 @@
 import type { Environment } from './auth/credentials.js'
-import type { Scope } from './auth/scopes.js'
 import type { Db } from './db/database.js'
 import type { AppsRepository } from './db/repositories/apps.js'
-import type { CustomersRepository } from './db/repositories/customers.js'
+import type { CustomersRepository } from './resources/customers/repository.js'
 import type { DeliveriesRepository } from './db/repositories/deliveries.js'
-import type { DeliveryLogRepository } from './db/repositories/delivery-log.js'
+import type { DeliveryLogRepository } from './resources/webhooks/delivery-log-repository.js'
 import type { EventsRepository } from './db/repositories/events.js'
-import type { LiquidationAddressesRepository } from './db/repositories/liquidation-addresses.js'
-import type { TaxesRepository } from './db/repositories/taxes.js'
-import type { WebhooksRepository } from './db/repositories/webhooks.js'
+import type { LiquidationAddressesRepository } from './resources/liquidation-addresses/repository.js'
+import type { TaxesRepository } from './resources/taxes/repository.js'
+import type { WebhooksRepository } from './resources/webhooks/repository.js'
 import type { DeliveryNotifier } from './delivery/notifier.js'
 
 /** Who is calling: set by the auth hook on every authenticated route. */
@@ -16,7 +15,8 @@ export interface AuthContext {
   appId: string
   keyId: string
   environment: Environment
-  scopes: readonly Scope[]
+  /** the scopes the key was given (src/resources/index.ts lists them all) */
+  scopes: readonly string[]
 }
 
 export interface Repositories {
@@ -49,7 +49,7 @@ declare module 'fastify' {
     auth: AuthContext | null
   }
   interface FastifyContextConfig {
-    /** the scope an API key needs for this route; authenticated routes without one need only a valid key */
-    scope?: Scope
+    /** the scope an API key needs for this route, from its resource's manifest (or ANY_VALID_KEY, PUBLIC) */
+    scope?: string
   }
 }

@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import type { Environment } from '../src/auth/credentials.js'
 import type { RateLimiter } from '../src/auth/rate-limiter.js'
-import { SCOPES, type Scope } from '../src/auth/scopes.js'
+import { SCOPES } from '../src/resources/index.js'
 import { connectRedis } from '../src/auth/redis-rate-limiter.js'
 import { type Config, loadConfig, parseDatabaseUrl, type WebhookConfig } from '../src/config.js'
 import { openDatabase } from '../src/db/database.js'
@@ -41,7 +41,7 @@ export interface TestServer {
   /** every log line the server wrote, parsed */
   logs: () => string
   /** a new application with one key (all scopes, high limit unless given) */
-  createKey(options?: { appId?: string; scopes?: readonly Scope[]; environment?: Environment; rateLimit?: number | null }): Promise<TestKey>
+  createKey(options?: { appId?: string; scopes?: readonly string[]; environment?: Environment; rateLimit?: number | null }): Promise<TestKey>
   deactivate(key: TestKey): Promise<void>
   request<T = unknown>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>
   close(): Promise<void>

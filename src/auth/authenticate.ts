@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
 import type { AppsRepository } from '../db/repositories/apps.js'
 import { ApiError } from '../errors.js'
+import { ANY_VALID_KEY } from '../resources/manifest.js'
 import type { AuthContext } from '../types.js'
 import { hourlyLimitOf, secretMatches } from './credentials.js'
 import type { FailureThrottle } from './failure-throttle.js'
@@ -63,8 +64,10 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter, failure
       })
     }
 
+    // Every authenticated route has its manifest's scope (src/resources/register.ts).
     const scope = request.routeOptions.config.scope
-    if (scope !== undefined && !key.scopes.includes(scope)) {
+    if (scope === undefined) throw new Error(`route ${request.routeOptions.method} ${request.routeOptions.url} has no scope`)
+    if (scope !== ANY_VALID_KEY && !key.scopes.includes(scope)) {
       throw new ApiError(403, 'Missing required scope', { details: `This API key lacks the required scope: ${scope}` })
     }
     const auth: AuthContext = { appId: key.app_id, keyId: key.id, environment: key.environment, scopes: key.scopes }

@@ -1,8 +1,8 @@
 import type { Db } from '../db/database.js'
-import { deliveryStatsOf, TOTAL_EVENTS } from '../db/repositories/webhooks.js'
-import type { Webhook } from '../schemas/webhooks.js'
+import { deliveryStatsOf, TOTAL_EVENTS } from '../resources/webhooks/repository.js'
+import type { Webhook } from '../resources/webhooks/schemas.js'
 import { isCircuitOpen } from '../delivery/retry.js'
-import { DeliveryLogRepository, type LoggedAttempt, type LoggedDelivery } from '../db/repositories/delivery-log.js'
+import { DeliveryLogRepository, type LoggedAttempt, type LoggedDelivery } from '../resources/webhooks/delivery-log-repository.js'
 
 /** A webhook as the operator's audit view shows it: never its signing secret. */
 export interface AuditWebhook {

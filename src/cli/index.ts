@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../auth/credentials.js'
-import { isScope, type Scope, SCOPES } from '../auth/scopes.js'
+import { isScope, SCOPES } from '../resources/index.js'
 import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, parseDatabaseUrl, startError } from '../config.js'
 import { DeliveryNotifier, PostgresSignalListener } from '../delivery/notifier.js'
 import { type Db, openDatabase } from '../db/database.js'
@@ -124,7 +124,7 @@ function keyOutput(key: ApiKey & { client_secret?: string }): Row {
   }
 }
 
-function parseScopes(text: string | undefined): Scope[] {
+function parseScopes(text: string | undefined): string[] {
   if (text === undefined) return [...SCOPES]
   const names = text.split(',').map((s) => s.trim()).filter((s) => s !== '')
   if (names.length === 0) throw new UsageError('--scopes needs at least one scope')

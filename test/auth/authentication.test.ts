@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MemoryRateLimiter } from '../../src/auth/rate-limiter.js'
-import { SCOPES } from '../../src/auth/scopes.js'
+import { SCOPES } from '../../src/resources/index.js'
 import { TEST_BACKEND } from '../backend.js'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
 

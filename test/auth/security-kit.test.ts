@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { SCOPES, type Scope } from '../../src/auth/scopes.js'
+import { OPERATIONS, SCOPES } from '../../src/resources/index.js'
+import { ANY_VALID_KEY, PUBLIC } from '../../src/resources/manifest.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
 
 /**
@@ -19,7 +20,8 @@ interface Ids {
 interface RouteCase {
   method: string
   path: (ids: Ids) => string
-  scope: Scope | null
+  /** the operation this case calls: its scope comes from the resource's manifest */
+  operationId: string
   body?: (ids: Ids) => unknown
   /** the 404 message when the ids belong to another application; absent for collection routes */
   otherTenant?: string
@@ -34,32 +36,32 @@ const readSecret = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/secret`
 const readDelivery = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}`
 
 const ROUTES: RouteCase[] = [
-  { method: 'GET', path: () => '/api/v0/health', scope: null },
-  { method: 'POST', path: () => '/api/v0/webhooks', scope: 'webhook:create', body: () => ({ name: 'w', url: 'https://example.com/hook' }) },
-  { method: 'GET', path: () => '/api/v0/webhooks', scope: 'webhook:read' },
-  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, scope: 'webhook:read', otherTenant: 'Webhook not found', readBack: readWebhook },
-  { method: 'PATCH', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, scope: 'webhook:update', body: () => ({ name: 'x' }), otherTenant: 'Webhook not found', readBack: readWebhook },
-  { method: 'DELETE', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, scope: 'webhook:delete', otherTenant: 'Webhook not found', readBack: readWebhook },
-  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}/secret`, scope: 'webhook:read', otherTenant: 'Webhook not found', readBack: readSecret },
-  { method: 'POST', path: (ids) => `/api/v0/webhooks/${ids.webhook}/secret/rotate`, scope: 'webhook:update', otherTenant: 'Webhook not found', readBack: readSecret },
-  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}/deliveries`, scope: 'webhook:read', otherTenant: 'Webhook not found', readBack: readDelivery },
-  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}`, scope: 'webhook:read', otherTenant: 'Webhook not found', readBack: readDelivery },
+  { method: 'GET', path: () => '/api/v0/health', operationId: 'healthControllerCheckV0' },
+  { method: 'POST', path: () => '/api/v0/webhooks', operationId: 'webhookControllerCreate', body: () => ({ name: 'w', url: 'https://example.com/hook' }) },
+  { method: 'GET', path: () => '/api/v0/webhooks', operationId: 'webhookControllerFindAll' },
+  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, operationId: 'webhookControllerFindOne', otherTenant: 'Webhook not found', readBack: readWebhook },
+  { method: 'PATCH', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, operationId: 'webhookControllerUpdate', body: () => ({ name: 'x' }), otherTenant: 'Webhook not found', readBack: readWebhook },
+  { method: 'DELETE', path: (ids) => `/api/v0/webhooks/${ids.webhook}`, operationId: 'webhookControllerRemove', otherTenant: 'Webhook not found', readBack: readWebhook },
+  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}/secret`, operationId: 'webhookControllerGetSecret', otherTenant: 'Webhook not found', readBack: readSecret },
+  { method: 'POST', path: (ids) => `/api/v0/webhooks/${ids.webhook}/secret/rotate`, operationId: 'webhookControllerRotateSecret', otherTenant: 'Webhook not found', readBack: readSecret },
+  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}/deliveries`, operationId: 'webhookControllerFindDeliveries', otherTenant: 'Webhook not found', readBack: readDelivery },
+  { method: 'GET', path: (ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}`, operationId: 'webhookControllerFindDelivery', otherTenant: 'Webhook not found', readBack: readDelivery },
   {
     method: 'POST',
     path: (ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}/retry`,
-    scope: 'webhook:update',
+    operationId: 'webhookControllerRetryDelivery',
     otherTenant: 'Webhook not found',
     readBack: readDelivery,
   },
-  { method: 'POST', path: (ids) => `/api/v0/webhooks/${ids.webhook}/test`, scope: 'webhook:update', otherTenant: 'Webhook not found', readBack: readWebhook },
-  { method: 'POST', path: () => '/api/v0/customers', scope: 'customer:create', body: () => ({ first_name: 'A', last_name: 'B', phone_number: '1' }) },
-  { method: 'GET', path: () => '/api/v0/customers', scope: 'customer:read' },
-  { method: 'GET', path: (ids) => `/api/v0/customers/${ids.customer}`, scope: 'customer:read', otherTenant: 'Customer not found', readBack: readCustomer },
-  { method: 'PATCH', path: (ids) => `/api/v0/customers/${ids.customer}`, scope: 'customer:update', body: () => ({ first_name: 'Z' }), otherTenant: 'Customer not found', readBack: readCustomer },
+  { method: 'POST', path: (ids) => `/api/v0/webhooks/${ids.webhook}/test`, operationId: 'webhookControllerSendTest', otherTenant: 'Webhook not found', readBack: readWebhook },
+  { method: 'POST', path: () => '/api/v0/customers', operationId: 'customerControllerCreate', body: () => ({ first_name: 'A', last_name: 'B', phone_number: '1' }) },
+  { method: 'GET', path: () => '/api/v0/customers', operationId: 'customerControllerFindAll' },
+  { method: 'GET', path: (ids) => `/api/v0/customers/${ids.customer}`, operationId: 'customerControllerFindOne', otherTenant: 'Customer not found', readBack: readCustomer },
+  { method: 'PATCH', path: (ids) => `/api/v0/customers/${ids.customer}`, operationId: 'customerControllerUpdate', body: () => ({ first_name: 'Z' }), otherTenant: 'Customer not found', readBack: readCustomer },
   {
     method: 'POST',
     path: (ids) => `/api/v0/customers/${ids.customer}/liquidation_addresses`,
-    scope: 'liquidation_address:create',
+    operationId: 'liquidationAddressControllerCreateLiquidationAddress',
     body: () => ({ chain: 'ethereum', currency: 'usdc', address: randomEvmAddress(), external_account_id: 'ext_1' }),
     otherTenant: 'Customer not found',
     readBack: readCustomer,
@@ -67,22 +69,22 @@ const ROUTES: RouteCase[] = [
   {
     method: 'GET',
     path: (ids) => `/api/v0/customers/${ids.customer}/liquidation_addresses`,
-    scope: 'liquidation_address:read',
+    operationId: 'liquidationAddressControllerGetLiquidationAddresses',
     otherTenant: 'Customer not found',
     readBack: readCustomer,
   },
   {
     method: 'GET',
     path: (ids) => `/api/v0/customers/${ids.customer}/liquidation_addresses/${ids.liquidationAddress}`,
-    scope: 'liquidation_address:read',
+    operationId: 'liquidationAddressControllerGetLiquidationAddress',
     otherTenant: 'Customer not found',
     readBack: readCustomer,
   },
-  { method: 'POST', path: () => '/api/v0/taxes', scope: 'tax:create', body: () => ({ name: 't', percentage: 5 }) },
-  { method: 'GET', path: () => '/api/v0/taxes', scope: 'tax:read' },
-  { method: 'GET', path: (ids) => `/api/v0/taxes/${ids.tax}`, scope: 'tax:read', otherTenant: 'Tax not found', readBack: readTax },
-  { method: 'PUT', path: (ids) => `/api/v0/taxes/${ids.tax}`, scope: 'tax:update', body: () => ({ name: 'u' }), otherTenant: 'Tax not found', readBack: readTax },
-  { method: 'DELETE', path: (ids) => `/api/v0/taxes/${ids.tax}`, scope: 'tax:delete', otherTenant: 'Tax not found', readBack: readTax },
+  { method: 'POST', path: () => '/api/v0/taxes', operationId: 'taxControllerCreate', body: () => ({ name: 't', percentage: 5 }) },
+  { method: 'GET', path: () => '/api/v0/taxes', operationId: 'taxControllerFindAll' },
+  { method: 'GET', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerFindOne', otherTenant: 'Tax not found', readBack: readTax },
+  { method: 'PUT', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerUpdate', body: () => ({ name: 'u' }), otherTenant: 'Tax not found', readBack: readTax },
+  { method: 'DELETE', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerRemove', otherTenant: 'Tax not found', readBack: readTax },
 ]
 
 let server: TestServer
@@ -120,7 +122,16 @@ beforeAll(async () => {
 })
 afterAll(async () => server.close())
 
-const SCOPED_ROUTES = ROUTES.filter((route) => route.scope !== null)
+const OPERATION_BY_ID = new Map([...OPERATIONS.values()].map((operation) => [operation.operationId, operation]))
+
+/** The scope the manifest gives the case's operation; undefined for one any valid key may call. */
+function scopeOf(route: RouteCase): string | undefined {
+  const scope = OPERATION_BY_ID.get(route.operationId)?.scope
+  if (scope === undefined) throw new Error(`${route.operationId} is not an operation of any manifest`)
+  return scope === ANY_VALID_KEY ? undefined : scope
+}
+
+const SCOPED_ROUTES = ROUTES.filter((route) => scopeOf(route) !== undefined)
 const TENANT_ROUTES = ROUTES.filter((route) => route.otherTenant !== undefined)
 
 function send(route: RouteCase, resources: Ids, key: TestKey | null, headers?: Record<string, string>) {
@@ -171,7 +182,7 @@ describe.each(ROUTES)('$method $path', (route) => {
 
 describe.each(SCOPED_ROUTES)('$method $path scope', (route) => {
   it('403 naming the scope when the key lacks it; the scope alone is enough', async () => {
-    const scope = route.scope as Scope
+    const scope = scopeOf(route) ?? ''
     const without = await server.createKey({ appId: owner.appId, scopes: SCOPES.filter((s) => s !== scope) })
     const res = await send(route, ids, without)
     expect(res.status).toBe(403)
@@ -194,5 +205,21 @@ describe.each(TENANT_ROUTES)('$method $path tenancy', (route) => {
     expect(res.body).toEqual({ statusCode: 404, error: 'Not Found', message: route.otherTenant })
     const after = await server.request('GET', (route.readBack as (ids: Ids) => string)(resources), { key: owner })
     expect(after.body).toEqual(before.body)
+  })
+})
+
+describe('the kit covers every authenticated operation', () => {
+  it('each operation of the manifests that is not public has a case, and each case an operation', () => {
+    const authenticated = [...OPERATIONS.values()].filter((operation) => operation.scope !== PUBLIC).map((operation) => operation.operationId)
+    expect(ROUTES.map((route) => route.operationId).sort()).toEqual(authenticated.sort())
+  })
+
+  it('each operation of the served document that asks for credentials is in the kit', async () => {
+    const res = await server.request<{ paths: Record<string, Record<string, { operationId: string; security?: unknown[] }>> }>('GET', '/api/v0/openapi.json')
+    const authenticated = Object.values(res.body.paths)
+      .flatMap((methods) => Object.values(methods))
+      .filter((operation) => operation.security === undefined || operation.security.length > 0)
+      .map((operation) => operation.operationId)
+    expect(authenticated.sort()).toEqual(ROUTES.map((route) => route.operationId).sort())
   })
 })

@@ -6,7 +6,7 @@ import { parseDatabaseUrl } from '../../src/config.js'
 import { openDatabase, writeTransaction } from '../../src/db/database.js'
 import { migrateTo } from '../../src/db/migrations.js'
 import { EventsRepository } from '../../src/db/repositories/events.js'
-import { WebhooksRepository } from '../../src/db/repositories/webhooks.js'
+import { WebhooksRepository } from '../../src/resources/webhooks/repository.js'
 import { UnitOfWork } from '../../src/db/unit-of-work.js'
 import { dropFreshDatabases, freshDatabase, TEST_BACKEND } from '../backend.js'
 

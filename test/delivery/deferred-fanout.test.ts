@@ -5,7 +5,7 @@ import { newId, nowIso } from '../../src/db/time.js'
 import { runUnitOfWork, type SignalSink } from '../../src/db/unit-of-work.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Receiver, startReceiver } from '../receiver.js'
-import { TOTAL_EVENTS } from '../../src/db/repositories/webhooks.js'
+import { TOTAL_EVENTS } from '../../src/resources/webhooks/repository.js'
 
 // An event's deliveries are written inside the write that made it only for an application with at
 // most INLINE_FANOUT_MAX active webhooks; above that the event commits marked pending and a

@@ -4,7 +4,7 @@ import { type Db, openDatabase, writeTransaction } from '../../src/db/database.j
 import { AppsRepository } from '../../src/db/repositories/apps.js'
 import { type AttemptRecord, DeliveriesRepository } from '../../src/db/repositories/deliveries.js'
 import { EventsRepository } from '../../src/db/repositories/events.js'
-import { WebhooksRepository } from '../../src/db/repositories/webhooks.js'
+import { WebhooksRepository } from '../../src/resources/webhooks/repository.js'
 import { runUnitOfWork } from '../../src/db/unit-of-work.js'
 import { DeliveryNotifier } from '../../src/delivery/notifier.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'

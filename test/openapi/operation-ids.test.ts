@@ -1,6 +1,8 @@
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { OPERATION_IDS, openapiPlugin } from '../../src/plugins/openapi.js'
+import { openapiPlugin } from '../../src/plugins/openapi.js'
+import { OPERATIONS } from '../../src/resources/index.js'
+import { applyManifest } from '../../src/resources/register.js'
 import { startTestServer, type TestServer } from '../helper.js'
 
 /** platform-context.md, "Operation names in the published client": copied, so a drift in the map fails here. */
@@ -65,15 +67,16 @@ describe('operationIds in the served document', () => {
     expect(new Set(names).size).toBe(names.length)
   })
 
-  it('the map gives no two routes the same name', () => {
-    const names = Object.values(OPERATION_IDS)
+  it('the manifests give no two operations the same name', () => {
+    const names = [...OPERATIONS.values()].map((operation) => operation.operationId)
     expect(new Set(names).size).toBe(names.length)
   })
 })
 
-describe('a route the document shows must be named', () => {
+describe('a route the document shows must be an operation of a manifest', () => {
   it('stops the app from building, naming the route and where to name it', async () => {
     const app = Fastify({ logger: false })
+    app.addHook('onRoute', applyManifest)
     await app.register(openapiPlugin)
     const build = async () => {
       await app.register(
@@ -85,13 +88,14 @@ describe('a route the document shows must be named', () => {
       await app.ready()
     }
     await expect(build()).rejects.toThrow(
-      'OpenAPI: route "GET /api/v0/unnamed" is in the document but has no operationId: add it to OPERATION_IDS in src/plugins/openapi.ts (or hide the route with schema.hide)',
+      'route "GET /api/v0/unnamed" is not an operation of any resource: add it to its resource\'s manifest.ts (src/resources/<name>/)',
     )
     await app.close()
   })
 
-  it('refuses an operationId set on the route instead of in the map', async () => {
+  it('refuses an operationId set on the route instead of in the manifest', async () => {
     const app = Fastify({ logger: false })
+    app.addHook('onRoute', applyManifest)
     await app.register(openapiPlugin)
     expect(() => app.get('/api/v0/health/public', { schema: { operationId: 'publicHealth' } }, async () => ({}))).toThrow(
       'sets its own operationId "publicHealth"',
@@ -101,6 +105,7 @@ describe('a route the document shows must be named', () => {
 
   it('hidden routes need no name, and the document leaves them out', async () => {
     const app = Fastify({ logger: false })
+    app.addHook('onRoute', applyManifest)
     await app.register(openapiPlugin)
     app.get('/api/v0/internal', { schema: { hide: true } }, async () => ({}))
     app.get('/api/v0/health/public', async () => ({ status: 'ok' }))

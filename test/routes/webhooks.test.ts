@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
-import { TOTAL_EVENTS } from '../../src/db/repositories/webhooks.js'
+import { TOTAL_EVENTS } from '../../src/resources/webhooks/repository.js'
 
 interface Webhook {
   id: string

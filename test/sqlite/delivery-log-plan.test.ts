@@ -1,7 +1,7 @@
 import type { CompiledQuery, KyselyPlugin } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Db } from '../../src/db/database.js'
-import { DeliveryLogRepository } from '../../src/db/repositories/delivery-log.js'
+import { DeliveryLogRepository } from '../../src/resources/webhooks/delivery-log-repository.js'
 import { openPlanDatabase, queryPlanOf } from './plan.js'
 
 // SQLite uses a partial index only when the statement's WHERE names the index's own condition: the

@@ -1,6 +1,5 @@
 import type { Environment } from '../../auth/credentials.js'
 import { generateKeyPair } from '../../auth/credentials.js'
-import type { Scope } from '../../auth/scopes.js'
 import type { Db } from '../database.js'
 import { PreparedQuery } from '../prepared.js'
 import type { ApiKeysTable } from '../schema.js'
@@ -17,7 +16,7 @@ export interface ApiKey {
   app_id: string
   client_key: string
   environment: Environment
-  scopes: Scope[]
+  scopes: string[]
   /** the operator's override, or null for the environment's limit */
   rate_limit_override: number | null
   active: boolean
@@ -39,7 +38,7 @@ function toApiKey(row: ApiKeysTable): KeyCredentials {
     app_id: row.app_id,
     client_key: row.client_key,
     environment: row.environment,
-    scopes: JSON.parse(row.scopes) as Scope[],
+    scopes: JSON.parse(row.scopes) as string[],
     rate_limit_override: row.rate_limit_per_hour,
     active: row.active === 1,
     created_at: row.created_at,
@@ -80,7 +79,7 @@ export class AppsRepository {
   async createKey(input: {
     appId: string
     environment: Environment
-    scopes: readonly Scope[]
+    scopes: readonly string[]
     rateLimitOverride: number | null
   }): Promise<CreatedApiKey> {
     const pair = generateKeyPair(input.environment)

@@ -5,18 +5,8 @@ import { PreparedInsert, PreparedQuery } from '../prepared.js'
 import type { UnitOfWork } from '../unit-of-work.js'
 import { newId, nowIso } from '../time.js'
 
-export const EVENT_TYPES = [
-  'customer.created',
-  'customer.updated',
-  'liquidation_address.created',
-  'tax.created',
-  'tax.updated',
-  'tax.deleted',
-  'webhook.created',
-  'webhook.updated',
-  'webhook.test',
-] as const
-export type EventType = (typeof EVENT_TYPES)[number]
+/** `<resource>.<action>`: each resource's manifest lists the types it emits (src/resources/index.ts, EVENT_TYPES). */
+export type EventType = `${string}.${string}`
 
 /**
  * Most active webhooks whose deliveries a write makes in its own transaction (at most about 1 ms

@@ -39,7 +39,6 @@ export const publicHealthRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['health'],
         summary: 'Liveness, without authentication',
         description: 'Answers as long as the process serves requests; it does not touch the database.',
-        security: [],
         response: { 200: PublicHealthSchema },
       },
     },

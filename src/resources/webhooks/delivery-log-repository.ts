@@ -1,6 +1,6 @@
 import { type Selectable, sql } from 'kysely'
-import type { Db } from '../database.js'
-import type { DeliveryAttemptsTable, DeliveryStatus } from '../schema.js'
+import type { Db } from '../../db/database.js'
+import type { DeliveryAttemptsTable, DeliveryStatus } from '../../db/schema.js'
 import { isCircuitOpen } from '../../delivery/retry.js'
 
 /** One attempt as stored, without the keys that tie it to its delivery. */

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
-import { CHAINS } from '../validation/chain-address.js'
-import { Timestamp, UuidParam } from './common.js'
+import { CHAINS } from '../../validation/chain-address.js'
+import { Timestamp, UuidParam } from '../../schemas/common.js'
 
 export const CURRENCIES = ['usdc', 'eurc', 'dai', 'pyusd', 'usdt'] as const
 export const PAYMENT_RAILS = [...CHAINS, 'bridge_wallet', 'wire', 'ach', 'ach_push', 'ach_same_day', 'sepa', 'swift', 'spei'] as const

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { toLiquidationAddress } from '../../db/repositories/liquidation-addresses.js'
+import { toLiquidationAddress } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
@@ -9,7 +9,7 @@ import {
   CustomerLiquidationAddressesParams,
   LiquidationAddressParams,
   LiquidationAddressSchema,
-} from '../../schemas/liquidation-addresses.js'
+} from './schemas.js'
 
 const CUSTOMER_NOT_FOUND = 'Customer not found'
 
@@ -24,7 +24,6 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
   app.post(
     '/customers/:customerId/liquidation_addresses',
     {
-      config: { scope: 'liquidation_address:create' },
       schema: {
         tags: ['liquidation addresses'],
         summary: 'Create a liquidation address',
@@ -48,7 +47,6 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
   app.get(
     '/customers/:customerId/liquidation_addresses',
     {
-      config: { scope: 'liquidation_address:read' },
       schema: {
         tags: ['liquidation addresses'],
         summary: "List a customer's liquidation addresses",
@@ -67,7 +65,6 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
   app.get(
     '/customers/:customerId/liquidation_addresses/:liquidationAddressId',
     {
-      config: { scope: 'liquidation_address:read' },
       schema: {
         tags: ['liquidation addresses'],
         summary: 'Get a liquidation address',

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { toTax } from '../../db/repositories/taxes.js'
+import { toTax } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
-import { CreateTaxBody, ListTaxesQuery, TaxParams, TaxSchema, UpdateTaxBody } from '../../schemas/taxes.js'
+import { CreateTaxBody, ListTaxesQuery, TaxParams, TaxSchema, UpdateTaxBody } from './schemas.js'
 
 const NOT_FOUND = 'Tax not found'
 
@@ -14,7 +14,6 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.post(
     '/taxes',
     {
-      config: { scope: 'tax:create' },
       schema: {
         tags: ['taxes'],
         summary: 'Create a tax',
@@ -36,7 +35,6 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/taxes',
     {
-      config: { scope: 'tax:read' },
       schema: {
         tags: ['taxes'],
         summary: "List the application's taxes",
@@ -50,7 +48,6 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.get(
     '/taxes/:id',
     {
-      config: { scope: 'tax:read' },
       schema: {
         tags: ['taxes'],
         summary: 'Get a tax',
@@ -68,7 +65,6 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.put(
     '/taxes/:id',
     {
-      config: { scope: 'tax:update' },
       schema: {
         tags: ['taxes'],
         summary: 'Update a tax',
@@ -92,7 +88,6 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
   app.delete(
     '/taxes/:id',
     {
-      config: { scope: 'tax:delete' },
       schema: {
         tags: ['taxes'],
         summary: 'Delete a tax (permanent)',
@@ -132,7 +127,6 @@ export const taxGuardRoutes: FastifyPluginAsyncTypebox = async (app) => {
           hide: url.endsWith('/'),
           tags: ['taxes'],
           summary: `${method} without a tax id (always 400)`,
-          security: [],
           response: errorResponses(400),
         },
         onRequest: refuse,

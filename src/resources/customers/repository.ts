@@ -1,12 +1,12 @@
 import { type Selectable, type Updateable, sql } from 'kysely'
-import type { Customer, CreateCustomerBody, ListCustomersQuery, UpdateCustomerBody } from '../../schemas/customers.js'
+import type { Customer, CreateCustomerBody, ListCustomersQuery, UpdateCustomerBody } from './schemas.js'
 import { ConflictError } from '../../errors.js'
-import { type Db, readSnapshot } from '../database.js'
-import { isUniqueViolation } from '../errors.js'
-import { containsIgnoringCase } from '../like.js'
-import { PreparedQuery } from '../prepared.js'
-import type { CustomersTable } from '../schema.js'
-import { newId, nowIso } from '../time.js'
+import { type Db, readSnapshot } from '../../db/database.js'
+import { isUniqueViolation } from '../../db/errors.js'
+import { containsIgnoringCase } from '../../db/like.js'
+import { PreparedQuery } from '../../db/prepared.js'
+import type { CustomersTable } from '../../db/schema.js'
+import { newId, nowIso } from '../../db/time.js'
 
 export type CustomerRow = Selectable<CustomersTable>
 

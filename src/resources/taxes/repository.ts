@@ -1,9 +1,9 @@
 import type { Selectable, Updateable } from 'kysely'
-import type { CreateTaxBody, ListTaxesQuery, Tax, UpdateTaxBody } from '../../schemas/taxes.js'
-import type { Db } from '../database.js'
-import { containsIgnoringCase } from '../like.js'
-import type { TaxesTable } from '../schema.js'
-import { newId, nowIso } from '../time.js'
+import type { CreateTaxBody, ListTaxesQuery, Tax, UpdateTaxBody } from './schemas.js'
+import type { Db } from '../../db/database.js'
+import { containsIgnoringCase } from '../../db/like.js'
+import type { TaxesTable } from '../../db/schema.js'
+import { newId, nowIso } from '../../db/time.js'
 
 export type TaxRow = Selectable<TaxesTable>
 

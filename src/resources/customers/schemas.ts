@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Pagination, Timestamp, UuidParam } from './common.js'
+import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 
 export const CUSTOMER_TYPES = ['Individual', 'Startup', 'Small Business', 'Medium Business', 'Enterprise', 'Non-Profit', 'Government'] as const
 export const CUSTOMER_STATUSES = ['ACTIVE', 'BLACKLISTED', 'DEACTIVATED', 'DELETED'] as const

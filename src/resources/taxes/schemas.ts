@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Pagination, Timestamp, UuidParam } from './common.js'
+import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 
 export const TaxSchema = Type.Object(
   {

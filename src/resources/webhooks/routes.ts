@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { toWebhook, type WebhooksRepository } from '../../db/repositories/webhooks.js'
+import { toWebhook, type WebhooksRepository } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
 import {
@@ -14,9 +14,9 @@ import {
   type Webhook,
   WebhookSchema,
   WebhookSecretSchema,
-} from '../../schemas/webhooks.js'
+} from './schemas.js'
 import { Type } from 'typebox'
-import { webhookDeliveryRoutes } from './deliveries.js'
+import { webhookDeliveryRoutes } from './delivery-routes.js'
 
 const NOT_FOUND = 'Webhook not found'
 
@@ -49,7 +49,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
   app.post(
     '/webhooks',
     {
-      config: { scope: 'webhook:create' },
       schema: {
         tags: ['webhooks'],
         summary: 'Create a webhook',
@@ -84,7 +83,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
   app.get(
     '/webhooks',
     {
-      config: { scope: 'webhook:read' },
       schema: {
         tags: ['webhooks'],
         summary: "List the application's webhooks",
@@ -101,7 +99,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
   app.get(
     '/webhooks/:id',
     {
-      config: { scope: 'webhook:read' },
       schema: {
         tags: ['webhooks'],
         summary: 'Get a webhook',
@@ -119,7 +116,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
   app.patch(
     '/webhooks/:id',
     {
-      config: { scope: 'webhook:update' },
       schema: {
         tags: ['webhooks'],
         summary: 'Update a webhook',
@@ -153,7 +149,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
   app.delete(
     '/webhooks/:id',
     {
-      config: { scope: 'webhook:delete' },
       schema: {
         tags: ['webhooks'],
         summary: 'Delete a webhook',
@@ -179,7 +174,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
   app.get(
     '/webhooks/:id/secret',
     {
-      config: { scope: 'webhook:read' },
       schema: {
         tags: ['webhooks'],
         summary: "Get a webhook's signing secret",
@@ -198,7 +192,6 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
   app.post(
     '/webhooks/:id/secret/rotate',
     {
-      config: { scope: 'webhook:update' },
       schema: {
         tags: ['webhooks'],
         summary: "Rotate a webhook's signing secret",

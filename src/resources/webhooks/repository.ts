@@ -1,11 +1,11 @@
 import { type Selectable, sql, type Updateable } from 'kysely'
-import type { Webhook } from '../../schemas/webhooks.js'
-import { backendOf, type Db } from '../database.js'
-import type { UnitOfWork } from '../unit-of-work.js'
-import { PreparedQuery } from '../prepared.js'
-import { DeliveriesRepository } from './deliveries.js'
-import type { WebhooksTable } from '../schema.js'
-import { isoOf, newId, nowIso } from '../time.js'
+import type { Webhook } from './schemas.js'
+import { backendOf, type Db } from '../../db/database.js'
+import type { UnitOfWork } from '../../db/unit-of-work.js'
+import { PreparedQuery } from '../../db/prepared.js'
+import { DeliveriesRepository } from '../../db/repositories/deliveries.js'
+import type { WebhooksTable } from '../../db/schema.js'
+import { isoOf, newId, nowIso } from '../../db/time.js'
 
 /** A webhook's row with its total_events, the sum of its webhook_event_counts rows. */
 export type WebhookRow = Selectable<WebhooksTable> & { total_events: number }

@@ -1,12 +1,12 @@
 import type { Selectable } from 'kysely'
 import { ConflictError } from '../../errors.js'
-import type { CreateLiquidationAddressBody, LiquidationAddress } from '../../schemas/liquidation-addresses.js'
+import type { CreateLiquidationAddressBody, LiquidationAddress } from './schemas.js'
 import { addressKey } from '../../validation/chain-address.js'
-import type { Db } from '../database.js'
-import { isUniqueViolation } from '../errors.js'
-import type { LiquidationAddressesTable } from '../schema.js'
-import { newId, nowIso } from '../time.js'
-import { PreparedInsert } from '../prepared.js'
+import type { Db } from '../../db/database.js'
+import { isUniqueViolation } from '../../db/errors.js'
+import type { LiquidationAddressesTable } from '../../db/schema.js'
+import { newId, nowIso } from '../../db/time.js'
+import { PreparedInsert } from '../../db/prepared.js'
 
 export type LiquidationAddressRow = Selectable<LiquidationAddressesTable>
 

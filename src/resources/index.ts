@@ -1,0 +1,28 @@
+import { customers } from './customers/index.js'
+import { health } from './health/index.js'
+import { liquidationAddresses } from './liquidation-addresses/index.js'
+import type { Operation } from './manifest.js'
+import type { Resource } from './resource.js'
+import { taxes } from './taxes/index.js'
+import { webhooks } from './webhooks/index.js'
+
+/**
+ * Every resource of the API: the one place one is registered. The routes, the scopes, the
+ * operationIds and the event types are all derived from this list.
+ */
+export const RESOURCES: readonly Resource[] = [health, webhooks, customers, liquidationAddresses, taxes]
+
+/** Every scope a key may be given, resource by resource. */
+export const SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes)
+
+export function isScope(value: string): boolean {
+  return SCOPES.includes(value)
+}
+
+/** Every event type the API emits. */
+export const EVENT_TYPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.eventTypes)
+
+/** Every operation, by "METHOD /api/v0/path" as its route is registered. */
+export const OPERATIONS: ReadonlyMap<string, Operation> = new Map(
+  RESOURCES.flatMap((resource) => resource.manifest.operations.map((operation): [string, Operation] => [`${operation.method} /api/v0${operation.path}`, operation])),
+)

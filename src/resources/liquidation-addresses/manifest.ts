@@ -1,0 +1,27 @@
+import { defineManifest } from '../manifest.js'
+
+export const liquidationAddressesManifest = defineManifest({
+  name: 'liquidation-addresses',
+  scopes: ['liquidation_address:create', 'liquidation_address:read'],
+  eventTypes: ['liquidation_address.created'],
+  operations: [
+    {
+      method: 'POST',
+      path: '/customers/:customerId/liquidation_addresses',
+      operationId: 'liquidationAddressControllerCreateLiquidationAddress',
+      scope: 'liquidation_address:create',
+    },
+    {
+      method: 'GET',
+      path: '/customers/:customerId/liquidation_addresses',
+      operationId: 'liquidationAddressControllerGetLiquidationAddresses',
+      scope: 'liquidation_address:read',
+    },
+    {
+      method: 'GET',
+      path: '/customers/:customerId/liquidation_addresses/:liquidationAddressId',
+      operationId: 'liquidationAddressControllerGetLiquidationAddress',
+      scope: 'liquidation_address:read',
+    },
+  ],
+})

@@ -1,0 +1,62 @@
+import type { FastifyInstance, RouteOptions } from 'fastify'
+import { OPERATIONS, RESOURCES } from './index.js'
+import { PUBLIC } from './manifest.js'
+import type { Resource, ResourceOptions } from './resource.js'
+
+function methodAndPath(route: RouteOptions): string {
+  return `${Array.isArray(route.method) ? route.method.join(',') : route.method} ${route.url}`
+}
+
+/**
+ * The onRoute hook that gives a route what its manifest says: its operationId in the document,
+ * and the scope the authentication hook checks. A route the document shows must be an operation
+ * of a manifest, or start-up stops; hidden routes (the document itself, /docs, a path's
+ * trailing-slash twin) and Fastify's automatic HEAD twins take their operation's scope, if any.
+ */
+export function applyManifest(route: RouteOptions): void {
+  const schema = route.schema ?? {}
+  // A HEAD twin answers as its GET; a trailing-slash twin as its path without the slash.
+  const twinOf = { ...route, method: route.method === 'HEAD' ? 'GET' : route.method, url: route.url.replace(/(.)\/$/, '$1') }
+  const operation = OPERATIONS.get(methodAndPath(route)) ?? OPERATIONS.get(methodAndPath(twinOf))
+  if (operation === undefined) {
+    if (schema.hide === true || route.method === 'HEAD') return
+    throw new Error(`route "${methodAndPath(route)}" is not an operation of any resource: add it to its resource's manifest.ts (src/resources/<name>/)`)
+  }
+  if (schema.operationId !== undefined && schema.operationId !== operation.operationId) {
+    throw new Error(`route "${methodAndPath(route)}" sets its own operationId "${schema.operationId}": operationIds come from the manifests`)
+  }
+  route.config = { ...route.config, scope: operation.scope }
+  // A copy: a schema object may be shared by several routes.
+  if (schema.hide !== true && route.method !== 'HEAD') route.schema = { ...schema, operationId: operation.operationId, ...(operation.scope === PUBLIC ? { security: [] } : {}) }
+}
+
+/** Refuses, in a context, routes whose operation is (or is not) public: a scoped route can't be served without authentication. */
+function onlyRoutes(app: FastifyInstance, publicOnes: boolean): void {
+  app.addHook('onRoute', (route) => {
+    const scope = route.config?.scope
+    if (scope === undefined) return
+    if ((scope === PUBLIC) !== publicOnes) {
+      throw new Error(`route "${methodAndPath(route)}" is registered ${publicOnes ? 'without' : 'with'} authentication, but its manifest says ${scope}`)
+    }
+  })
+}
+
+/**
+ * Registers every resource of RESOURCES: its public routes as they are, the others behind
+ * `authenticated` (the context that authenticates every request before it is routed on).
+ */
+export async function registerResources(
+  api: FastifyInstance,
+  authenticated: (register: (app: FastifyInstance) => Promise<void>) => Promise<void>,
+  options: ResourceOptions,
+  resources: readonly Resource[] = RESOURCES,
+): Promise<void> {
+  await api.register(async (open) => {
+    onlyRoutes(open, true)
+    for (const resource of resources) if (resource.publicRoutes !== undefined) await open.register(resource.publicRoutes, options)
+  })
+  await authenticated(async (app) => {
+    onlyRoutes(app, false)
+    for (const resource of resources) await app.register(resource.routes, options)
+  })
+}

@@ -1,0 +1,19 @@
+import type { FastifyPluginAsync } from 'fastify'
+import type { Manifest } from './manifest.js'
+
+/** What the app hands every resource's routes: the parts that depend on configuration. */
+export interface ResourceOptions {
+  /** production: why a url's host may not receive webhooks (it resolves to a private address), or undefined */
+  urlAddressProblem: ((url: string) => Promise<string | undefined>) | undefined
+  /** whether Redis answers, for the health check */
+  redisState: () => Promise<'ok' | 'error' | 'not configured'>
+}
+
+/** One resource: its manifest and its routes, registered under /api/v0 by src/resources/register.ts. */
+export interface Resource {
+  manifest: Manifest
+  /** routes behind authentication (every operation of the manifest that is not PUBLIC) */
+  routes: FastifyPluginAsync<ResourceOptions>
+  /** routes called without credentials (the manifest's PUBLIC operations) */
+  publicRoutes?: FastifyPluginAsync<ResourceOptions>
+}

@@ -1,0 +1,107 @@
+import Fastify from 'fastify'
+import { describe, expect, expectTypeOf, it } from 'vitest'
+import { EVENT_TYPES, OPERATIONS, RESOURCES, SCOPES } from '../../src/resources/index.js'
+import { type Operation, PUBLIC } from '../../src/resources/manifest.js'
+import { applyManifest, registerResources } from '../../src/resources/register.js'
+import type { Resource } from '../../src/resources/resource.js'
+import { taxesManifest } from '../../src/resources/taxes/manifest.js'
+
+describe('the resource manifests', () => {
+  it('an operation without a scope is not an operation (the compiler refuses it)', () => {
+    expectTypeOf<{ method: 'GET'; path: string; operationId: string }>().not.toMatchTypeOf<Operation>()
+    expectTypeOf<{ method: 'GET'; path: string; operationId: string; scope: 'any valid key' }>().toMatchTypeOf<Operation>()
+  })
+
+  it('derive every scope, event type and operation from RESOURCES', () => {
+    expect(SCOPES).toEqual([
+      'webhook:create',
+      'webhook:read',
+      'webhook:update',
+      'webhook:delete',
+      'customer:create',
+      'customer:read',
+      'customer:update',
+      'liquidation_address:create',
+      'liquidation_address:read',
+      'tax:create',
+      'tax:read',
+      'tax:update',
+      'tax:delete',
+    ])
+    expect([...EVENT_TYPES].sort()).toEqual(
+      ['customer.created', 'customer.updated', 'liquidation_address.created', 'tax.created', 'tax.deleted', 'tax.updated', 'webhook.created', 'webhook.test', 'webhook.updated'].sort(),
+    )
+    expect(OPERATIONS.size).toBe(RESOURCES.reduce((sum, resource) => sum + resource.manifest.operations.length, 0))
+  })
+
+  it('every scope is `<resource>:<action>` and belongs to one resource; every operation names a scope of its own resource', () => {
+    expect(new Set(SCOPES).size).toBe(SCOPES.length)
+    for (const resource of RESOURCES) {
+      for (const scope of resource.manifest.scopes) expect(scope).toMatch(/^[a-z_]+:[a-z]+$/)
+      for (const operation of resource.manifest.operations) {
+        if (operation.scope.includes(':')) expect(resource.manifest.scopes).toContain(operation.scope)
+      }
+    }
+  })
+})
+
+describe('registering routes against the manifests', () => {
+  async function appWith(register: (app: ReturnType<typeof Fastify>) => void): Promise<void> {
+    const app = Fastify({ logger: false })
+    app.addHook('onRoute', applyManifest)
+    try {
+      await app.register(
+        async (api) => {
+          register(api)
+        },
+        { prefix: '/api/v0' },
+      )
+      await app.ready()
+    } finally {
+      await app.close()
+    }
+  }
+
+  it('a route that is in no manifest stops start-up', async () => {
+    await expect(appWith((api) => api.get('/invoices', async () => ({})))).rejects.toThrow('route "GET /api/v0/invoices" is not an operation of any resource')
+  })
+
+  async function register(resource: Resource): Promise<void> {
+    const app = Fastify({ logger: false })
+    app.addHook('onRoute', applyManifest)
+    try {
+      await app.register(async (api) => registerResources(api, async (inner) => api.register(inner), OPTIONS, [resource]), { prefix: '/api/v0' })
+      await app.ready()
+    } finally {
+      await app.close()
+    }
+  }
+  const handler = async () => ({})
+
+  it('a scoped operation registered among the public routes stops start-up', async () => {
+    const resource: Resource = { manifest: taxesManifest, routes: async () => undefined, publicRoutes: async (app) => void app.post('/taxes', handler) }
+    await expect(register(resource)).rejects.toThrow('route "POST /api/v0/taxes" is registered without authentication, but its manifest says tax:create')
+  })
+
+  it('a public operation registered behind authentication stops start-up', async () => {
+    const resource: Resource = { manifest: taxesManifest, routes: async (app) => void app.put('/taxes', handler) }
+    await expect(register(resource)).rejects.toThrow('route "PUT /api/v0/taxes" is registered with authentication, but its manifest says public')
+  })
+
+  it('each route takes its scope and operationId from its manifest', async () => {
+    const seen: { url: string; scope: unknown; operationId: unknown }[] = []
+    const resource: Resource = { manifest: taxesManifest, routes: async (app) => void app.post('/taxes', handler), publicRoutes: async (app) => void app.put('/taxes', handler) }
+    const app = Fastify({ logger: false })
+    app.addHook('onRoute', applyManifest)
+    app.addHook('onRoute', (route) => void seen.push({ url: `${String(route.method)} ${route.url}`, scope: route.config?.scope, operationId: route.schema?.operationId }))
+    await app.register(async (api) => registerResources(api, async (inner) => api.register(inner), OPTIONS, [resource]), { prefix: '/api/v0' })
+    await app.ready()
+    await app.close()
+    expect(seen).toEqual([
+      { url: 'PUT /api/v0/taxes', scope: PUBLIC, operationId: 'taxControllerUpdateWithoutId' },
+      { url: 'POST /api/v0/taxes', scope: 'tax:create', operationId: 'taxControllerCreate' },
+    ])
+  })
+})
+
+const OPTIONS = { urlAddressProblem: undefined, redisState: async () => 'not configured' as const }
