@@ -130,7 +130,7 @@ export function eventsInTurn(app: FastifyInstance, application: BenchApplication
   return async () => {
     const webhookId = application.webhookIds[next++ % application.webhookIds.length] ?? ''
     await app.transact(async (tx) => {
-      await tx.webhooks.lockForDelivery(application.appId, webhookId)
+      await new WebhooksRepository(tx.db, tx.unit).lockForDelivery(application.appId, webhookId)
       await tx.events.emitTo(application.appId, webhookId, 'tax.updated', EVENT_DATA)
     })
   }

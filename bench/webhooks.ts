@@ -10,6 +10,7 @@
  *   npm run bench:webhooks [-- --seconds 10]
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:webhooks
  */
+import { WebhooksRepository } from '../src/resources/webhooks/repository.js'
 import { fork, spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import http from 'node:http'
@@ -243,7 +244,7 @@ rows.push([
 ])
 await app.transact(async (tx) => {
   const owner = appIds[0] ?? ''
-  await tx.webhooks.delete(owner, webhookIds[0] ?? '')
+  await new WebhooksRepository(tx.db, tx.unit).delete(owner, webhookIds[0] ?? '')
 })
 
 // 100,000 pending retries: events queued through the outbox, each failed once and due in an hour.

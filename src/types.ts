@@ -1,13 +1,9 @@
 import type { Environment } from './auth/credentials.js'
 import type { Db } from './db/database.js'
 import type { AppsRepository } from './db/repositories/apps.js'
-import type { CustomersRepository } from './resources/customers/repository.js'
 import type { DeliveriesRepository } from './db/repositories/deliveries.js'
-import type { DeliveryLogRepository } from './resources/webhooks/delivery-log-repository.js'
 import type { EventsRepository } from './db/repositories/events.js'
-import type { LiquidationAddressesRepository } from './resources/liquidation-addresses/repository.js'
-import type { TaxesRepository } from './resources/taxes/repository.js'
-import type { WebhooksRepository } from './resources/webhooks/repository.js'
+import type { UnitOfWork } from './db/unit-of-work.js'
 import type { DeliveryNotifier } from './delivery/notifier.js'
 
 /** Who is calling: set by the auth hook on every authenticated route. */
@@ -19,17 +15,17 @@ export interface AuthContext {
   scopes: readonly string[]
 }
 
+/** The platform's own repositories; each resource makes its own from `app.db` (src/resources/<name>/repository.ts). */
 export interface Repositories {
   apps: AppsRepository
-  webhooks: WebhooksRepository
-  customers: CustomersRepository
-  liquidationAddresses: LiquidationAddressesRepository
-  taxes: TaxesRepository
-  deliveryLog: DeliveryLogRepository
 }
 
-/** The repositories inside one write transaction, with the outbox and the delivery queue. */
-export interface TransactionRepositories extends Repositories {
+/** One write transaction: its database handle and unit of work (for a resource's repositories), the outbox and the delivery queue. */
+export interface Transaction {
+  /** the transaction: every statement of the change runs on it */
+  db: Db
+  /** the commit's side effects (a webhook stopped, deliveries written) */
+  unit: UnitOfWork
   events: EventsRepository
   deliveries: DeliveriesRepository
 }
@@ -40,7 +36,7 @@ declare module 'fastify' {
     /** reads; writes go through `transact` */
     repos: Repositories
     /** runs `work` in one write transaction; wakes the dispatcher when it wrote deliveries */
-    transact<T>(work: (tx: TransactionRepositories) => Promise<T>): Promise<T>
+    transact<T>(work: (tx: Transaction) => Promise<T>): Promise<T>
     /** tells the dispatcher in this process (if any) about commits it must act on at once */
     notifier: DeliveryNotifier
   }

@@ -1,5 +1,6 @@
 import { type Compilable, CompiledQuery, type Insertable, type RawBuilder, sql } from 'kysely'
-import { type Backend, backendOf, type Db, readNow } from './database.js'
+import { type Backend, backendOf, type Db } from './database.js'
+import { readNow } from './sqlite/open.js'
 import type { Database } from './schema.js'
 
 /** A parameter value no caller passes: where a run's own value goes. */

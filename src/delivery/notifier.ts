@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
-import { POSTGRES_TIMEOUTS } from '../db/database.js'
+import { POSTGRES_TIMEOUTS } from '../db/postgres/open.js'
 import type { CommitSignals, SignalSink } from '../db/unit-of-work.js'
 import type { DispatcherLog } from './log.js'
 

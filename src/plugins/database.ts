@@ -1,27 +1,11 @@
 import fp from 'fastify-plugin'
 import type { Db } from '../db/database.js'
 import { AppsRepository } from '../db/repositories/apps.js'
-import { CustomersRepository } from '../resources/customers/repository.js'
 import { DeliveriesRepository } from '../db/repositories/deliveries.js'
-import { DeliveryLogRepository } from '../resources/webhooks/delivery-log-repository.js'
 import { EventsRepository } from '../db/repositories/events.js'
-import { LiquidationAddressesRepository } from '../resources/liquidation-addresses/repository.js'
-import { TaxesRepository } from '../resources/taxes/repository.js'
-import { WebhooksRepository } from '../resources/webhooks/repository.js'
-import type { Repositories, TransactionRepositories } from '../types.js'
-import { requestTransactionScope, runUnitOfWork, type UnitOfWork } from '../db/unit-of-work.js'
+import type { Transaction } from '../types.js'
+import { requestTransactionScope, runUnitOfWork } from '../db/unit-of-work.js'
 import type { DeliveryNotifier } from '../delivery/notifier.js'
-
-export function repositoriesOf(db: Db, unit?: UnitOfWork): Repositories {
-  return {
-    apps: new AppsRepository(db),
-    webhooks: new WebhooksRepository(db, unit),
-    customers: new CustomersRepository(db),
-    liquidationAddresses: new LiquidationAddressesRepository(db),
-    taxes: new TaxesRepository(db),
-    deliveryLog: new DeliveryLogRepository(db),
-  }
-}
 
 /**
  * Attaches the database, the repositories and `transact`; closes the database when the app
@@ -32,18 +16,19 @@ export function repositoriesOf(db: Db, unit?: UnitOfWork): Repositories {
 export const databasePlugin = fp<{ db: Db; notifier: DeliveryNotifier }>(
   async (app, { db, notifier }) => {
     app.decorate('db', db)
-    app.decorate('repos', repositoriesOf(db))
+    app.decorate('repos', { apps: new AppsRepository(db) })
     app.decorate('notifier', notifier)
     app.decorate(
       'transact',
-      async <T>(work: (tx: TransactionRepositories) => Promise<T>): Promise<T> =>
+      async <T>(work: (tx: Transaction) => Promise<T>): Promise<T> =>
         // Route work touches only the database, so a deadlock or serialization abort can run it again.
         runUnitOfWork(
           db,
           notifier,
           async (unit) => {
             const result = await work({
-              ...repositoriesOf(unit.tx, unit),
+              db: unit.tx,
+              unit,
               events: new EventsRepository(unit.tx, unit),
               deliveries: new DeliveriesRepository(unit.tx, unit),
             })

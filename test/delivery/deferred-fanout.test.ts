@@ -1,3 +1,4 @@
+import { WebhooksRepository } from '../../src/resources/webhooks/repository.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Db } from '../../src/db/database.js'
 import { EventsRepository, FANOUT_LIMITS, type FanOutResult, INLINE_FANOUT_MAX } from '../../src/db/repositories/events.js'
@@ -139,7 +140,7 @@ describe('the deferred fan-out’s budgets', () => {
     const appId = (await server.app.repos.apps.createApp('fan-out')).id
     const webhookIds: string[] = []
     for (let i = 0; i < webhooks; i++) {
-      const row = await server.app.repos.webhooks.create(appId, { name: `w${i}`, url: `https://example.com/${i}`, isActive: true, encrypted: false, signingSecret: 'whsec_x' })
+      const row = await new WebhooksRepository(server.app.db).create(appId, { name: `w${i}`, url: `https://example.com/${i}`, isActive: true, encrypted: false, signingSecret: 'whsec_x' })
       webhookIds.push(row.id)
     }
     const rows = []

@@ -1,3 +1,4 @@
+import { WebhooksRepository } from '../../src/resources/webhooks/repository.js'
 import { createSocket, type Socket as UdpSocket } from 'node:dgram'
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -24,7 +25,7 @@ async function newApp(server: TestServer, name: string): Promise<string> {
 async function addWebhooks(server: TestServer, appId: string, urls: string[]): Promise<string[]> {
   const ids: string[] = []
   for (const [i, url] of urls.entries()) {
-    const webhook = await server.app.repos.webhooks.create(appId, { name: `w${i}`, url, isActive: true, encrypted: false, signingSecret: `whsec_${Buffer.alloc(32, i).toString('base64')}` })
+    const webhook = await new WebhooksRepository(server.app.db).create(appId, { name: `w${i}`, url, isActive: true, encrypted: false, signingSecret: `whsec_${Buffer.alloc(32, i).toString('base64')}` })
     ids.push(webhook.id)
   }
   return ids

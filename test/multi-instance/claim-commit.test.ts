@@ -1,3 +1,4 @@
+import { WebhooksRepository } from '../../src/resources/webhooks/repository.js'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { startTestServer } from '../helper.js'
 import { type Receiver, startReceiver } from '../receiver.js'
@@ -27,7 +28,7 @@ it("a claim still waiting to commit does not hold up the next one: B's delivery 
     const appIds: string[] = []
     for (const name of ['A', 'B']) {
       const appId = (await server.app.repos.apps.createApp(name)).id
-      await server.app.repos.webhooks.create(appId, { name, url: receiver.url(`/${name}`), isActive: true, encrypted: false, signingSecret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` })
+      await new WebhooksRepository(server.app.db).create(appId, { name, url: receiver.url(`/${name}`), isActive: true, encrypted: false, signingSecret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` })
       appIds.push(appId)
     }
     const [a = '', b = ''] = appIds

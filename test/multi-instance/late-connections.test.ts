@@ -1,3 +1,4 @@
+import { WebhooksRepository } from '../../src/resources/webhooks/repository.js'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { ResolvedAddress } from '../../src/delivery/address-guard.js'
 import { startTestServer, type TestServer } from '../helper.js'
@@ -43,7 +44,7 @@ async function lateWebhook(resolver: ReturnType<typeof heldResolver>, path: stri
   })
   const appId = (await server.app.repos.apps.createApp('late')).id
   const port = new URL(receiver.url('/')).port
-  const webhook = await server.app.repos.webhooks.create(appId, {
+  const webhook = await new WebhooksRepository(server.app.db).create(appId, {
     name: 'late',
     url: `http://late.test:${port}${path}`,
     isActive: true,

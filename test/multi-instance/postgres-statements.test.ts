@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { parseDatabaseUrl } from '../../src/config.js'
 import { type Db, openDatabase, readSnapshot, writeTransaction } from '../../src/db/database.js'
 import { isDatabaseUnavailable } from '../../src/db/errors.js'
-import { NAMED_STATEMENT_LIMIT } from '../../src/db/postgres-statements.js'
+import { NAMED_STATEMENT_LIMIT } from '../../src/db/postgres/statements.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
 import { startTestServer } from '../helper.js'
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import { expect, it } from 'vitest'
-import { CHECKPOINT_INTERVAL_MS, WAL_LIMIT_FRAMES, WalCheckpointer } from '../../src/db/checkpointer.js'
+import { CHECKPOINT_INTERVAL_MS, WAL_LIMIT_FRAMES, WalCheckpointer } from '../../src/db/sqlite/checkpointer.js'
 import { openDatabase } from '../../src/db/database.js'
 
 // WalCheckpointer: SQLite's checkpoints on a worker thread, asked for after commits, at most every

@@ -1,10 +1,11 @@
 import SQLite from 'better-sqlite3'
 import { CompiledQuery, Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type Db, openDatabase, readNow } from '../../src/db/database.js'
+import { type Db, openDatabase } from '../../src/db/database.js'
+import { readNow } from '../../src/db/sqlite/open.js'
 import { PreparedQuery } from '../../src/db/prepared.js'
 import type { Database } from '../../src/db/schema.js'
-import { LockWaitingSqliteDialect } from '../../src/db/sqlite-lock-wait.js'
+import { LockWaitingSqliteDialect } from '../../src/db/sqlite/lock-wait.js'
 import { newSqliteFile } from './temp-file.js'
 
 // readNow: a read-only statement of the SQLite database itself runs at once only when it could not

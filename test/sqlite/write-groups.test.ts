@@ -6,9 +6,9 @@ import { CompiledQuery, Kysely } from 'kysely'
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { planningRead } from '../../src/db/database.js'
 import type { Database } from '../../src/db/schema.js'
-import { LockWaitingSqliteDialect } from '../../src/db/sqlite-lock-wait.js'
-import { WalSync } from '../../src/db/wal-sync.js'
-import { MAX_GROUP, SqliteWriteGroups } from '../../src/db/write-groups.js'
+import { LockWaitingSqliteDialect } from '../../src/db/sqlite/lock-wait.js'
+import { WalSync } from '../../src/db/sqlite/wal-sync.js'
+import { MAX_GROUP, SqliteWriteGroups } from '../../src/db/sqlite/write-groups.js'
 
 // SqliteWriteGroups on a real SQLite file, with a WAL sync whose calls are counted (one per
 // group) and can be held or failed.

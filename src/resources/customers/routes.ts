@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { toCustomer } from './repository.js'
+import { CustomersRepository, toCustomer } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { namesAField } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/common.js'
@@ -16,7 +16,7 @@ import {
 const NOT_FOUND = 'Customer not found'
 
 export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const customers = app.repos.customers
+  const customers = new CustomersRepository(app.db)
 
   app.post(
     '/customers',
@@ -31,7 +31,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { appId } = callerOf(request)
       const customer = await app.transact(async (tx) => {
-        const created = toCustomer(await tx.customers.create(appId, request.body))
+        const created = toCustomer(await new CustomersRepository(tx.db).create(appId, request.body))
         await tx.events.emit(appId, 'customer.created', created)
         return created
       })
@@ -88,7 +88,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { appId } = callerOf(request)
       return app.transact(async (tx) => {
-        const row = await tx.customers.update(appId, request.params.id, request.body)
+        const row = await new CustomersRepository(tx.db).update(appId, request.params.id, request.body)
         if (row === undefined) throw ApiError.notFound(NOT_FOUND)
         const customer = toCustomer(row)
         if (namesAField(request.body)) await tx.events.emit(appId, 'customer.updated', customer)

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { toLiquidationAddress } from './repository.js'
+import { CustomersRepository } from '../customers/repository.js'
+import { LiquidationAddressesRepository, toLiquidationAddress } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
@@ -14,7 +15,8 @@ import {
 const CUSTOMER_NOT_FOUND = 'Customer not found'
 
 export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const { customers, liquidationAddresses } = app.repos
+  const customers = new CustomersRepository(app.db)
+  const liquidationAddresses = new LiquidationAddressesRepository(app.db)
 
   /** 404 unless the customer belongs to the caller's application. */
   async function requireCustomer(appId: string, customerId: string): Promise<void> {
@@ -35,8 +37,8 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
     async (request, reply) => {
       const { appId } = callerOf(request)
       const address = await app.transact(async (tx) => {
-        if ((await tx.customers.find(appId, request.params.customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
-        const created = toLiquidationAddress(await tx.liquidationAddresses.create(appId, request.params.customerId, request.body))
+        if ((await new CustomersRepository(tx.db).find(appId, request.params.customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+        const created = toLiquidationAddress(await new LiquidationAddressesRepository(tx.db).create(appId, request.params.customerId, request.body))
         await tx.events.emit(appId, 'liquidation_address.created', created)
         return created
       })

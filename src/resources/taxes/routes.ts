@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { toTax } from './repository.js'
+import { TaxesRepository, toTax } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
 import { CreateTaxBody, ListTaxesQuery, TaxParams, TaxSchema, UpdateTaxBody } from './schemas.js'
@@ -9,7 +9,7 @@ import { CreateTaxBody, ListTaxesQuery, TaxParams, TaxSchema, UpdateTaxBody } fr
 const NOT_FOUND = 'Tax not found'
 
 export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const taxes = app.repos.taxes
+  const taxes = new TaxesRepository(app.db)
 
   app.post(
     '/taxes',
@@ -24,7 +24,7 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request, reply) => {
       const { appId } = callerOf(request)
       const tax = await app.transact(async (tx) => {
-        const created = toTax(await tx.taxes.create(appId, request.body))
+        const created = toTax(await new TaxesRepository(tx.db).create(appId, request.body))
         await tx.events.emit(appId, 'tax.created', created)
         return created
       })
@@ -76,7 +76,7 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { appId } = callerOf(request)
       return app.transact(async (tx) => {
-        const row = await tx.taxes.update(appId, request.params.id, request.body)
+        const row = await new TaxesRepository(tx.db).update(appId, request.params.id, request.body)
         if (row === undefined) throw ApiError.notFound(NOT_FOUND)
         const tax = toTax(row)
         if (namesAField(request.body)) await tx.events.emit(appId, 'tax.updated', tax)
@@ -98,7 +98,7 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { appId } = callerOf(request)
       return app.transact(async (tx) => {
-        const row = await tx.taxes.delete(appId, request.params.id)
+        const row = await new TaxesRepository(tx.db).delete(appId, request.params.id)
         if (row === undefined) throw ApiError.notFound(NOT_FOUND)
         const tax = toTax(row)
         await tx.events.emit(appId, 'tax.deleted', tax)

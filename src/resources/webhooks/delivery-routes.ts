@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import type { LoggedDelivery } from './delivery-log-repository.js'
-import { toWebhook } from './repository.js'
+import { DeliveryLogRepository, type LoggedDelivery } from './delivery-log-repository.js'
+import { toWebhook, WebhooksRepository } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { errorResponses } from '../../schemas/common.js'
 import { type Delivery, DeliveryParams, DeliverySchema, ListDeliveriesQuery } from './delivery-schemas.js'
@@ -33,7 +33,8 @@ export function toDelivery(entry: LoggedDelivery): Delivery {
  * deleted webhook is 404 here as everywhere in the API (its log stays in the CLI's audit view).
  */
 export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const log = app.repos.deliveryLog
+  const log = new DeliveryLogRepository(app.db)
+  const webhooks = new WebhooksRepository(app.db)
 
   /** One delivery as the owner sees it now (after a commit), or 404 naming what is missing. */
   async function ownedDelivery(appId: string, webhookId: string, deliveryId: string): Promise<Delivery> {
@@ -44,7 +45,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   }
 
   async function requireWebhook(appId: string, webhookId: string): Promise<void> {
-    if ((await app.repos.webhooks.find(appId, webhookId)) === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+    if ((await webhooks.find(appId, webhookId)) === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
   }
 
   app.get(
@@ -101,7 +102,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { appId } = callerOf(request)
       const { id, deliveryId } = request.params
       await app.transact(async (tx) => {
-        const webhook = await tx.webhooks.lockForDelivery(appId, id)
+        const webhook = await new WebhooksRepository(tx.db, tx.unit).lockForDelivery(appId, id)
         if (webhook === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
         if (!(await tx.deliveries.belongsTo(deliveryId, webhook.id))) throw ApiError.notFound(DELIVERY_NOT_FOUND)
         if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
@@ -128,7 +129,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { appId } = callerOf(request)
       const { id } = request.params
       const deliveryId = await app.transact(async (tx) => {
-        const webhook = await tx.webhooks.lockForDelivery(appId, id)
+        const webhook = await new WebhooksRepository(tx.db, tx.unit).lockForDelivery(appId, id)
         if (webhook === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
         if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
         await tx.deliveries.circuitAttemptNow(webhook.id)

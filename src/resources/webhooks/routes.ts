@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { toWebhook, type WebhooksRepository } from './repository.js'
+import { toWebhook, WebhooksRepository } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
 import {
@@ -38,7 +38,7 @@ export interface WebhookRoutesOptions {
 }
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, options) => {
-  const webhooks = app.repos.webhooks
+  const webhooks = new WebhooksRepository(app.db)
   await app.register(webhookDeliveryRoutes)
 
   async function urlGuard(url: string): Promise<void> {
@@ -63,7 +63,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       const signingSecret = body.signing_secret ?? generateSigningSecret()
       const webhook = await app.transact(async (tx) => {
         const created = toWebhook(
-          await tx.webhooks.create(appId, {
+          await new WebhooksRepository(tx.db, tx.unit).create(appId, {
             name: body.name,
             url: body.url,
             isActive: body.isActive ?? true,
@@ -73,7 +73,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         )
         await tx.events.emit(appId, 'webhook.created', created)
         // Active, so it was sent its own webhook.created: answer with that counted.
-        return reread(tx.webhooks, appId, created.id)
+        return reread(new WebhooksRepository(tx.db, tx.unit), appId, created.id)
       })
       // A generated secret is shown this once; a secret the caller chose is never echoed.
       return reply.code(201).send(body.signing_secret === undefined ? { ...webhook, signing_secret: signingSecret } : webhook)
@@ -129,7 +129,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       const body = request.body
       if (body.url !== undefined) await urlGuard(body.url)
       const webhook = await app.transact(async (tx) => {
-        const row = await tx.webhooks.update(appId, request.params.id, {
+        const row = await new WebhooksRepository(tx.db, tx.unit).update(appId, request.params.id, {
           name: body.name,
           url: body.url,
           isActive: body.isActive,
@@ -140,7 +140,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         const updated = toWebhook(row)
         if (!namesAField(body)) return updated
         await tx.events.emit(appId, 'webhook.updated', updated)
-        return reread(tx.webhooks, appId, updated.id)
+        return reread(new WebhooksRepository(tx.db, tx.unit), appId, updated.id)
       })
       return webhook
     },
@@ -161,7 +161,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     async (request) => {
       const { appId } = callerOf(request)
       const webhook = await app.transact(async (tx) => {
-        const row = await tx.webhooks.delete(appId, request.params.id)
+        const row = await new WebhooksRepository(tx.db, tx.unit).delete(appId, request.params.id)
         if (row === undefined) throw ApiError.notFound(NOT_FOUND)
         return toWebhook(row)
       })
@@ -210,7 +210,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       const { appId } = callerOf(request)
       const secret = request.body.signing_secret ?? generateSigningSecret()
       await app.transact(async (tx) => {
-        const row = await tx.webhooks.rotateSecret(appId, request.params.id, secret)
+        const row = await new WebhooksRepository(tx.db, tx.unit).rotateSecret(appId, request.params.id, secret)
         if (row === undefined) throw ApiError.notFound(NOT_FOUND)
         await tx.events.emit(appId, 'webhook.updated', toWebhook(row))
       })

@@ -1,16 +1,12 @@
-import { CompiledQuery, type Kysely } from 'kysely'
-import type { Database } from './schema.js'
+import { CompiledQuery } from 'kysely'
+import { COMMIT, type Db, onOneConnection } from '../transaction.js'
 import type { WalCheckpointer } from './checkpointer.js'
-import { BEGIN_IMMEDIATE } from './sqlite-lock-wait.js'
+import { BEGIN_IMMEDIATE } from './lock-wait.js'
 import type { WalSync } from './wal-sync.js'
-
-type Db = Kysely<Database>
 
 /** Most write transactions committed together: a group holds the one connection, so reads wait for it. */
 export const MAX_GROUP = 64
 
-const COMMIT = CompiledQuery.raw('commit')
-const ROLLBACK = CompiledQuery.raw('rollback')
 const SAVEPOINT = CompiledQuery.raw('savepoint member')
 const RELEASE = CompiledQuery.raw('release member')
 const ROLLBACK_MEMBER = CompiledQuery.raw('rollback to member')
@@ -80,10 +76,11 @@ export class SqliteWriteGroups {
     if (this.waiting[0]?.alone === true) await this.walSync?.pending()
     await this.checkpoints?.beforeWrite()
     try {
-      await this.db.connection().execute(async (tx) => {
-        await tx.executeQuery(BEGIN_IMMEDIATE)
-        began = true
-        try {
+      await onOneConnection(
+        this.db,
+        BEGIN_IMMEDIATE,
+        async (tx) => {
+          began = true
           for (let size = 0; size < MAX_GROUP; size++) {
             const member = this.waiting[0]
             // One that must be alone ends the group before it, and is the whole of its own.
@@ -95,16 +92,18 @@ export class SqliteWriteGroups {
             if (outcome.groupLost !== undefined) throw outcome.groupLost
             if (member.alone) break
           }
-          await tx.executeQuery(COMMIT)
-        } catch (error) {
-          // A failing ROLLBACK (SQLite may have rolled back already) must not hide the error that caused it.
-          if (this.inTransaction()) await tx.executeQuery(ROLLBACK).catch(() => undefined)
-          throw error
-        }
-        // Asked for before the connection is given back, so a read that takes it next waits for it.
-        syncing = this.walSync?.sync() ?? Promise.resolve()
-        this.checkpoints?.committed()
-      })
+        },
+        {
+          end: () => COMMIT,
+          // SQLite may have rolled the transaction back by itself (SQLITE_FULL, an I/O error).
+          mayRollBack: this.inTransaction,
+          ended: () => {
+            // Asked for before the connection is given back, so a read that takes it next waits for it.
+            syncing = this.walSync?.sync() ?? Promise.resolve()
+            this.checkpoints?.committed()
+          },
+        },
+      )
     } catch (error) {
       // Begun: none of the group is known to be on disk. Not begun (the lock stayed taken, the disk
       // failed): every waiting write would meet the same.

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import type SQLite from 'better-sqlite3'
+import { ROLLBACK } from '../transaction.js'
 import {
   CompiledQuery,
   type DatabaseConnection,
@@ -14,7 +15,7 @@ import {
   SqliteQueryCompiler,
   type SqliteStatement,
 } from 'kysely'
-import { isSqliteBusy } from './errors.js'
+import { isSqliteBusy } from '../errors.js'
 
 /** The pauses between tries of a statement that met another process's lock: short at first, then this long at most. */
 const FIRST_PAUSE_MS = 2
@@ -202,7 +203,7 @@ class LockWaitingConnection implements DatabaseConnection {
       }
       // Nothing is held now: the refused statement changed nothing, and an untouched transaction is
       // rolled back (it read nothing, so beginning it again later is the same as beginning it then).
-      if (untouchedTransaction !== undefined && this.sqlite.inTransaction) await this.inner.executeQuery(CompiledQuery.raw('rollback'))
+      if (untouchedTransaction !== undefined && this.sqlite.inTransaction) await this.inner.executeQuery(ROLLBACK)
       await this.handover.release()
       try {
         await sleep(Math.max(0, Math.min(pauseMs, deadline - Date.now())))

@@ -1,6 +1,6 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import type pg from 'pg'
-import { isStalePlan } from './errors.js'
+import { isStalePlan } from '../errors.js'
 
 /** Distinct statement texts that get a server-side prepared statement; past it, texts run unnamed. */
 export const NAMED_STATEMENT_LIMIT = 500
