@@ -30,17 +30,6 @@ export class ApiError extends Error {
   }
 }
 
-/**
- * A domain rule refused the change (a duplicate email, an address already taken). Repositories
- * throw it; the error handler chooses the HTTP answer (409).
- */
-export class ConflictError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'ConflictError'
-  }
-}
-
 export interface ErrorBody {
   statusCode: number
   error: string
