@@ -12,7 +12,7 @@ import { hash, timingSafeEqual } from 'node:crypto'
 import Database from 'better-sqlite3'
 import Fastify from 'fastify'
 import pg from 'pg'
-import { toWebhook } from '../dist/resources/webhooks/repository.js'
+import { toWebhook } from '../dist/resources/webhooks/objects.js'
 import { WebhookSchema } from '../dist/resources/webhooks/schemas.js'
 
 const KEY_AND_WEBHOOK = `select k.active, k.secret_digest, w.*,

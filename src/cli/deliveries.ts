@@ -1,5 +1,6 @@
 import type { Db } from '../db/database.js'
-import { deliveryStatsOf, TOTAL_EVENTS } from '../resources/webhooks/repository.js'
+import { deliveryStatsOf } from '../resources/webhooks/objects.js'
+import { TOTAL_EVENTS } from '../resources/webhooks/repository.js'
 import type { Webhook } from '../resources/webhooks/schemas.js'
 import { isCircuitOpen } from '../delivery/retry.js'
 import { DeliveryLogRepository, type LoggedAttempt, type LoggedDelivery } from '../resources/webhooks/delivery-log-repository.js'

@@ -1,5 +1,4 @@
 import { type Selectable, type Updateable, sql } from 'kysely'
-import type { Customer, CreateCustomerBody, ListCustomersQuery, UpdateCustomerBody } from './schemas.js'
 import { type Db, readSnapshot } from '../../db/database.js'
 import { ConflictError, isUniqueViolation } from '../../db/errors.js'
 import { containsIgnoringCase } from '../../db/like.js'
@@ -9,18 +8,35 @@ import { newId, nowIso } from '../../db/time.js'
 
 export type CustomerRow = Selectable<CustomersTable>
 
-export function toCustomer(row: CustomerRow): Customer {
-  return {
-    id: row.id,
-    first_name: row.first_name,
-    last_name: row.last_name,
-    phone_number: row.phone_number,
-    email: row.email,
-    customer_type: row.customer_type as Customer['customer_type'],
-    status: row.status as Customer['status'],
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
+/** A new customer, as create reads it (the route's validated body is one). */
+export interface NewCustomer {
+  first_name: string
+  last_name: string
+  phone_number: string
+  email?: string | undefined
+  customer_type?: string | undefined
+  status?: string | undefined
+}
+
+/** The fields an update writes: every one it is given (a PATCH body names only those it changes). */
+export interface CustomerChanges {
+  first_name?: string | undefined
+  last_name?: string | undefined
+  phone_number?: string | undefined
+  email?: string | undefined
+  customer_type?: string | undefined
+  status?: string | undefined
+}
+
+/** What list filters on, and the page it returns. */
+export interface CustomerFilter {
+  status?: string | undefined
+  /** exact, case-insensitive */
+  email?: string | undefined
+  /** partial, case-insensitive match on "first last" */
+  name?: string | undefined
+  skip?: number | undefined
+  take?: number | undefined
 }
 
 const DUPLICATE_EMAIL = 'Customer with this email already exists'
@@ -40,7 +56,7 @@ export class CustomersRepository {
     return ownedCustomers(db, appId)
   }
 
-  async create(appId: string, input: CreateCustomerBody): Promise<CustomerRow> {
+  async create(appId: string, input: NewCustomer): Promise<CustomerRow> {
     const now = nowIso()
     const row: CustomerRow = {
       id: newId(),
@@ -65,7 +81,7 @@ export class CustomersRepository {
   }
 
   /** A page and the total, read on one snapshot so they agree even while others write. */
-  async list(appId: string, query: ListCustomersQuery): Promise<{ rows: CustomerRow[]; total: number }> {
+  async list(appId: string, query: CustomerFilter): Promise<{ rows: CustomerRow[]; total: number }> {
     return readSnapshot(this.db, async (tx) => {
       let filtered = this.owned(appId, tx)
       if (query.status !== undefined) filtered = filtered.where('status', '=', query.status)
@@ -90,7 +106,7 @@ export class CustomersRepository {
     return FIND_CUSTOMER.executeTakeFirst(this.db, appId, id.toLowerCase())
   }
 
-  async update(appId: string, id: string, patch: UpdateCustomerBody): Promise<CustomerRow | undefined> {
+  async update(appId: string, id: string, patch: CustomerChanges): Promise<CustomerRow | undefined> {
     const changes: Updateable<CustomersTable> = { ...patch }
     if (patch.email !== undefined) changes.email_key = patch.email.toLowerCase()
     // An update that names no field changes nothing, not even updated_at.

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { CustomersRepository, toCustomer } from './repository.js'
+import { toCustomer } from './objects.js'
+import { CustomersRepository } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { namesAField } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/common.js'

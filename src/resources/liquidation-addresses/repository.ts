@@ -1,6 +1,5 @@
 import type { Selectable } from 'kysely'
-import type { CreateLiquidationAddressBody, LiquidationAddress } from './schemas.js'
-import { addressKey } from '../../validation/chain-address.js'
+import { addressKey, type Chain } from '../../validation/chain-address.js'
 import type { Db } from '../../db/database.js'
 import { ConflictError, isUniqueViolation } from '../../db/errors.js'
 import type { LiquidationAddressesTable } from '../../db/schema.js'
@@ -9,25 +8,25 @@ import { PreparedInsert } from '../../db/prepared.js'
 
 export type LiquidationAddressRow = Selectable<LiquidationAddressesTable>
 
-/** The contract's response object: request-only fields are stored but never returned. */
-export function toLiquidationAddress(row: LiquidationAddressRow): LiquidationAddress {
-  const out: LiquidationAddress = {
-    id: row.id,
-    state: row.state as LiquidationAddress['state'],
-    customer_id: row.customer_id,
-    chain: row.chain as LiquidationAddress['chain'],
-    currency: row.currency as LiquidationAddress['currency'],
-    address: row.address,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    destination_payment_rail: row.destination_payment_rail as LiquidationAddress['destination_payment_rail'],
-    destination_currency: row.destination_currency as LiquidationAddress['destination_currency'],
-  }
-  if (row.external_account_id !== null) out.external_account_id = row.external_account_id
-  if (row.prefunded_account_id !== null) out.prefunded_account_id = row.prefunded_account_id
-  if (row.bridge_wallet_id !== null) out.bridge_wallet_id = row.bridge_wallet_id
-  if (row.custom_developer_fee_percent !== null) out.custom_developer_fee_percent = row.custom_developer_fee_percent
-  return out
+/** A new liquidation address, as create reads it (the route's validated body is one). */
+export interface NewLiquidationAddress {
+  chain: Chain
+  currency: string
+  address: string
+  external_account_id?: string | undefined
+  prefunded_account_id?: string | undefined
+  bridge_wallet_id?: string | undefined
+  /** 'ach' when undefined */
+  destination_payment_rail?: string | undefined
+  /** 'usd' when undefined */
+  destination_currency?: string | undefined
+  destination_wire_message?: string | undefined
+  destination_sepa_reference?: string | undefined
+  destination_ach_reference?: string | undefined
+  destination_address?: string | undefined
+  destination_blockchain_memo?: string | undefined
+  return_address?: string | undefined
+  custom_developer_fee_percent?: string | undefined
 }
 
 const INSERT_ADDRESS = new PreparedInsert('liquidation_addresses')
@@ -45,7 +44,7 @@ export class LiquidationAddressesRepository {
   }
 
   /** Creates it for a customer the caller has already checked; 409 when (chain, address) is taken anywhere. */
-  async create(appId: string, customerId: string, input: CreateLiquidationAddressBody): Promise<LiquidationAddressRow> {
+  async create(appId: string, customerId: string, input: NewLiquidationAddress): Promise<LiquidationAddressRow> {
     const now = nowIso()
     const row: LiquidationAddressRow = {
       id: newId(),

@@ -1,5 +1,4 @@
 import type { Selectable, Updateable } from 'kysely'
-import type { CreateTaxBody, ListTaxesQuery, Tax, UpdateTaxBody } from './schemas.js'
 import type { Db } from '../../db/database.js'
 import { containsIgnoringCase } from '../../db/like.js'
 import type { TaxesTable } from '../../db/schema.js'
@@ -7,16 +6,32 @@ import { newId, nowIso } from '../../db/time.js'
 
 export type TaxRow = Selectable<TaxesTable>
 
-export function toTax(row: TaxRow): Tax {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    percentage: row.percentage,
-    active: row.active === 1,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  }
+/** A new tax, as create reads it (the route's validated body is one). */
+export interface NewTax {
+  name: string
+  percentage: number
+  description?: string | undefined
+  /** true unless false */
+  active?: boolean | undefined
+  appIds?: readonly string[] | undefined
+}
+
+/** The fields an update sets; the ones left undefined stay as they are. */
+export interface TaxChanges {
+  name?: string | undefined
+  percentage?: number | undefined
+  description?: string | undefined
+  active?: boolean | undefined
+  appIds?: readonly string[] | undefined
+}
+
+/** What list filters on, and the page it returns. */
+export interface TaxFilter {
+  /** partial, case-insensitive */
+  name?: string | undefined
+  active?: boolean | undefined
+  skip?: number | undefined
+  take?: number | undefined
 }
 
 /** Taxes of one application; every query starts from `owned` / `ownedOne`. */
@@ -27,7 +42,7 @@ export class TaxesRepository {
     return this.db.selectFrom('taxes').selectAll().where('app_id', '=', appId)
   }
 
-  async create(appId: string, input: CreateTaxBody): Promise<TaxRow> {
+  async create(appId: string, input: NewTax): Promise<TaxRow> {
     const now = nowIso()
     const row: TaxRow = {
       id: newId(),
@@ -44,7 +59,7 @@ export class TaxesRepository {
     return row
   }
 
-  async list(appId: string, query: ListTaxesQuery): Promise<TaxRow[]> {
+  async list(appId: string, query: TaxFilter): Promise<TaxRow[]> {
     let filtered = this.owned(appId)
     if (query.active !== undefined) filtered = filtered.where('active', '=', query.active ? 1 : 0)
     if (query.name !== undefined) {
@@ -63,7 +78,7 @@ export class TaxesRepository {
     return this.owned(appId).where('id', '=', id.toLowerCase()).executeTakeFirst()
   }
 
-  async update(appId: string, id: string, patch: UpdateTaxBody): Promise<TaxRow | undefined> {
+  async update(appId: string, id: string, patch: TaxChanges): Promise<TaxRow | undefined> {
     const changes: Updateable<TaxesTable> = {}
     if (patch.name !== undefined) changes.name = patch.name
     if (patch.description !== undefined) changes.description = patch.description

@@ -1,5 +1,4 @@
 import { type Selectable, sql, type Updateable } from 'kysely'
-import type { Webhook } from './schemas.js'
 import { backendOf, type Db } from '../../db/database.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
 import { PreparedQuery } from '../../db/prepared.js'
@@ -20,30 +19,6 @@ export const TOTAL_EVENTS = sql<number>`(select cast(coalesce(sum(c.events), 0) 
 
 /** How long a replaced signing secret keeps signing beside the new one, so receivers can switch without losing a delivery. */
 export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000
-
-export function toWebhook(row: WebhookRow): Webhook {
-  return {
-    id: row.id,
-    name: row.name,
-    url: row.url,
-    isActive: row.is_active === 1,
-    encrypted: row.encrypted === 1,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    delivery_stats: deliveryStatsOf(row),
-  }
-}
-
-export function deliveryStatsOf(
-  row: Pick<WebhookRow, 'total_events' | 'successful_deliveries' | 'failed_deliveries' | 'last_delivery'>,
-): Webhook['delivery_stats'] {
-  return {
-    total_events: row.total_events,
-    successful_deliveries: row.successful_deliveries,
-    failed_deliveries: row.failed_deliveries,
-    last_delivery: row.last_delivery,
-  }
-}
 
 export interface WebhookInput {
   name: string

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { toWebhook, WebhooksRepository } from './repository.js'
+import { toWebhook } from './objects.js'
+import { WebhooksRepository } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
 import {
