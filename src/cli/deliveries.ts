@@ -2,7 +2,7 @@ import type { Db } from '../db/database.js'
 import { deliveryStatsOf } from '../resources/webhooks/objects.js'
 import { TOTAL_EVENTS } from '../resources/webhooks/repository.js'
 import type { Webhook } from '../resources/webhooks/schemas.js'
-import { isCircuitOpen } from '../delivery/retry.js'
+import { isCircuitOpen } from '../db/circuit.js'
 import { DeliveryLogRepository, type LoggedAttempt, type LoggedDelivery } from '../resources/webhooks/delivery-log-repository.js'
 
 /** A webhook as the operator's audit view shows it: never its signing secret. */
@@ -15,7 +15,7 @@ export interface AuditWebhook {
   encrypted: boolean
   deleted_at: string | null
   delivery_stats: Webhook['delivery_stats']
-  /** open after CIRCUIT_THRESHOLD (retry.ts) failed attempts in a row: one attempt at a time, none before retry_at */
+  /** open after CIRCUIT_THRESHOLD (db/circuit.ts) failed attempts in a row: one attempt at a time, none before retry_at */
   circuit: { state: 'open' | 'closed'; consecutive_failures: number; retry_at: string | null }
 }
 

@@ -1,4 +1,4 @@
-import { isCircuitOpen } from './retry.js'
+import { isCircuitOpen } from '../db/circuit.js'
 
 /** A webhook with due deliveries, as the claim sees it. */
 export interface DueQueue {

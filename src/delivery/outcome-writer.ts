@@ -4,7 +4,8 @@ import { isoOf } from '../db/time.js'
 import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
 import { Incident } from '../incident.js'
 import type { DispatcherLog } from './log.js'
-import { circuitRetryDelay, isCircuitOpen } from './retry.js'
+import { isCircuitOpen } from '../db/circuit.js'
+import { circuitRetryDelay } from './retry.js'
 
 const FIRST_RETRY_MS = 250
 const MAX_RETRY_MS = 30_000

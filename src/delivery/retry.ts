@@ -1,3 +1,5 @@
+import { CIRCUIT_THRESHOLD } from '../db/circuit.js'
+
 const SECOND = 1000
 const MINUTE = 60 * SECOND
 const HOUR = 60 * MINUTE
@@ -38,13 +40,6 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
 /** `ms` ±20 % at random. */
 function jittered(ms: number, random: () => number = Math.random): number {
   return Math.round(ms * (1 - JITTER + 2 * JITTER * random()))
-}
-
-/** Consecutive failed attempts after which a webhook's circuit opens: one attempt at a time, spaced out. */
-export const CIRCUIT_THRESHOLD = 5
-
-export function isCircuitOpen(consecutiveFailures: number): boolean {
-  return consecutiveFailures >= CIRCUIT_THRESHOLD
 }
 
 /**

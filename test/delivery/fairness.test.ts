@@ -8,7 +8,7 @@ import { waitUntil } from '../processes.js'
 import { type Receiver, startReceiver } from '../receiver.js'
 import { CachingDnsResolver } from '../../src/delivery/dns-resolver.js'
 import { FairShare } from '../../src/delivery/fair-share.js'
-import { CIRCUIT_THRESHOLD } from '../../src/delivery/retry.js'
+import { CIRCUIT_THRESHOLD } from '../../src/db/circuit.js'
 
 const data = { id: 'tax', name: 'VAT', percentage: 20 }
 

@@ -5,7 +5,7 @@ import { PreparedQuery } from '../prepared.js'
 import type { UnitOfWork } from '../unit-of-work.js'
 import type { AttemptOutcome, Database, DeliveryStatus } from '../schema.js'
 import { newId, nowIso } from '../time.js'
-import { CIRCUIT_THRESHOLD, isCircuitOpen } from '../../delivery/retry.js'
+import { CIRCUIT_THRESHOLD, isCircuitOpen } from '../circuit.js'
 
 /** A webhook with due deliveries (`dueQueues`). */
 export interface DueQueueRow {

@@ -1,7 +1,7 @@
 import { type Selectable, sql } from 'kysely'
 import type { Db } from '../../db/database.js'
 import type { DeliveryAttemptsTable, DeliveryStatus } from '../../db/schema.js'
-import { isCircuitOpen } from '../../delivery/retry.js'
+import { isCircuitOpen } from '../../db/circuit.js'
 
 /** One attempt as stored, without the keys that tie it to its delivery. */
 export type LoggedAttempt = Omit<Selectable<DeliveryAttemptsTable>, 'id' | 'delivery_id' | 'webhook_id'>
