@@ -1,4 +1,4 @@
-import type { Environment } from './auth/credentials.js'
+import type { Environment } from './keys/credentials.js'
 import type { Db } from './db/database.js'
 import type { AppsRepository } from './db/repositories/apps.js'
 import type { DeliveriesRepository } from './db/repositories/deliveries.js'

@@ -3,7 +3,7 @@ import type { AppsRepository } from '../db/repositories/apps.js'
 import { ApiError } from '../errors.js'
 import { ANY_VALID_KEY } from '../resources/manifest.js'
 import type { AuthContext } from '../types.js'
-import { hourlyLimitOf, secretMatches } from './credentials.js'
+import { hourlyLimitOf, secretMatches } from '../keys/credentials.js'
 import type { FailureThrottle } from './failure-throttle.js'
 import type { RateLimitDecision, RateLimiter } from './rate-limiter.js'
 

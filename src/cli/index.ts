@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
-import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../auth/credentials.js'
+import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../keys/credentials.js'
 import { isScope, SCOPES } from '../resources/index.js'
 import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, parseDatabaseUrl, startError } from '../config.js'
 import { DeliveryNotifier, PostgresSignalListener } from '../delivery/notifier.js'

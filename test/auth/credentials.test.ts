@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { digestSecret, generateKeyPair, secretMatches } from '../../src/auth/credentials.js'
+import { digestSecret, generateKeyPair, secretMatches } from '../../src/keys/credentials.js'
 
 describe('secret digests', () => {
   it('stores SHA-256 as lowercase hex (the FIPS 180-2 "abc" vector)', () => {

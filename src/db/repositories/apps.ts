@@ -1,5 +1,5 @@
-import type { Environment } from '../../auth/credentials.js'
-import { generateKeyPair } from '../../auth/credentials.js'
+import type { Environment } from '../../keys/credentials.js'
+import { generateKeyPair } from '../../keys/credentials.js'
 import type { Db } from '../database.js'
 import { PreparedQuery } from '../prepared.js'
 import type { ApiKeysTable } from '../schema.js'

@@ -1,5 +1,8 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto'
 
+// Key material, digests and limits: what a key is, not HTTP authentication, so the apps repository
+// (which issues keys) and the auth hook (which checks them) both import it from here.
+
 export type Environment = 'production' | 'development'
 export const ENVIRONMENTS: readonly Environment[] = ['production', 'development']
 
