@@ -46,3 +46,19 @@ export function importCircles(graph: Map<string, string[]>): string[][] {
   for (const file of [...graph.keys()].sort()) if (state.get(file) === undefined) visit(file)
   return circles
 }
+
+/** A repository: every file under db/, and each resource's repository files (repository.ts, delivery-log-repository.ts). */
+const REPOSITORY = /^db\/|^resources\/[^/]+\/(?:[\w-]+-)?repository\.ts$/
+
+/** What a repository may not import: the HTTP side (routes, API schemas and the objects built from them, auth, plugins, HTTP errors) and the delivery engine. */
+const NOT_FOR_REPOSITORIES = /^resources\/[^/]+\/(?:routes|schemas|delivery-routes|delivery-schemas|objects)|^(?:auth|plugins|http|delivery|idempotency)\/|^errors\.ts$|^schemas\/common\.ts$/
+
+/** Each import of a repository that reaches past the storage layer, as "file -> import". */
+export function repositoryLayerViolations(graph: Map<string, string[]>): string[] {
+  const violations: string[] = []
+  for (const [file, targets] of graph) {
+    if (!REPOSITORY.test(file)) continue
+    for (const target of targets) if (NOT_FOR_REPOSITORIES.test(target)) violations.push(`${file} -> ${target}`)
+  }
+  return violations.sort()
+}
