@@ -6,7 +6,7 @@
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test REDIS_URL=redis://127.0.0.1:6379 npm run bench:redis-faults
  */
-import { TcpProxy } from '../test/tcp-proxy.js'
+import { TcpProxy } from '../test/helpers/tcp-proxy.js'
 import { log, onFreshDatabase, sleep, startServer } from './api-harness.js'
 
 const PHASE_MS = Number(process.env.PHASE_MS ?? 5_000)

@@ -5,7 +5,7 @@ import { circuitOf, REDIS_CALL_BUDGET_MS, RedisCircuit, RedisUnavailableError } 
 import { connectRedis, FallbackRateLimiter, RedisRateLimiter, redisAnswers } from '../../src/auth/redis-rate-limiter.js'
 import { MemoryRateLimiter, type RateLimitDecision, type RateLimiter } from '../../src/auth/rate-limiter.js'
 import { TEST_REDIS_URL } from '../backend.js'
-import { TcpProxy } from '../tcp-proxy.js'
+import { TcpProxy } from '../helpers/tcp-proxy.js'
 
 /**
  * A Redis that stalls (connections open, nothing answers) through a proxy: every wait on it is

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_REDIS_URL } from '../backend.js'
-import { PrivatePostgres } from '../private-postgres.js'
+import { PrivatePostgres } from '../helpers/private-postgres.js'
 import { cleanUp, waitUntil } from '../processes.js'
-import { TcpProxy } from '../tcp-proxy.js'
+import { TcpProxy } from '../helpers/tcp-proxy.js'
 import {
   api,
   type Credentials,

@@ -1,10 +1,11 @@
+import { startServerProcess } from '../helpers/server-process.js'
 import { spawn } from 'node:child_process'
 import { ownerOfClientPort } from '../fixtures/socket-owner.mjs'
 import { createServer, request as httpRequest, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import { TEST_REDIS_URL } from '../backend.js'
-import { CLI, type Exit, exitWithin, launch, type Running, SERVER, track } from '../processes.js'
+import { CLI, type Exit, exitWithin, launch, type Running, track } from '../processes.js'
 
 /**
  * What the multi-instance delivery tests share: starting servers and workers on one PostgreSQL
@@ -12,7 +13,6 @@ import { CLI, type Exit, exitWithin, launch, type Running, SERVER, track } from 
  * process a request came from), and the out-of-process race receiver with its causal fences.
  */
 
-const LISTENING = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/
 const WORKER_STARTED = /"msg":"webhook worker started"/
 
 export const MULTI_RACE_RECEIVER = fileURLToPath(new URL('../fixtures/multi-race-receiver.mjs', import.meta.url))
@@ -53,9 +53,8 @@ export interface Instance extends Running {
 
 /** `node dist/server.js` on an ephemeral port; resolves once it listens. */
 export async function startServer(name: string, vars: Record<string, string>): Promise<Instance> {
-  const running = launch(SERVER, [], { PORT: '0', ...vars })
-  const match = await running.waitFor(LISTENING, 20_000)
-  return { ...running, name, pid: running.child.pid ?? -1, baseUrl: `http://127.0.0.1:${match[1] ?? '?'}` }
+  const started = await startServerProcess(vars)
+  return { ...started, name }
 }
 
 /** `node dist/cli/index.js worker`; resolves once it has started (LISTENing included). */

@@ -3,7 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { dropFreshDatabases, freshDatabase, TEST_REDIS_URL } from '../backend.js'
 import { cleanUp, exitWithin, launch, SERVER, waitUntil } from '../processes.js'
 import { VERSION } from '../../src/version.js'
-import { type ApiKey, call, closedPort, createKey, kill, type Reply, startServer, type StartedServer, stringField, TcpProxy } from './limits-helpers.js'
+import { type DevelopmentKey, type ServerProcess } from '../helpers/server-process.js'
+import { TcpProxy } from '../helpers/tcp-proxy.js'
+import { call, closedPort, createKey, kill, type Reply, startServer, stringField } from './limits-helpers.js'
 
 /** The authenticated health body of a serving instance (timestamp: any). */
 function healthy(message = 'Service is up and running') {
@@ -25,7 +27,7 @@ const redisClients = new Set<Redis>()
 
 afterAll(async () => {
   cleanUp()
-  await Promise.all([...proxies].map((proxy) => proxy.stop()))
+  await Promise.all([...proxies].map((proxy) => proxy.close()))
   for (const client of redisClients) client.disconnect()
   await dropFreshDatabases()
 })
@@ -37,8 +39,8 @@ function redisClient(): Redis {
   return client
 }
 
-function proxyTo(host: string, port: number): TcpProxy {
-  const proxy = new TcpProxy(host, port)
+async function proxyTo(host: string, port: number): Promise<TcpProxy> {
+  const proxy = await TcpProxy.start(host, port)
   proxies.add(proxy)
   return proxy
 }
@@ -62,7 +64,7 @@ function countBy<T>(values: T[]): Map<T, number> {
 }
 
 /** `n` requests at once, round-robin over `servers`. */
-function spread(servers: StartedServer[], n: number, request: (baseUrl: string, i: number) => Promise<Reply>): Promise<Reply[]> {
+function spread(servers: ServerProcess[], n: number, request: (baseUrl: string, i: number) => Promise<Reply>): Promise<Reply[]> {
   return Promise.all(
     Array.from({ length: n }, (_, i) => {
       const server = servers[i % servers.length]
@@ -72,7 +74,7 @@ function spread(servers: StartedServer[], n: number, request: (baseUrl: string, 
   )
 }
 
-function devKeyOf(server: StartedServer): ApiKey {
+function devKeyOf(server: ServerProcess): DevelopmentKey {
   if (server.devKey === undefined) throw new Error('the first server printed no development key')
   return server.devKey
 }
@@ -154,9 +156,8 @@ describe('several instances on one PostgreSQL + Redis', () => {
     async () => {
       const db = await freshDatabase('postgres')
       const redisUrl = new URL(TEST_REDIS_URL)
-      const proxy = proxyTo(redisUrl.hostname, Number(redisUrl.port || 6379))
-      const proxyPort = await proxy.start()
-      const server = await startServer({ DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${proxyPort}` }, true)
+      const proxy = await proxyTo(redisUrl.hostname, Number(redisUrl.port || 6379))
+      const server = await startServer({ DATABASE_URL: db.url, REDIS_URL: `redis://127.0.0.1:${proxy.port}` }, true)
       try {
         const devKey = devKeyOf(server)
         const small = await createKey(db.url, 'small limit', 5)
@@ -173,8 +174,8 @@ describe('several instances on one PostgreSQL + Redis', () => {
         expect(remainingOf(firstSmall)).toBe(4)
         expect(await redis.zcard(smallRedisKey)).toBe(1)
 
-        // Down: every connection to Redis is cut and nothing listens any more.
-        await proxy.stop()
+        // Down: every connection to Redis is cut, and new ones are closed at once.
+        proxy.setMode('refuse')
         const degraded = await call(server.baseUrl, 'GET', '/api/v0/health', { key: devKey })
         expect(degraded.ms).toBeLessThan(2_000)
         expect(degraded.status).toBe(200)
@@ -200,9 +201,8 @@ describe('several instances on one PostgreSQL + Redis', () => {
         expect(writes.ms).toBeLessThan(2_000)
         expect(writes.status).toBe(201)
 
-        // Back: the same port listens again; the client reconnects by itself.
-        await proxy.start()
-        expect(proxy.port).toBe(proxyPort)
+        // Back: the proxy passes again; the client reconnects by itself.
+        proxy.setMode('pass')
         const probes: Reply[] = []
         const healed = await waitUntil(
           'health to say redis ok',
@@ -227,7 +227,6 @@ describe('several instances on one PostgreSQL + Redis', () => {
         await redis.del(smallRedisKey)
       } finally {
         await kill(server)
-        await proxy.stop()
       }
     },
     TEST_MS,
@@ -238,16 +237,15 @@ describe('several instances on one PostgreSQL + Redis', () => {
     async () => {
       const db = await freshDatabase('postgres')
       const target = new URL(db.url)
-      const proxy = proxyTo(target.hostname, Number(target.port || 5432))
-      const proxyPort = await proxy.start()
-      const server = await startServer({ DATABASE_URL: viaPort(db.url, proxyPort), REDIS_URL: TEST_REDIS_URL }, true)
+      const proxy = await proxyTo(target.hostname, Number(target.port || 5432))
+      const server = await startServer({ DATABASE_URL: proxy.urlFor(db.url), REDIS_URL: TEST_REDIS_URL }, true)
       try {
         const key = devKeyOf(server)
         const up = await call(server.baseUrl, 'GET', '/api/v0/webhooks', { key })
         expect(up.status).toBe(200)
         expect(up.body).toEqual([])
 
-        await proxy.stop()
+        proxy.setMode('refuse')
         const unavailable = {
           statusCode: 503,
           error: 'Service Unavailable',
@@ -276,8 +274,7 @@ describe('several instances on one PostgreSQL + Redis', () => {
         expect(liveness.body).toEqual({ status: 'ok', timestamp: expect.any(String), version: VERSION })
 
         // Back on the same port: the pool reconnects; no restart.
-        await proxy.start()
-        expect(proxy.port).toBe(proxyPort)
+        proxy.setMode('pass')
         const probes: Reply[] = []
         await waitUntil(
           'requests to succeed again',
@@ -301,7 +298,6 @@ describe('several instances on one PostgreSQL + Redis', () => {
         expect(await db.count("select count(*) from customers where email like 'pg-down-%'")).toBe(0)
       } finally {
         await kill(server)
-        await proxy.stop()
       }
 
       // Unreachable at start: exit 1 within 10 s, with one line naming the variable.

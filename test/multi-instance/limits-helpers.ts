@@ -1,56 +1,15 @@
-import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net'
-import { CLI, exitWithin, launch, type Running, SERVER } from '../processes.js'
+import { createServer, type AddressInfo } from 'node:net'
+import { type DevelopmentKey, type ServerProcess, startServerProcess } from '../helpers/server-process.js'
+import { CLI, exitWithin, launch, type Running } from '../processes.js'
 
 /**
- * Helpers of limits-and-races.test.ts: real `node dist/server.js` children, a TCP proxy that can
- * be cut and restored (to take PostgreSQL or Redis away from a running server), the CLI, and an
- * HTTP client that never hangs.
+ * Helpers of limits-and-races.test.ts: real `node dist/server.js` children, the CLI, and an HTTP
+ * client that never hangs.
  */
 
-const LISTENING = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/
-const BANNER_END = /API reference: \S+\n/
-const KEY_LINE = /x-client-key:\s+(\S+)/
-const SECRET_LINE = /x-client-secret:\s+(\S+)/
-
-export interface ApiKey {
-  'x-client-key': string
-  'x-client-secret': string
-}
-
-export interface StartedServer extends Running {
-  port: number
-  baseUrl: string
-  /** the development key this start printed (only the first start on an empty database prints one) */
-  devKey: ApiKey | undefined
-}
-
-/**
- * Starts `node dist/server.js` on a free port with the given variables (on top of the defaults
- * below) and waits until it listens. `expectDevKey`: wait for the development key banner too.
- */
-export async function startServer(vars: Record<string, string>, expectDevKey: boolean): Promise<StartedServer> {
-  const running = launch(SERVER, [], {
-    PORT: '0',
-    HOST: '127.0.0.1',
-    NODE_ENV: 'development',
-    // info: the "Server listening at" line is an info log line.
-    LOG_LEVEL: 'info',
-    WEBHOOK_DISPATCHER: 'off',
-    ...vars,
-  })
-  const match = await running.waitFor(LISTENING, 20_000)
-  const port = Number(match[1])
-  let devKey: ApiKey | undefined
-  if (expectDevKey) {
-    // The banner is one write after listening; its last line says it is complete.
-    await running.waitFor(BANNER_END, 10_000)
-    const out = running.stdout()
-    const clientKey = out.match(KEY_LINE)?.[1]
-    const clientSecret = out.match(SECRET_LINE)?.[1]
-    if (clientKey === undefined || clientSecret === undefined) throw new Error(`no development key printed; stdout=${out}`)
-    devKey = { 'x-client-key': clientKey, 'x-client-secret': clientSecret }
-  }
-  return { ...running, port, baseUrl: `http://127.0.0.1:${port}`, devKey }
+/** These tests' servers: development, loopback, no dispatcher, on top of `vars`. */
+export function startServer(vars: Record<string, string>, expectDevKey: boolean): Promise<ServerProcess> {
+  return startServerProcess({ HOST: '127.0.0.1', NODE_ENV: 'development', LOG_LEVEL: 'info', WEBHOOK_DISPATCHER: 'off', ...vars }, { expectDevKey })
 }
 
 /** SIGKILLs a server if it still runs (tests end with it; afterAll's cleanUp() is the safety net). */
@@ -73,7 +32,7 @@ export async function call(
   baseUrl: string,
   method: string,
   path: string,
-  options: { key?: ApiKey; body?: unknown; timeoutMs?: number } = {},
+  options: { key?: DevelopmentKey; body?: unknown; timeoutMs?: number } = {},
 ): Promise<Reply> {
   const headers: Record<string, string> = { ...(options.key ?? {}) }
   if (options.body !== undefined) headers['content-type'] = 'application/json'
@@ -112,7 +71,7 @@ export async function cliJson(databaseUrl: string, args: string[]): Promise<unkn
 }
 
 /** A new application and a production key with every scope and the given hourly limit. */
-export async function createKey(databaseUrl: string, name: string, rateLimit: number): Promise<ApiKey & { id: string }> {
+export async function createKey(databaseUrl: string, name: string, rateLimit: number): Promise<DevelopmentKey & { id: string }> {
   const app = await cliJson(databaseUrl, ['apps', 'create', '--name', name])
   const key = await cliJson(databaseUrl, ['keys', 'create', '--app', stringField(app, 'id'), '--rate-limit', String(rateLimit)])
   return { id: stringField(key, 'id'), 'x-client-key': stringField(key, 'client_key'), 'x-client-secret': stringField(key, 'client_secret') }
@@ -128,61 +87,4 @@ export async function closedPort(): Promise<number> {
   const { port } = server.address() as AddressInfo
   await new Promise<void>((resolve) => server.close(() => resolve()))
   return port
-}
-
-/**
- * A TCP proxy on 127.0.0.1 to `target`. stop() closes the listener and destroys every
- * connection (both sides), as if the server behind it went away; start() again on the same port
- * brings it back.
- */
-export class TcpProxy {
-  private server: Server | undefined
-  private readonly sockets = new Set<Socket>()
-  port = 0
-
-  constructor(
-    private readonly targetHost: string,
-    private readonly targetPort: number,
-  ) {}
-
-  /** Listens on `port` (the previous one after a stop, or a free one the first time). */
-  async start(): Promise<number> {
-    if (this.server !== undefined) throw new Error('proxy already started')
-    const server = createServer((client) => {
-      const upstream = connect(this.targetPort, this.targetHost)
-      this.sockets.add(client)
-      this.sockets.add(upstream)
-      const end = () => {
-        client.destroy()
-        upstream.destroy()
-        this.sockets.delete(client)
-        this.sockets.delete(upstream)
-      }
-      client.on('error', end).on('close', end)
-      upstream.on('error', end).on('close', end)
-      client.pipe(upstream)
-      upstream.pipe(client)
-    })
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject)
-      server.listen(this.port, '127.0.0.1', () => {
-        server.off('error', reject)
-        resolve()
-      })
-    })
-    this.server = server
-    this.port = (server.address() as AddressInfo).port
-    return this.port
-  }
-
-  /** Stops listening and cuts every connection through it. */
-  async stop(): Promise<void> {
-    const server = this.server
-    if (server === undefined) return
-    this.server = undefined
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-    for (const socket of this.sockets) socket.destroy()
-    this.sockets.clear()
-    await closed
-  }
 }

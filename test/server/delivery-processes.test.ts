@@ -1,15 +1,15 @@
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js'
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
 import { dropFreshDatabases, freshDatabase } from '../backend.js'
-import { CLI, cleanUp, exitWithin, launch, type Running, SERVER, waitUntil } from '../processes.js'
+import { CLI, cleanUp, exitWithin, launch, type Running, waitUntil } from '../processes.js'
 
 /**
  * Webhook delivery across real processes: the built server killed with SIGKILL and restarted on
  * the same database, and the built `devplatform worker` delivering for a server that doesn't.
  */
 
-const LISTENING = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/
 
 interface Arrival {
   path: string
@@ -103,14 +103,8 @@ async function startReceiver(decide: (arrival: Arrival) => Answer): Promise<Rece
   return receiver
 }
 
-interface Started extends Running {
-  baseUrl: string
-}
-
-async function startServer(vars: Record<string, string>): Promise<Started> {
-  const running = launch(SERVER, [], { PORT: '0', ...vars })
-  const match = await running.waitFor(LISTENING)
-  return { ...running, baseUrl: `http://127.0.0.1:${match[1] ?? '?'}` }
+function startServer(vars: Record<string, string>): Promise<ServerProcess> {
+  return startServerProcess(vars, { timeoutMs: 8_000 })
 }
 
 async function stop(running: Running): Promise<void> {
@@ -137,7 +131,7 @@ async function createAppAndKey(databaseUrl: string): Promise<Credentials> {
   return { appId: app.id, headers: { 'x-client-key': key.client_key, 'x-client-secret': key.client_secret } }
 }
 
-async function api<T>(server: Started, credentials: Credentials, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+async function api<T>(server: ServerProcess, credentials: Credentials, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   const res = await fetch(`${server.baseUrl}${path}`, {
     method,
     headers: { ...credentials.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -146,13 +140,13 @@ async function api<T>(server: Started, credentials: Credentials, method: string,
   return { status: res.status, body: (await res.json()) as T }
 }
 
-async function createWebhook(server: Started, credentials: Credentials, name: string, url: string): Promise<string> {
+async function createWebhook(server: ServerProcess, credentials: Credentials, name: string, url: string): Promise<string> {
   const res = await api<{ id: string }>(server, credentials, 'POST', '/api/v0/webhooks', { name, url })
   expect(res.status).toBe(201)
   return res.body.id
 }
 
-async function createTaxes(server: Started, credentials: Credentials, count: number): Promise<void> {
+async function createTaxes(server: ServerProcess, credentials: Credentials, count: number): Promise<void> {
   for (let i = 0; i < count; i++) {
     const res = await api(server, credentials, 'POST', '/api/v0/taxes', { name: `Tax ${i}`, percentage: 10 })
     expect(res.status).toBe(201)

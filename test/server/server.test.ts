@@ -1,3 +1,4 @@
+import { type ServerProcess, startServerProcess } from '../helpers/server-process.js'
 import { spawnSync } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { connect } from 'node:net'
@@ -7,32 +8,23 @@ import { CLI, cleanUp, type Exit, exitWithin, freshDb, launch, type Running, SER
 
 const EXIT_TIMEOUT_MS = 5_000
 
-const LISTENING = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/
 const CURL_LINE = /^\s*(curl .*)$/m
 const KEY_LINE = /x-client-key:\s+(\S+)/
 const SECRET_LINE = /x-client-secret:\s+(\S+)/
-
-interface Started extends Running {
-  port: number
-  baseUrl: string
-}
 
 afterAll(async () => {
   cleanUp()
   await dropFreshDatabases()
 })
 
-async function startServer(vars: Record<string, string>): Promise<Started> {
-  const running = launch(SERVER, [], { PORT: '0', ...vars })
-  const match = await running.waitFor(LISTENING)
-  const port = Number(match[1])
-  const baseUrl = `http://127.0.0.1:${port}`
+async function startServer(vars: Record<string, string>): Promise<ServerProcess> {
+  const started = await startServerProcess(vars, { timeoutMs: 8_000 })
   // The banner (if any) is written right after listening; a served request guarantees it was written.
-  const res = await fetch(`${baseUrl}/api/v0/health/public`)
+  const res = await fetch(`${started.baseUrl}/api/v0/health/public`)
   expect(res.status).toBe(200)
   await res.arrayBuffer()
   await sleep(150)
-  return { ...running, port, baseUrl }
+  return started
 }
 
 async function stop(running: Running): Promise<Exit> {
