@@ -1,3 +1,4 @@
+import type { CreatedWebhook as Webhook } from '../../src/resources/webhooks/schemas.js'
 import { TEST_BACKEND } from '../backend.js'
 import { spawn } from 'node:child_process'
 import { request as httpRequest } from 'node:http'
@@ -11,12 +12,6 @@ import { waitUntil } from '../processes.js'
 import { INLINE_FANOUT_MAX } from '../../src/db/repositories/events.js'
 import { TOTAL_EVENTS } from '../../src/resources/webhooks/repository.js'
 
-interface Webhook {
-  id: string
-  isActive: boolean
-  signing_secret?: string
-  delivery_stats: { total_events: number; successful_deliveries: number; failed_deliveries: number; last_delivery: string | null }
-}
 
 interface Envelope {
   id: string

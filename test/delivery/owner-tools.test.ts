@@ -1,3 +1,5 @@
+import type { CreatedWebhook } from '../../src/resources/webhooks/schemas.js'
+import type { Delivery } from '../../src/resources/webhooks/delivery-schemas.js'
 import { compactDecrypt } from 'jose'
 import { Webhook as StandardWebhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -6,20 +8,11 @@ import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { waitUntil } from '../processes.js'
 import { type Arrival, type Receiver, startReceiver } from '../receiver.js'
 
-/** The owner's tools with a real dispatcher and receiver: rotation's two signatures, resends, test events. */
-interface Webhook {
-  id: string
-  signing_secret: string
-  delivery_stats: { total_events: number; successful_deliveries: number; failed_deliveries: number }
-}
+/** A webhook as its creation answers it: with its signing secret. */
+type Webhook = CreatedWebhook & { signing_secret: string }
 
-interface Delivery {
-  id: string
-  status: string
-  attempts: number
-  event: { id: string; type: string }
-  attempt_log: { attempt: number; outcome: string; status_code: number | null; response_body: string | null; duration_ms: number; started_at: string }[]
-}
+/** The owner's tools with a real dispatcher and receiver: rotation's two signatures, resends, test events. */
+
 
 let receiver: Receiver
 let server: TestServer

@@ -1,24 +1,8 @@
+import type { Customer, CustomerList } from '../../src/resources/customers/schemas.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type ApiResponse, type TestKey, type TestServer } from '../helper.js'
 
-interface Customer {
-  id: string
-  first_name: string
-  last_name: string
-  phone_number: string
-  email: string | null
-  customer_type: string | null
-  status: string
-  created_at: string
-  updated_at: string
-}
 
-interface CustomerList {
-  data: Customer[]
-  total: number
-  skip: number
-  take: number
-}
 
 interface ErrorBody {
   statusCode: number

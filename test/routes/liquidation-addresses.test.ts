@@ -1,3 +1,4 @@
+import type { LiquidationAddress } from '../../src/resources/liquidation-addresses/schemas.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { base32nopad, base58, createBase58check } from '@scure/base'
 import { sha256 } from '@noble/hashes/sha2.js'
@@ -129,22 +130,6 @@ interface ErrorBody {
   statusCode: number
   error: string
   message: string
-}
-interface LiquidationAddress {
-  id: string
-  state: string
-  customer_id: string
-  chain: string
-  currency: string
-  address: string
-  created_at: string
-  updated_at: string
-  destination_payment_rail: string
-  destination_currency: string
-  external_account_id?: string
-  prefunded_account_id?: string
-  bridge_wallet_id?: string
-  custom_developer_fee_percent?: string
 }
 
 let server: TestServer

@@ -1,15 +1,7 @@
+import type { Tax } from '../../src/resources/taxes/schemas.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type ApiResponse, type RequestOptions, type TestKey, type TestServer } from '../helper.js'
 
-interface Tax {
-  id: string
-  name: string
-  description: string | null
-  percentage: number
-  active: boolean
-  created_at: string
-  updated_at: string
-}
 
 interface ErrorBody {
   statusCode: number

@@ -1,3 +1,5 @@
+import type { CreatedWebhook as Webhook } from '../../src/resources/webhooks/schemas.js'
+import type { Delivery } from '../../src/resources/webhooks/delivery-schemas.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
 
@@ -5,24 +7,7 @@ import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '..
  * The webhook owner's routes without a dispatcher (route tests; delivery itself is in
  * test/delivery/owner-tools.test.ts): secrets, the delivery log, resends and test events.
  */
-interface Webhook {
-  id: string
-  isActive: boolean
-  signing_secret?: string
-  delivery_stats: { total_events: number }
-}
 
-interface Delivery {
-  id: string
-  webhook_id: string
-  event: { id: string; type: string; created_at: string }
-  status: string
-  attempts: number
-  next_attempt_at: string | null
-  created_at: string
-  updated_at: string
-  attempt_log: unknown[]
-}
 
 const SECRET_FORMAT = /^whsec_[A-Za-z0-9+/]{43}=$/
 const secretOf = (bytes: number, fill = 7) => `whsec_${Buffer.alloc(bytes, fill).toString('base64')}`

@@ -1,19 +1,9 @@
+import type { CreatedWebhook as Webhook } from '../../src/resources/webhooks/schemas.js'
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { TOTAL_EVENTS } from '../../src/resources/webhooks/repository.js'
 
-interface Webhook {
-  id: string
-  name: string
-  url: string
-  isActive: boolean
-  encrypted: boolean
-  created_at: string
-  updated_at: string
-  delivery_stats: { total_events: number; successful_deliveries: number; failed_deliveries: number; last_delivery: string | null }
-  signing_secret?: string
-}
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/

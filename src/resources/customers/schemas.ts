@@ -77,3 +77,4 @@ export const CustomerListSchema = Type.Object(
   },
   { $id: 'CustomerList' },
 )
+export type CustomerList = Static<typeof CustomerListSchema>

@@ -32,6 +32,7 @@ export const CreatedWebhookSchema = Type.Object(
   },
   { $id: 'CreatedWebhook' },
 )
+export type CreatedWebhook = Static<typeof CreatedWebhookSchema>
 
 const name = Type.String({ minLength: 1, maxLength: 100 })
 const url = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL (http to a loopback host outside production)' })
