@@ -1,8 +1,8 @@
-import type { CreatedWebhook as Webhook } from '../../src/resources/webhooks/schemas.js'
+import type { CreatedWebhook as Webhook } from '../../../src/resources/webhooks/schemas.js'
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
-import { TOTAL_EVENTS } from '../../src/resources/webhooks/repository.js'
+import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../../helper.js'
+import { TOTAL_EVENTS } from '../../../src/resources/webhooks/repository.js'
 
 
 const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/

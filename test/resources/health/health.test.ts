@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { VERSION } from '../../src/version.js'
-import { startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { VERSION } from '../../../src/version.js'
+import { startTestServer, type TestKey, type TestServer } from '../../helper.js'
 
 let server: TestServer
 let key: TestKey
@@ -52,7 +52,7 @@ describe('health, in the published client\'s shapes', () => {
 
   it('the version is the package\'s', async () => {
     const { readFile } = await import('node:fs/promises')
-    const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+    const pkg = JSON.parse(await readFile(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
     expect(VERSION).toBe(pkg.version)
   })
 })

@@ -1,7 +1,7 @@
-import type { CreatedWebhook as Webhook } from '../../src/resources/webhooks/schemas.js'
-import type { Delivery } from '../../src/resources/webhooks/delivery-schemas.js'
+import type { CreatedWebhook as Webhook } from '../../../src/resources/webhooks/schemas.js'
+import type { Delivery } from '../../../src/resources/webhooks/delivery-schemas.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../../helper.js'
 
 /**
  * The webhook owner's routes without a dispatcher (route tests; delivery itself is in

@@ -1,10 +1,10 @@
-import type { LiquidationAddress } from '../../src/resources/liquidation-addresses/schemas.js'
+import type { LiquidationAddress } from '../../../src/resources/liquidation-addresses/schemas.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { base32nopad, base58, createBase58check } from '@scure/base'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
 import { bytesToHex, randomBytes, utf8ToBytes } from '@noble/hashes/utils.js'
-import { MISSING_UUID, VALID, randomEvmAddress, startTestServer, type ApiResponse, type TestKey, type TestServer } from '../helper.js'
+import { MISSING_UUID, VALID, randomEvmAddress, startTestServer, type ApiResponse, type TestKey, type TestServer } from '../../helper.js'
 
 // ---------------------------------------------------------------- the contract's values
 

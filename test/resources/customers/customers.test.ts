@@ -1,6 +1,6 @@
-import type { Customer, CustomerList } from '../../src/resources/customers/schemas.js'
+import type { Customer, CustomerList } from '../../../src/resources/customers/schemas.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MISSING_UUID, startTestServer, type ApiResponse, type TestKey, type TestServer } from '../helper.js'
+import { MISSING_UUID, startTestServer, type ApiResponse, type TestKey, type TestServer } from '../../helper.js'
 
 
 

@@ -1,6 +1,6 @@
-import type { Tax } from '../../src/resources/taxes/schemas.js'
+import type { Tax } from '../../../src/resources/taxes/schemas.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MISSING_UUID, startTestServer, type ApiResponse, type RequestOptions, type TestKey, type TestServer } from '../helper.js'
+import { MISSING_UUID, startTestServer, type ApiResponse, type RequestOptions, type TestKey, type TestServer } from '../../helper.js'
 
 
 interface ErrorBody {
