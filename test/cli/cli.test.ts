@@ -1,3 +1,4 @@
+import { SCOPES } from '../../src/resources/index.js'
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync } from 'node:fs'
@@ -12,21 +13,6 @@ const RUN_TIMEOUT_MS = 10_000
 /** npx loads the whole project's dependency tree before it runs anything: slow under a loaded CI. */
 const NPX_TIMEOUT_MS = 60_000
 
-const ALL_SCOPES = [
-  'webhook:create',
-  'webhook:read',
-  'webhook:update',
-  'webhook:delete',
-  'customer:create',
-  'customer:read',
-  'customer:update',
-  'liquidation_address:create',
-  'liquidation_address:read',
-  'tax:create',
-  'tax:read',
-  'tax:update',
-  'tax:delete',
-]
 
 const KEY_FIELDS = ['active', 'app_id', 'client_key', 'client_secret', 'created_at', 'environment', 'id', 'rate_limit_per_hour', 'scopes']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -189,7 +175,7 @@ describe('devplatform keys create', () => {
     expect(key.client_key).toMatch(/^pk_live_[A-Za-z0-9_-]{22,}$/)
     expect(key.client_secret).toMatch(/^sk_live_[A-Za-z0-9_-]{22,}$/)
     expect(key.environment).toBe('production')
-    expect(key.scopes).toEqual(ALL_SCOPES)
+    expect(key.scopes).toEqual(SCOPES)
     expect(key.rate_limit_per_hour).toBe(1000)
     expect(key.active).toBe(true)
     expect(isIsoTimestamp(key.created_at)).toBe(true)
@@ -204,7 +190,7 @@ describe('devplatform keys create', () => {
     expect(key.client_secret).toMatch(/^sk_test_[A-Za-z0-9_-]{22,}$/)
     expect(key.environment).toBe('development')
     expect(key.rate_limit_per_hour).toBe(100)
-    expect(key.scopes).toEqual(ALL_SCOPES)
+    expect(key.scopes).toEqual(SCOPES)
 
     const prod = await createKey(url, app.id, '--environment', 'production')
     expect(prod.client_key).toMatch(/^pk_live_/)
@@ -220,7 +206,7 @@ describe('devplatform keys create', () => {
 
     const fast = await createKey(url, app.id, '--rate-limit', '5000')
     expect(fast.rate_limit_per_hour).toBe(5000)
-    expect(fast.scopes).toEqual(ALL_SCOPES)
+    expect(fast.scopes).toEqual(SCOPES)
 
     const fastDev = await createKey(url, app.id, '--environment', 'development', '--rate-limit', '5000')
     expect(fastDev.rate_limit_per_hour).toBe(5000)
