@@ -14,19 +14,46 @@ import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliver
 /** A mistake in how the command was called (or an unknown id): one line on stderr, exit 2. */
 class UsageError extends Error {}
 
-const USAGE = `usage: devplatform <command> [--json]
-  apps create --name NAME
-  apps list
-  keys create --app APP_ID [--environment production|development] [--scopes a,b] [--rate-limit N]
-  keys list --app APP_ID
-  keys deactivate --key CLIENT_KEY_OR_ID
-  deliveries list --webhook WEBHOOK_ID [--limit N]
+/** Each command's part of the usage, in the order the full usage lists them; `help COMMAND` prints one. */
+const COMMAND_USAGE: readonly { command: string; text: string }[] = [
+  { command: 'apps create', text: '  apps create --name NAME' },
+  { command: 'apps list', text: '  apps list' },
+  { command: 'keys create', text: '  keys create --app APP_ID [--environment production|development] [--scopes a,b] [--rate-limit N]' },
+  { command: 'keys list', text: '  keys list --app APP_ID' },
+  { command: 'keys deactivate', text: '  keys deactivate --key CLIENT_KEY_OR_ID' },
+  {
+    command: 'deliveries list',
+    text: `  deliveries list --webhook WEBHOOK_ID [--limit N]
       a webhook's newest deliveries (N from 1 to 1000, default 50) with every attempt;
-      any application's webhook, deleted ones too
-  worker
+      any application's webhook, deleted ones too`,
+  },
+  {
+    command: 'worker',
+    text: `  worker
       deliver webhooks until SIGTERM or SIGINT, logging JSON lines to stdout (no --json);
-      for a server run with WEBHOOK_DISPATCHER=off; reads the server's WEBHOOK_* and LOG_LEVEL
+      for a server run with WEBHOOK_DISPATCHER=off; reads the server's WEBHOOK_* and LOG_LEVEL`,
+  },
+  {
+    command: 'help',
+    text: `  help [COMMAND]
+      this usage, or one command's part of it (also --help or -h anywhere)`,
+  },
+]
+
+const USAGE = `usage: devplatform <command> [--json]
+${COMMAND_USAGE.map((part) => part.text).join('\n')}
 The database is DATABASE_URL (default ${DEFAULT_DATABASE_URL}).`
+
+/**
+ * What `help TOPIC` prints: the full usage without a topic, else the parts of the commands the
+ * topic names, a whole command (`keys create`) or its first word (`keys`, for all three).
+ */
+function helpText(topic: string): string {
+  if (topic === '') return `${USAGE}\n`
+  const parts = COMMAND_USAGE.filter((part) => part.command === topic || part.command.startsWith(`${topic} `))
+  if (parts.length === 0) throw new UsageError(`unknown command: ${topic} (try: devplatform help)`)
+  return `${parts.map((part) => part.text).join('\n')}\n`
+}
 
 /** `deliveries list` shows this many deliveries unless --limit says otherwise. */
 const DEFAULT_DELIVERY_LIMIT = 50
@@ -67,7 +94,7 @@ const FLAGS_BY_COMMAND: Record<string, readonly (keyof Flags)[]> = {
   worker: [],
 }
 
-function parse(argv: string[]): { command: string; flags: Flags } {
+function parse(argv: string[]): { command: string; flags: Flags; topic?: string } {
   let parsed
   try {
     parsed = parseArgs({
@@ -90,6 +117,12 @@ function parse(argv: string[]): { command: string; flags: Flags } {
     throw new UsageError(error instanceof Error ? error.message : String(error))
   }
   const command = parsed.positionals.join(' ')
+  if (parsed.positionals[0] === 'help') {
+    // help opens no database and takes no option, so a stray one is a mistake worth naming.
+    const option = Object.keys(parsed.values).find((name) => name !== 'json' || parsed.values.json === true)
+    if (option !== undefined) throw new UsageError(`option --${option} does not apply to "help"`)
+    return { command: 'help', flags: { json: false }, topic: parsed.positionals.slice(1).join(' ') }
+  }
   const allowed = FLAGS_BY_COMMAND[command]
   if (allowed === undefined) {
     throw new UsageError(command === '' ? `missing command (try: ${Object.keys(FLAGS_BY_COMMAND).join(', ')})` : `unknown command: ${command}`)
@@ -311,7 +344,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       process.stdout.write(`${USAGE}\n`)
       return 0
     }
-    const { command, flags } = parse(argv)
+    const { command, flags, topic } = parse(argv)
+    if (command === 'help') {
+      process.stdout.write(helpText(topic ?? ''))
+      return 0
+    }
     const { location, config } = configure(command, env)
     if (config !== undefined) {
       // Listening before the database opens: a signal during start-up still stops it cleanly.

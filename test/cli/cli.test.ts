@@ -309,6 +309,60 @@ describe('devplatform keys list and deactivate', () => {
   })
 })
 
+describe('devplatform help', () => {
+  const COMMANDS = ['apps create', 'apps list', 'keys create', 'keys list', 'keys deactivate', 'deliveries list', 'worker', 'help']
+
+  /** The command of each line of a usage part that names one (indented by two spaces, not six). */
+  function commandsIn(text: string): string[] {
+    return text
+      .split('\n')
+      .filter((line) => /^ {2}\S/.test(line))
+      .map((line) => COMMANDS.find((command) => line.startsWith(`  ${command}`) && [' ', undefined].includes(line[command.length + 2])) ?? line)
+  }
+
+  it('help prints the same usage as --help, exit 0, and opens no database', async () => {
+    const { url, file } = freshDb('devplatform-help-')
+    const help = await cli(url, 'help')
+    const dashed = await cli(url, '--help')
+    expect(help.code).toBe(0)
+    expect(help.stderr).toBe('')
+    expect(help.stdout).toBe(dashed.stdout)
+    expect(help.stdout).toMatch(/^usage: devplatform /)
+    expect(commandsIn(help.stdout)).toEqual(COMMANDS)
+    expect(existsSync(file)).toBe(false)
+  })
+
+  it.each(COMMANDS)('help %s prints that command\'s part of the usage, exit 0', async (command) => {
+    const { url, file } = freshDb('devplatform-help-')
+    const full = (await cli(url, 'help')).stdout
+    const result = await cli(url, 'help', ...command.split(' '))
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe('')
+    expect(commandsIn(result.stdout)).toEqual([command])
+    expect(full).toContain(result.stdout)
+    expect(existsSync(file)).toBe(false)
+  })
+
+  it('help keys prints the part of each keys command', async () => {
+    const { url } = freshDb('devplatform-help-')
+    const result = await cli(url, 'help', 'keys')
+    expect(result.code).toBe(0)
+    expect(commandsIn(result.stdout)).toEqual(['keys create', 'keys list', 'keys deactivate'])
+  })
+
+  it.each([['frobnicate'], ['apps destroy'], ['key']])('help %s: exit 2, one line naming it', async (topic) => {
+    const { url } = freshDb('devplatform-help-')
+    const result = await cli(url, 'help', ...topic.split(' '))
+    expectUsageError(result)
+    expect(result.stderr).toContain(`unknown command: ${topic}`)
+  })
+
+  it('help with an option is a usage error', async () => {
+    const { url } = freshDb('devplatform-help-')
+    expectUsageError(await cli(url, 'help', 'apps', '--json'))
+  })
+})
+
 describe('devplatform usage errors: one line on stderr, exit code 2, nothing on stdout', () => {
   const appFree: [string, string[]][] = [
     ['unknown flag', ['apps', 'list', '--bogus', '--json']],
