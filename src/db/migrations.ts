@@ -276,6 +276,14 @@ migrations['0007_claim_without_statistics'] = {
   },
 }
 
+migrations['0008_webhook_event_types'] = {
+  async up(db: Kysely<unknown>) {
+    // Event-type filters: the JSON array of the event types a webhook receives; null receives all
+    // (every webhook before this). Read with the webhook by the outbox's existing statements.
+    await db.schema.alterTable('webhooks').addColumn('event_types', 'text').execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

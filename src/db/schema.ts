@@ -45,6 +45,8 @@ export interface WebhooksTable {
   consecutive_failures: number
   /** while its circuit is open: no attempt to it starts before this */
   circuit_retry_at: string | null
+  /** the event types it receives, a JSON array of strings (each once, at least one); null: every type */
+  event_types: string | null
 }
 
 /**

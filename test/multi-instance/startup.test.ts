@@ -51,9 +51,9 @@ describe('starting on PostgreSQL', () => {
     const stderr = refused.stderr().trim()
     expect(stderr.split('\n')).toHaveLength(1)
     expect(stderr).toBe(
-      'devplatform: failed to start: DATABASE_URL: the database schema was written by a newer devplatform (migration 0099_future is unknown to this version, which knows up to 0007_claim_without_statistics); upgrade devplatform',
+      'devplatform: failed to start: DATABASE_URL: the database schema was written by a newer devplatform (migration 0099_future is unknown to this version, which knows up to 0008_webhook_event_types); upgrade devplatform',
     )
-    expect(await fresh.count('select count(*) as n from kysely_migration')).toBe(8)
+    expect(await fresh.count('select count(*) as n from kysely_migration')).toBe(9)
   })
 
   it('an unroutable database host ends start-up within 10 s with one line naming DATABASE_URL', async () => {

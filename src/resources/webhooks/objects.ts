@@ -10,6 +10,7 @@ export function toWebhook(row: WebhookRow): Webhook {
     url: row.url,
     isActive: row.is_active === 1,
     encrypted: row.encrypted === 1,
+    event_types: row.event_types === null ? null : (JSON.parse(row.event_types) as string[]),
     created_at: row.created_at,
     updated_at: row.updated_at,
     delivery_stats: deliveryStatsOf(row),

@@ -26,6 +26,8 @@ export interface WebhookInput {
   isActive: boolean
   encrypted: boolean
   signingSecret: string
+  /** the event types it receives; null or absent: every type */
+  eventTypes?: readonly string[] | null | undefined
 }
 
 export interface WebhookPatch {
@@ -34,6 +36,8 @@ export interface WebhookPatch {
   isActive?: boolean | undefined
   encrypted?: boolean | undefined
   signingSecret?: string | undefined
+  /** undefined: unchanged; null: every type from now on; a list: only those */
+  eventTypes?: readonly string[] | null | undefined
 }
 
 /** The starting point of every read: this application's webhooks that are not deleted. */
@@ -95,6 +99,7 @@ export class WebhooksRepository {
       previous_secret_expires_at: null,
       consecutive_failures: 0,
       circuit_retry_at: null,
+      event_types: eventTypesColumn(input.eventTypes ?? null),
     }
     await this.db.insertInto('webhooks').values(row).execute()
     return { ...row, total_events: 0 }
@@ -119,6 +124,7 @@ export class WebhooksRepository {
     if (patch.url !== undefined) changes.url = patch.url
     if (patch.isActive !== undefined) changes.is_active = patch.isActive ? 1 : 0
     if (patch.encrypted !== undefined) changes.encrypted = patch.encrypted ? 1 : 0
+    if (patch.eventTypes !== undefined) changes.event_types = eventTypesColumn(patch.eventTypes)
     // A new receiver, or the owner turning it back on: its circuit starts closed.
     if (changes.url !== undefined || changes.is_active === 1) Object.assign(changes, { consecutive_failures: 0, circuit_retry_at: null })
     // An update that names no field changes nothing, not even updated_at.
@@ -169,6 +175,11 @@ export class WebhooksRepository {
     if (row !== undefined) await this.queue.stopped(row.id)
     return row
   }
+}
+
+/** The `event_types` column of a list: its JSON text, or null for every type. */
+function eventTypesColumn(eventTypes: readonly string[] | null): string | null {
+  return eventTypes === null ? null : JSON.stringify(eventTypes)
 }
 
 /**

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
 import { toWebhook } from './objects.js'
 import { WebhooksRepository } from './repository.js'
@@ -18,6 +19,7 @@ import {
 } from './schemas.js'
 import { Type } from 'typebox'
 import { webhookDeliveryRoutes } from './delivery-routes.js'
+import { EVENT_CATALOGUE } from './event-catalogue.js'
 
 const NOT_FOUND = 'Webhook not found'
 
@@ -31,6 +33,39 @@ async function reread(webhooks: WebhooksRepository, appId: string, id: string): 
   const row = await webhooks.find(appId, id)
   if (row === undefined) throw new Error(`webhook ${id} vanished inside its own transaction`)
   return toWebhook(row)
+}
+
+const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_CATALOGUE)
+
+/**
+ * What is wrong with a body's `event_types` list, naming each type at fault (every unknown type,
+ * every repeat), or undefined. Only a list of strings within its size is looked at: anything else
+ * is left to the schema (wrong types, too many items), whose keywords say the same rule in
+ * generic words.
+ */
+export function eventTypesProblem(body: unknown): string | undefined {
+  if (typeof body !== 'object' || body === null) return undefined
+  const list: unknown = (body as Record<string, unknown>).event_types
+  if (!Array.isArray(list) || list.length > EVENT_CATALOGUE.length || !list.every((type) => typeof type === 'string')) return undefined
+  if (list.length === 0) {
+    return 'event_types must list at least one event type: leave it out or send null to receive every event type (to receive none, set isActive to false)'
+  }
+  const problems: string[] = []
+  const seen = new Set<string>()
+  for (const [index, type] of (list as string[]).entries()) {
+    if (!KNOWN_EVENT_TYPES.has(type)) problems.push(`event_types[${index}] is not an event type: ${JSON.stringify(type)}`)
+    else if (seen.has(type)) problems.push(`event_types[${index}] lists ${JSON.stringify(type)} again: list each event type once`)
+    seen.add(type)
+  }
+  if (problems.length === 0) return undefined
+  const unknown = problems.some((problem) => problem.includes('is not an event type'))
+  return `${problems.join('; ')}${unknown ? ` (event types: ${EVENT_CATALOGUE.join(', ')})` : ''}`
+}
+
+/** preValidation of POST and PATCH: an `event_types` problem is answered in its own words before the schema runs. */
+async function checkEventTypes(request: FastifyRequest): Promise<void> {
+  const problem = eventTypesProblem(request.body)
+  if (problem !== undefined) throw ApiError.badRequest(problem)
 }
 
 export interface WebhookRoutesOptions {
@@ -56,6 +91,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         body: CreateWebhookBody,
         response: { 201: CreatedWebhookSchema, ...errorResponses(400, 401, 403, 429) },
       },
+      preValidation: checkEventTypes,
     },
     async (request, reply) => {
       const { appId } = callerOf(request)
@@ -70,10 +106,12 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
             isActive: body.isActive ?? true,
             encrypted: body.encrypted ?? false,
             signingSecret,
+            eventTypes: body.event_types ?? null,
           }),
         )
         await tx.events.emit(appId, 'webhook.created', created)
-        // Active, so it was sent its own webhook.created: answer with that counted.
+        // Active (and listing webhook.created, or listing nothing), so it was sent its own
+        // webhook.created: answer with that counted.
         return reread(new WebhooksRepository(tx.db, tx.unit), appId, created.id)
       })
       // A generated secret is shown this once; a secret the caller chose is never echoed.
@@ -124,6 +162,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         body: UpdateWebhookBody,
         response: { 200: WebhookSchema, ...errorResponses(400, 401, 403, 404, 429) },
       },
+      preValidation: checkEventTypes,
     },
     async (request) => {
       const { appId } = callerOf(request)
@@ -136,6 +175,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
           isActive: body.isActive,
           encrypted: body.encrypted,
           signingSecret: body.signing_secret,
+          eventTypes: body.event_types,
         })
         if (row === undefined) throw ApiError.notFound(NOT_FOUND)
         const updated = toWebhook(row)

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
+import { EVENT_CATALOGUE } from './event-catalogue.js'
 
 export const DeliveryStatsSchema = Type.Object({
   total_events: Type.Integer({ description: 'events queued for this webhook' }),
@@ -15,6 +16,9 @@ export const WebhookSchema = Type.Object(
     url: Type.String(),
     isActive: Type.Boolean(),
     encrypted: Type.Boolean(),
+    event_types: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description: 'the event types this webhook receives (its webhook.test events aside); null: every event type',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
     delivery_stats: DeliveryStatsSchema,
@@ -42,6 +46,26 @@ const signingSecret = Type.String({
   description: 'whsec_ followed by base64 of 24 to 64 random bytes; generated when absent',
 })
 
+/**
+ * `event_types` in a request: null (or absent on creation) for every event type, else a list of
+ * catalogue types, each once, at least one. One schema of type [array, null] rather than a union,
+ * so a failure is reported once, not once per branch. Null is a value here (it clears the filter
+ * on PATCH), so the validator keeps it rather than dropping it as "absent". The routes' own check
+ * (eventTypesProblem) answers first, with messages naming the type at fault; these keywords
+ * publish the rule in the document and back it up.
+ */
+const eventTypes = Type.Unsafe<string[] | null>({
+  type: ['array', 'null'],
+  items: { type: 'string', enum: [...EVENT_CATALOGUE] },
+  minItems: 1,
+  maxItems: EVENT_CATALOGUE.length,
+  uniqueItems: true,
+  // what a wrong type (a string, an object) is told; the list's own rules are told by the routes' check
+  'x-message': 'event_types must be an array of event types (strings), or null for every event type',
+  description:
+    'the event types this webhook receives, each at most once; null (or absent on creation) for every event type. An empty list is refused: to receive nothing, set isActive to false. webhook.test events sent with POST /webhooks/{id}/test reach the webhook whatever its list.',
+})
+
 export const CreateWebhookBody = Type.Object(
   {
     name,
@@ -49,6 +73,7 @@ export const CreateWebhookBody = Type.Object(
     isActive: Type.Optional(Type.Boolean({ default: true })),
     signing_secret: Type.Optional(signingSecret),
     encrypted: Type.Optional(Type.Boolean({ default: false })),
+    event_types: Type.Optional(eventTypes),
   },
   { additionalProperties: false, 'x-rules': 'webhook' },
 )
@@ -61,6 +86,7 @@ export const UpdateWebhookBody = Type.Object(
     isActive: Type.Optional(Type.Boolean()),
     signing_secret: Type.Optional(signingSecret),
     encrypted: Type.Optional(Type.Boolean()),
+    event_types: Type.Optional(eventTypes),
   },
   { additionalProperties: false, 'x-rules': 'webhook' },
 )

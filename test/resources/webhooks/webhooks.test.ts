@@ -35,6 +35,7 @@ describe('DELETE /api/v0/webhooks/{id} (the contract)', () => {
       url: 'https://example.com/hooks',
       isActive: true,
       encrypted: true,
+      event_types: null,
       created_at: created.created_at,
       updated_at: created.updated_at,
       delivery_stats: { total_events: 1, successful_deliveries: 0, failed_deliveries: 0, last_delivery: null },
@@ -96,6 +97,7 @@ describe('POST /api/v0/webhooks', () => {
       url: 'https://example.com/hooks',
       isActive: true,
       encrypted: false,
+      event_types: null,
       created_at: expect.stringMatching(ISO_MS),
       updated_at: expect.stringMatching(ISO_MS),
       // it is active, so its own webhook.created was queued for it
