@@ -12,6 +12,7 @@ import type { Db } from './db/database.js'
 import { answerClientError } from './http/client-errors.js'
 import { requestIdFrom } from './http/request-id.js'
 import { idempotencyPlugin } from './idempotency/plugin.js'
+import { registerMetrics } from './metrics/index.js'
 import { databasePlugin } from './plugins/database.js'
 import { answerFrameworkError, errorsPlugin, MAX_PATH_PARAMETER_LENGTH } from './plugins/errors.js'
 import { openapiPlugin } from './plugins/openapi.js'
@@ -96,6 +97,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(errorsPlugin)
   const notifier = new DeliveryNotifier()
   await app.register(databasePlugin, { db: options.db, notifier })
+  // Before any route: the metrics' onResponse hook counts every answer.
+  if (config.metricsPort !== undefined) await registerMetrics(app, { port: config.metricsPort, host: config.host, db: options.db, redis: options.redis })
   if (config.webhooks.dispatcher) {
     const dispatcher = createDispatcher(config, options.db, notifier, app.log, options.delivery)
     notifier.attach(dispatcher)

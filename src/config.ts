@@ -31,6 +31,8 @@ export interface Config {
   requestTimeoutMs: number
   /** failed authentications allowed per client address and per client key in a sliding window */
   authFailures: AuthFailureConfig
+  /** METRICS_PORT: the port of the Prometheus listener (GET /metrics, on HOST); undefined: no listener */
+  metricsPort: number | undefined
 }
 
 export interface AuthFailureConfig {
@@ -168,5 +170,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: loadWebhookConfig(env),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
     authFailures: loadAuthFailureConfig(env),
+    metricsPort: loadMetricsPort(env, Number(portText)),
   }
+}
+
+/** METRICS_PORT: unset or empty for no metrics listener; never the API's own port. */
+export function loadMetricsPort(env: NodeJS.ProcessEnv, apiPort: number): number | undefined {
+  if (env.METRICS_PORT === undefined || env.METRICS_PORT === '') return undefined
+  const port = integer(env, 'METRICS_PORT', 0, 1, 65_535)
+  if (port === apiPort) throw new ConfigError(`METRICS_PORT must differ from PORT (both are ${port})`)
+  return port
 }

@@ -1,0 +1,38 @@
+import { sql } from 'kysely'
+import type { Db } from '../db/database.js'
+import type { QueueState } from './metrics.js'
+
+interface QueueRow {
+  depth: number | string
+  oldest: string | null
+  succeeded: number | string
+  failed: number | string
+}
+
+/**
+ * One statement per scrape. The queue's count and earliest due time read the partial index
+ * deliveries_queue (webhook_id, next_attempt_at) WHERE status = 'pending' alone (a covering
+ * index scan on SQLite, an index-only scan on PostgreSQL once the table is vacuumed), so they
+ * cost the pending backlog, not the table; 'pending' is a literal because SQLite uses a partial
+ * index only for a condition it can match at prepare time. The outcome totals sum the webhooks'
+ * statistics (one row per webhook ever created: rows are never deleted, so the sums only grow).
+ */
+const QUEUE_STATE = sql<QueueRow>`
+  select q.depth, q.oldest, s.succeeded, s.failed
+  from (select count(*) as depth, min(next_attempt_at) as oldest from deliveries where status = 'pending') q,
+       (select coalesce(sum(successful_deliveries), 0) as succeeded, coalesce(sum(failed_deliveries), 0) as failed from webhooks) s
+`
+
+/** The queue as the database has it now (PostgreSQL's count and sums come back as text). */
+export async function readQueueState(db: Db, nowMs: number = Date.now()): Promise<QueueState> {
+  const row = (await QUEUE_STATE.execute(db)).rows[0]
+  if (row === undefined) throw new Error('the queue read returned no row')
+  // A claimed delivery's next_attempt_at is its claim's lapse, in the future: only due ones count.
+  const oldestMs = row.oldest === null ? undefined : Date.parse(row.oldest)
+  return {
+    depth: Number(row.depth),
+    oldestDueAgeSeconds: oldestMs === undefined || oldestMs > nowMs ? 0 : (nowMs - oldestMs) / 1000,
+    succeeded: Number(row.succeeded),
+    failed: Number(row.failed),
+  }
+}

@@ -1,0 +1,144 @@
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { PUBLIC } from '../resources/manifest.js'
+
+/** The route label of a request no route matched (404s, the router's refusals): one value, whatever the path. */
+export const UNMATCHED_ROUTE = 'unmatched'
+
+/** Seconds: an API answer takes about a millisecond; the top buckets catch database and Redis stalls. */
+const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+interface RouteSeries {
+  requests: { inc(): void }
+  duration: { observe(value: number): void }
+}
+
+/** The delivery queue as one read saw it (src/metrics/deliveries.ts). */
+export interface QueueState {
+  /** pending deliveries, those being attempted included */
+  depth: number
+  /** seconds the oldest due delivery has waited; 0 when none is due */
+  oldestDueAgeSeconds: number
+  /** attempts recorded in the webhooks' statistics, every instance's */
+  succeeded: number
+  failed: number
+}
+
+/**
+ * The process's Prometheus series. Each HTTP answer costs one Map lookup, one counter increment
+ * and one histogram observation: the children of a label set are kept, so prom-client does not
+ * hash the labels on every request.
+ */
+export class Metrics {
+  readonly registry = new Registry()
+  private readonly requests: Counter<'method' | 'route' | 'status'>
+  private readonly duration: Histogram<'method' | 'route'>
+  private readonly rateLimited: Counter
+  private readonly authRefused: Counter<'status'>
+  private readonly queueDepth: Gauge
+  private readonly oldestDue: Gauge
+  private readonly attempts: Counter<'outcome'>
+  private readonly series = new Map<string, RouteSeries>()
+
+  constructor(options: { redisAvailable?: () => boolean } = {}) {
+    const registers = [this.registry]
+    collectDefaultMetrics({ register: this.registry })
+    this.requests = new Counter({
+      name: 'devplatform_http_requests_total',
+      help: 'HTTP answers by route pattern (unmatched: no route), method and status',
+      labelNames: ['method', 'route', 'status'],
+      registers,
+    })
+    this.duration = new Histogram({
+      name: 'devplatform_http_request_duration_seconds',
+      help: 'Time from a request arriving to its answer being sent, by route pattern and method',
+      labelNames: ['method', 'route'],
+      buckets: DURATION_BUCKETS,
+      registers,
+    })
+    this.rateLimited = new Counter({
+      name: 'devplatform_rate_limit_refusals_total',
+      help: "Requests refused with 429 by an API key's hourly rate limit",
+      registers,
+    })
+    this.authRefused = new Counter({
+      name: 'devplatform_auth_refusals_total',
+      help: 'Requests the authentication hook refused: 401 bad or missing credentials, 403 inactive key or missing scope, 429 failed-authentication throttle',
+      labelNames: ['status'],
+      registers,
+    })
+    this.queueDepth = new Gauge({
+      name: 'devplatform_deliveries_pending',
+      help: 'Pending webhook deliveries in the database (every instance shares them), those being attempted included',
+      registers,
+    })
+    this.oldestDue = new Gauge({
+      name: 'devplatform_deliveries_oldest_due_age_seconds',
+      help: 'How long the oldest due pending delivery has waited past its due time; 0 when none is due',
+      registers,
+    })
+    this.attempts = new Counter({
+      name: 'devplatform_webhook_attempts_total',
+      help: "Delivery attempts by outcome, from the webhooks' statistics (every instance's attempts)",
+      labelNames: ['outcome'],
+      registers,
+    })
+    const { redisAvailable } = options
+    if (redisAvailable !== undefined) {
+      new Gauge({
+        name: 'devplatform_redis_available',
+        help: "1 while the Redis circuit is closed; 0 while it is open (rate limits counted per instance)",
+        registers,
+        collect() {
+          this.set(redisAvailable() ? 1 : 0)
+        },
+      })
+    }
+  }
+
+  /** The onResponse hook's work: the request's series, and the refusal counters it falls in. */
+  observe(request: FastifyRequest, reply: FastifyReply): void {
+    const method = request.method
+    const route = request.routeOptions.url ?? UNMATCHED_ROUTE
+    const status = reply.statusCode
+    const key = `${status} ${method} ${route}`
+    let series = this.series.get(key)
+    if (series === undefined) {
+      series = { requests: this.requests.labels(method, route, String(status)), duration: this.duration.labels(method, route) }
+      this.series.set(key, series)
+    }
+    series.requests.inc()
+    series.duration.observe(reply.elapsedTime / 1000)
+    if ((status === 401 || status === 403 || status === 429) && refusedByAuthentication(request)) {
+      // The rate limit's 429 is the only one that comes after the RateLimit header is set
+      // (src/auth/authenticate.ts); the failure throttle's comes before it.
+      if (status === 429 && reply.hasHeader('ratelimit')) this.rateLimited.inc()
+      else this.authRefused.inc({ status: String(status) })
+    }
+  }
+
+  /** The delivery queue's figures, read at scrape time; undefined (the read failed) removes them until the next read. */
+  setQueue(state: QueueState | undefined): void {
+    if (state === undefined) {
+      this.queueDepth.reset()
+      this.oldestDue.reset()
+      this.attempts.reset()
+      return
+    }
+    this.queueDepth.set(state.depth)
+    this.oldestDue.set(state.oldestDueAgeSeconds)
+    // Totals kept by the database: the counter takes the value read, which only grows.
+    this.attempts.reset()
+    this.attempts.inc({ outcome: 'succeeded' }, state.succeeded)
+    this.attempts.inc({ outcome: 'failed' }, state.failed)
+  }
+}
+
+/**
+ * An answer the authentication hook gave: on an authenticated route (a scope other than PUBLIC)
+ * before it set the caller (it sets request.auth last, once every check passed).
+ */
+function refusedByAuthentication(request: FastifyRequest): boolean {
+  const scope = request.routeOptions.config.scope
+  return scope !== undefined && scope !== PUBLIC && request.auth === null
+}
