@@ -42,6 +42,35 @@ interface Created {
   created_at: string
 }
 
+/** An event as fan-out takes it: a webhook that lists event types receives only those. */
+interface FanOutEvent extends Created {
+  type: string
+}
+
+/** A webhook as fan-out takes it: `event_types` is its filter's JSON array, or null for every type. */
+interface FanOutWebhook extends Created {
+  event_types: string | null
+}
+
+/**
+ * Whether each webhook receives an event of the type: those without a filter (event_types null)
+ * at no cost, a filter's JSON parsed once per fan-out and webhook.
+ */
+class EventFilters {
+  private parsed: Map<string, ReadonlySet<string>> | undefined
+
+  receives(webhook: FanOutWebhook, type: string): boolean {
+    if (webhook.event_types === null) return true
+    this.parsed ??= new Map()
+    let types = this.parsed.get(webhook.id)
+    if (types === undefined) {
+      types = new Set(JSON.parse(webhook.event_types) as string[])
+      this.parsed.set(webhook.id, types)
+    }
+    return types.has(type)
+  }
+}
+
 /**
  * A new pending delivery `id` of the event to the webhook: due at the event's time, so each
  * webhook's queue stays in event order. One literal: on Node 20 each property written after a
@@ -69,11 +98,11 @@ function activeWebhooksOf(db: Db, appId: string) {
 }
 
 /**
- * The application's active webhooks as the outbox takes them: in id order, locked on PostgreSQL
- * FOR KEY SHARE (see `emit` for why that lock).
+ * The application's active webhooks as the outbox takes them, each with its event-type filter: in
+ * id order, locked on PostgreSQL FOR KEY SHARE (see `emit` for why that lock).
  */
 function lockedActiveWebhooksOf(db: Db, appId: string) {
-  const active = activeWebhooksOf(db, appId).select(['id', 'created_at']).orderBy('id')
+  const active = activeWebhooksOf(db, appId).select(['id', 'created_at', 'event_types']).orderBy('id')
   return backendOf(db) === 'postgres' ? active.forKeyShare() : active
 }
 
@@ -82,7 +111,7 @@ function lockedActiveWebhooksOf(db: Db, appId: string) {
  * each with whether an event of the application waits for a dispatcher's fan-out: one statement,
  * built once (PreparedQuery), as it runs on every write that emits an event.
  */
-const INLINE_CANDIDATES = new PreparedQuery<Created & { pending: number }>(1, (db, appId) =>
+const INLINE_CANDIDATES = new PreparedQuery<FanOutWebhook & { pending: number }>(1, (db, appId) =>
   lockedActiveWebhooksOf(db, appId)
     .select(sql<number>`case when exists (select 1 from events where app_id = ${appId} and fanout_pending = 1) then 1 else 0 end`.as('pending'))
     .limit(INLINE_FANOUT_MAX + 1),
@@ -150,10 +179,13 @@ export class EventsRepository {
 
   /**
    * Writes the event, in the transaction that makes the change, so the change and its event commit
-   * together or not at all. Its deliveries (one per active webhook of the application, each counted
-   * in the webhook's total_events) are written here too when the application has at most
-   * INLINE_FANOUT_MAX active webhooks and no earlier event still waiting for its own; otherwise the
-   * event is marked pending and a dispatcher writes them (`fanOutPending`), in event order.
+   * together or not at all. Its deliveries (one per active webhook of the application that receives
+   * its type, each counted in the webhook's total_events) are written here too when the application
+   * has at most INLINE_FANOUT_MAX active webhooks (those whose event_types leave the type out
+   * included) and no earlier event still waiting for its own; otherwise the event is marked pending
+   * and a dispatcher writes them (`fanOutPending`), in event order. The filters are applied to the
+   * rows this one read of the webhooks returns (their event_types column beside id and created_at):
+   * no statement more, and none of the filter's work for a webhook without one.
    *
    * The webhooks are locked (PostgreSQL: FOR KEY SHARE, in id order, as every multi-webhook writer
    * does) before their deliveries are written. Every DELETE or deactivation first takes its row FOR
@@ -169,7 +201,14 @@ export class EventsRepository {
     const candidates = await INLINE_CANDIDATES.execute(this.db, appId)
     const inline = candidates.length <= INLINE_FANOUT_MAX && !candidates.some((webhook) => webhook.pending === 1)
     const [only] = candidates
-    if (inline && candidates.length === 1 && only !== undefined && only.created_at <= event.created_at && backendOf(this.db) === 'postgres') {
+    if (
+      inline &&
+      candidates.length === 1 &&
+      only !== undefined &&
+      only.created_at <= event.created_at &&
+      (only.event_types === null || new EventFilters().receives(only, type)) &&
+      backendOf(this.db) === 'postgres'
+    ) {
       await EVENT_WITH_ONE_DELIVERY.execute(this.db, event.id, appId, type, event.payload, event.created_at, newId(), only.id, nowIso())
       this.unit.deliveriesWritten()
       return event.id
@@ -189,13 +228,13 @@ export class EventsRepository {
 
   /**
    * An event for one webhook only (`webhook.test`): the same outbox, one delivery, always written
-   * at once. The caller has locked the webhook (WebhooksRepository.lockForDelivery) and checked it
-   * is active.
+   * at once, whatever event types the webhook lists. The caller has locked the webhook
+   * (WebhooksRepository.lockForDelivery) and checked it is active.
    */
   async emitTo(appId: string, webhookId: string, type: EventType, data: unknown): Promise<{ eventId: string; deliveryId: string }> {
     const event = this.eventRow(appId, type, data)
     await INSERT_EVENT.execute(this.db, event)
-    const [deliveryId] = await this.writeDeliveries(appId, [event], await this.lockActiveWebhooks(appId, webhookId))
+    const [deliveryId] = await this.writeDeliveries(appId, [event], await this.lockActiveWebhooks(appId, webhookId), false)
     if (deliveryId === undefined) throw new Error(`webhook ${webhookId} took no delivery of its own event`)
     this.unit.deliveriesWritten()
     return { eventId: event.id, deliveryId }
@@ -205,7 +244,8 @@ export class EventsRepository {
    * Writes the deliveries of events marked pending, in one write transaction (`this.db` is it):
    * for up to FANOUT_LIMITS.apps applications, taken round-robin from the one after `afterAppId`,
    * each application's oldest events, within the row budgets. An event goes to the webhooks active
-   * now that were created no later than it: the ones it would have found had it been written inline.
+   * now that were created no later than it and receive its type (their event_types as they are
+   * now): the ones it would have found had it been written inline.
    * PostgreSQL: events are taken FOR UPDATE SKIP LOCKED (two dispatchers never take the same),
    * then the webhooks are locked as `emit` locks them, so the deletion guarantee is the same.
    */
@@ -234,7 +274,7 @@ export class EventsRepository {
     for (const { appId, take } of plan.sort((a, b) => (a.appId < b.appId ? -1 : 1))) {
       let pending = this.db
         .selectFrom('events')
-        .select(['id', 'created_at'])
+        .select(['id', 'created_at', 'type'])
         .where('app_id', '=', appId)
         .where(sql<boolean>`fanout_pending = 1`)
         .orderBy('created_at')
@@ -280,23 +320,26 @@ export class EventsRepository {
   }
 
   /** The application's active webhooks (or the one named), locked (lockedActiveWebhooksOf). */
-  private async lockActiveWebhooks(appId: string, only: string | undefined): Promise<Created[]> {
+  private async lockActiveWebhooks(appId: string, only: string | undefined): Promise<FanOutWebhook[]> {
     const active = lockedActiveWebhooksOf(this.db, appId)
     return (only === undefined ? active : active.where('id', '=', only)).execute()
   }
 
   /**
-   * One pending delivery per event and webhook created no later than the event (due at the event's
-   * time, so each webhook's queue stays in event order), and each webhook's total_events counted.
-   * Returns the deliveries' ids.
+   * One pending delivery per event and webhook created no later than the event that receives its
+   * type (unless `filtered` is false: a webhook.test goes to its webhook whatever it lists), due at
+   * the event's time, so each webhook's queue stays in event order, and each webhook's
+   * total_events counted. Returns the deliveries' ids.
    */
-  private async writeDeliveries(appId: string, events: readonly Created[], webhooks: readonly Created[]): Promise<string[]> {
+  private async writeDeliveries(appId: string, events: readonly FanOutEvent[], webhooks: readonly FanOutWebhook[], filtered = true): Promise<string[]> {
     const now = nowIso()
     const rows = []
     const counts = new Map<string, number>()
+    const filters = new EventFilters()
     for (const event of events) {
       for (const webhook of webhooks) {
         if (webhook.created_at > event.created_at) continue
+        if (filtered && !filters.receives(webhook, event.type)) continue
         rows.push(deliveryRow(appId, event, webhook.id, now, newId()))
         counts.set(webhook.id, (counts.get(webhook.id) ?? 0) + 1)
       }
