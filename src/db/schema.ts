@@ -184,6 +184,46 @@ export interface IdempotencyKeysTable {
   committed_at: string | null
 }
 
+/** A ledger account and its four sums kept beside its postings (src/ledger/ledger.ts); amounts are decimal integer text. */
+export interface LedgerAccountsTable {
+  id: string
+  environment: string
+  /** '' for the platform's own accounts */
+  app_id: string
+  kind: string
+  currency: string
+  reference: string
+  may_go_negative: number
+  debits_posted: string
+  credits_posted: string
+  debits_pending: string
+  credits_pending: string
+  /** credits_posted − debits_posted − debits_pending */
+  available: string
+  created_at: string
+  updated_at: string
+}
+
+export interface LedgerEntriesTable {
+  id: string
+  environment: string
+  app_id: string
+  status: string
+  /** what the entry belongs to: a drain, a transfer, a payment */
+  reason_type: string
+  reason_id: string
+  created_at: string
+  updated_at: string
+}
+
+export interface LedgerPostingsTable {
+  id: string
+  entry_id: string
+  account_id: string
+  direction: string
+  amount: string
+}
+
 export interface Database {
   apps: AppsTable
   api_keys: ApiKeysTable
@@ -196,4 +236,7 @@ export interface Database {
   deliveries: DeliveriesTable
   delivery_attempts: DeliveryAttemptsTable
   idempotency_keys: IdempotencyKeysTable
+  ledger_accounts: LedgerAccountsTable
+  ledger_entries: LedgerEntriesTable
+  ledger_postings: LedgerPostingsTable
 }

@@ -1,3 +1,4 @@
+import { LATEST_MIGRATION } from '../../src/db/migrations.js'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseDatabaseUrl } from '../../src/config.js'
@@ -123,7 +124,7 @@ describe(`the same answers on ${TEST_BACKEND}`, () => {
     )
     expect(refused).toBeInstanceOf(NewerSchemaError)
     expect(String((refused as Error).message)).toBe(
-      'the database schema was written by a newer devplatform (migration 9999_from_the_future is unknown to this version, which knows up to 0008_webhook_event_types); upgrade devplatform',
+      `the database schema was written by a newer devplatform (migration 9999_from_the_future is unknown to this version, which knows up to ${LATEST_MIGRATION}); upgrade devplatform`,
     )
     expect((refused as Error).message.includes('\n')).toBe(false)
   })
