@@ -14,11 +14,9 @@ describe('every link in README.md and docs/*.md resolves inside the repository',
     expect(brokenLinks(ROOT_DIR, join(ROOT_DIR, file))).toEqual([])
   })
 
-  it('the check sees the README\'s links to each guide (so an empty pass means something)', () => {
+  it('the check sees the README\'s links (so an empty pass means something)', () => {
     const targets = links(readFileSync(join(ROOT_DIR, 'README.md'), 'utf8')).map((link) => link.target)
-    for (const file of FILES.filter((name) => name.startsWith('docs/') && name !== 'docs/query-plans.md' && name !== 'docs/benchmarks.md')) {
-      expect(targets).toContain(file)
-    }
+    expect(targets).toEqual(expect.arrayContaining(['docs/api.md', 'docs/cli.md', 'docs/webhook-delivery.md#ssrf', '#quickstart']))
   })
 })
 
