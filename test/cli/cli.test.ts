@@ -312,12 +312,12 @@ describe('devplatform keys list and deactivate', () => {
 describe('devplatform help', () => {
   const COMMANDS = ['apps create', 'apps list', 'keys create', 'keys list', 'keys deactivate', 'deliveries list', 'worker', 'help']
 
-  /** The command of each line of a usage part that names one (indented by two spaces, not six). */
+  /** The command each line of a usage part names: its leading lower-case words (lines indented by two spaces, not six). */
   function commandsIn(text: string): string[] {
     return text
       .split('\n')
       .filter((line) => /^ {2}\S/.test(line))
-      .map((line) => COMMANDS.find((command) => line.startsWith(`  ${command}`) && [' ', undefined].includes(line[command.length + 2])) ?? line)
+      .map((line) => /^ {2}([a-z]+(?: [a-z]+)*)(?= |$)/.exec(line)?.[1] ?? line)
   }
 
   it('help prints the same usage as --help, exit 0, and opens no database', async () => {
@@ -328,20 +328,22 @@ describe('devplatform help', () => {
     expect(help.stderr).toBe('')
     expect(help.stdout).toBe(dashed.stdout)
     expect(help.stdout).toMatch(/^usage: devplatform /)
-    expect(commandsIn(help.stdout)).toEqual(COMMANDS)
+    expect(commandsIn(help.stdout)).toEqual(expect.arrayContaining(COMMANDS))
     expect(existsSync(file)).toBe(false)
   })
 
-  it.each(COMMANDS)('help %s prints that command\'s part of the usage, exit 0', async (command) => {
+  it('help COMMAND prints that command\'s part of the usage, exit 0, for each command the usage lists', async () => {
     const { url, file } = freshDb('devplatform-help-')
     const full = (await cli(url, 'help')).stdout
-    const result = await cli(url, 'help', ...command.split(' '))
-    expect(result.code).toBe(0)
-    expect(result.stderr).toBe('')
-    expect(commandsIn(result.stdout)).toEqual([command])
-    expect(full).toContain(result.stdout)
+    for (const command of commandsIn(full)) {
+      const result = await cli(url, 'help', ...command.split(' '))
+      expect(result.code, command).toBe(0)
+      expect(result.stderr, command).toBe('')
+      expect(commandsIn(result.stdout), command).toEqual([command])
+      expect(full, command).toContain(result.stdout)
+    }
     expect(existsSync(file)).toBe(false)
-  })
+  }, 60_000)
 
   it('help keys prints the part of each keys command', async () => {
     const { url } = freshDb('devplatform-help-')
