@@ -9,6 +9,7 @@ import { type Db, openDatabase } from '../db/database.js'
 import { type ApiKey, AppsRepository } from '../db/repositories/apps.js'
 import { createDispatcher, shutdownGraceMs } from '../delivery/dispatcher.js'
 import type { DispatcherLog } from '../delivery/log.js'
+import { type LedgerEnvironment, verifyLedger } from '../ledger/ledger.js'
 import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliveriesForAudit } from './deliveries.js'
 
 /** A mistake in how the command was called (or an unknown id): one line on stderr, exit 2. */
@@ -26,6 +27,12 @@ const COMMAND_USAGE: readonly { command: string; text: string }[] = [
     text: `  deliveries list --webhook WEBHOOK_ID [--limit N]
       a webhook's newest deliveries (N from 1 to 1000, default 50) with every attempt;
       any application's webhook, deleted ones too`,
+  },
+  {
+    command: 'ledger verify',
+    text: `  ledger verify [--environment sandbox|live]
+      recompute every ledger balance from its postings and check every entry balances, each
+      environment on its own (both by default); exit 1 with the first difference`,
   },
   {
     command: 'worker',
@@ -62,10 +69,11 @@ const MAX_DELIVERY_LIMIT = 1000
 type Row = Record<string, unknown>
 type Output = Row | Row[]
 
-/** What a command prints: the document for --json, the text otherwise. */
+/** What a command prints: the document for --json, the text otherwise; and its exit code (0 unless said). */
 interface Printed {
   json: unknown
   text: string
+  exitCode?: number
 }
 
 function rows(output: Output): Printed {
@@ -91,6 +99,7 @@ const FLAGS_BY_COMMAND: Record<string, readonly (keyof Flags)[]> = {
   'keys list': ['app'],
   'keys deactivate': ['key'],
   'deliveries list': ['webhook', 'limit'],
+  'ledger verify': ['environment'],
   worker: [],
 }
 
@@ -254,9 +263,34 @@ async function run(command: string, flags: Flags, db: Db): Promise<Printed> {
       const deliveries = await listDeliveriesForAudit(db, webhook.id, limit)
       return { json: { webhook, deliveries }, text: auditHeader(webhook, deliveries.length) + table(deliveries.map(auditRow)) }
     }
+    case 'ledger verify':
+      return verifyLedgers(db, flags.environment === undefined ? LEDGER_ENVIRONMENTS : [parseLedgerEnvironment(flags.environment)])
     default:
       throw new UsageError(`unknown command: ${command}`)
   }
+}
+
+const LEDGER_ENVIRONMENTS: readonly LedgerEnvironment[] = ['sandbox', 'live']
+
+function parseLedgerEnvironment(text: string): LedgerEnvironment {
+  const found = LEDGER_ENVIRONMENTS.find((environment) => environment === text)
+  if (found === undefined) throw new UsageError(`--environment must be sandbox or live for "ledger verify" (got ${text})`)
+  return found
+}
+
+/** `ledger verify`: each environment's first difference, or ok; exit 1 when any has one. */
+async function verifyLedgers(db: Db, environments: readonly LedgerEnvironment[]): Promise<Printed> {
+  const results: Row[] = []
+  for (const environment of environments) {
+    const difference = await verifyLedger(db, environment)
+    // BigInts as decimal text: JSON has no integer past 2^53.
+    const described = difference === undefined ? undefined : Object.fromEntries(Object.entries(difference).map(([name, value]) => [name, typeof value === 'bigint' ? value.toString() : value]))
+    results.push({ environment, ok: difference === undefined, ...(described === undefined ? {} : { difference: described }) })
+  }
+  const text = results
+    .map((result) => `${String(result.environment)}: ${result.ok === true ? 'ok' : `difference ${JSON.stringify(result.difference)}`}`)
+    .join('\n')
+  return { json: results, text: `${text}\n`, exitCode: results.every((result) => result.ok === true) ? 0 : 1 }
 }
 
 /** Resolves with the first SIGTERM or SIGINT; later ones are logged and otherwise ignored. */
@@ -361,7 +395,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     db = await openDatabase(location).catch(startError('DATABASE_URL'))
     const printed = await run(command, flags, db)
     process.stdout.write(flags.json ? `${JSON.stringify(printed.json)}\n` : printed.text)
-    return 0
+    return printed.exitCode ?? 0
   } catch (error) {
     if (error instanceof UsageError) {
       process.stderr.write(`devplatform: ${error.message}\n`)

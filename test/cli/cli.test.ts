@@ -310,7 +310,7 @@ describe('devplatform keys list and deactivate', () => {
 })
 
 describe('devplatform help', () => {
-  const COMMANDS = ['apps create', 'apps list', 'keys create', 'keys list', 'keys deactivate', 'deliveries list', 'worker', 'help']
+  const COMMANDS = ['apps create', 'apps list', 'keys create', 'keys list', 'keys deactivate', 'deliveries list', 'ledger verify', 'worker', 'help']
 
   /** The command each line of a usage part names: its leading lower-case words (lines indented by two spaces, not six). */
   function commandsIn(text: string): string[] {
