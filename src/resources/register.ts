@@ -48,9 +48,10 @@ function onlyRoutes(app: FastifyInstance, publicOnes: boolean): void {
 export async function registerResources(
   api: FastifyInstance,
   authenticated: (register: (app: FastifyInstance) => Promise<void>) => Promise<void>,
-  options: ResourceOptions,
+  configured: Omit<ResourceOptions, 'eventTypes'>,
   resources: readonly Resource[] = RESOURCES,
 ): Promise<void> {
+  const options: ResourceOptions = { ...configured, eventTypes: resources.flatMap((resource) => resource.manifest.eventTypes) }
   await api.register(async (open) => {
     onlyRoutes(open, true)
     for (const resource of resources) if (resource.publicRoutes !== undefined) await open.register(resource.publicRoutes, options)

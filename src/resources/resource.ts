@@ -7,6 +7,8 @@ export interface ResourceOptions {
   urlAddressProblem: ((url: string) => Promise<string | undefined>) | undefined
   /** whether Redis answers, for the health check */
   redisState: () => Promise<'ok' | 'error' | 'not configured'>
+  /** every event type of the resources being registered (a webhook's event_types choose among them) */
+  eventTypes: readonly string[]
 }
 
 /** One resource: its manifest and its routes, registered under /api/v0 by src/resources/register.ts. */

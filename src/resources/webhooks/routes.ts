@@ -8,18 +8,16 @@ import { ApiError } from '../../errors.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
 import {
   CreatedWebhookSchema,
-  CreateWebhookBody,
   ListWebhooksQuery,
   RotateWebhookSecretBody,
-  UpdateWebhookBody,
   WebhookParams,
+  webhookBodies,
   type Webhook,
   WebhookSchema,
   WebhookSecretSchema,
 } from './schemas.js'
 import { Type } from 'typebox'
 import { webhookDeliveryRoutes } from './delivery-routes.js'
-import { EVENT_CATALOGUE } from './event-catalogue.js'
 
 const NOT_FOUND = 'Webhook not found'
 
@@ -35,46 +33,46 @@ async function reread(webhooks: WebhooksRepository, appId: string, id: string): 
   return toWebhook(row)
 }
 
-const KNOWN_EVENT_TYPES: ReadonlySet<string> = new Set(EVENT_CATALOGUE)
-
 /**
  * What is wrong with a body's `event_types` list, naming each type at fault (every unknown type,
  * every repeat), or undefined. Only a list of strings within its size is looked at: anything else
  * is left to the schema (wrong types, too many items), whose keywords say the same rule in
  * generic words.
  */
-export function eventTypesProblem(body: unknown): string | undefined {
+export function eventTypesProblem(body: unknown, catalogue: readonly string[]): string | undefined {
   if (typeof body !== 'object' || body === null) return undefined
   const list: unknown = (body as Record<string, unknown>).event_types
-  if (!Array.isArray(list) || list.length > EVENT_CATALOGUE.length || !list.every((type) => typeof type === 'string')) return undefined
+  if (!Array.isArray(list) || list.length > catalogue.length || !list.every((type) => typeof type === 'string')) return undefined
   if (list.length === 0) {
     return 'event_types must list at least one event type: leave it out or send null to receive every event type (to receive none, set isActive to false)'
   }
   const problems: string[] = []
   const seen = new Set<string>()
   for (const [index, type] of (list as string[]).entries()) {
-    if (!KNOWN_EVENT_TYPES.has(type)) problems.push(`event_types[${index}] is not an event type: ${JSON.stringify(type)}`)
+    if (!catalogue.includes(type)) problems.push(`event_types[${index}] is not an event type: ${JSON.stringify(type)}`)
     else if (seen.has(type)) problems.push(`event_types[${index}] lists ${JSON.stringify(type)} again: list each event type once`)
     seen.add(type)
   }
   if (problems.length === 0) return undefined
   const unknown = problems.some((problem) => problem.includes('is not an event type'))
-  return `${problems.join('; ')}${unknown ? ` (event types: ${EVENT_CATALOGUE.join(', ')})` : ''}`
-}
-
-/** preValidation of POST and PATCH: an `event_types` problem is answered in its own words before the schema runs. */
-async function checkEventTypes(request: FastifyRequest): Promise<void> {
-  const problem = eventTypesProblem(request.body)
-  if (problem !== undefined) throw ApiError.badRequest(problem)
+  return `${problems.join('; ')}${unknown ? ` (event types: ${catalogue.join(', ')})` : ''}`
 }
 
 export interface WebhookRoutesOptions {
   /** production: why a url's host may not receive webhooks (it resolves to a private address), or undefined */
   urlAddressProblem?: ((url: string) => Promise<string | undefined>) | undefined
+  /** every event type a webhook may list (EVENT_TYPES, derived from RESOURCES) */
+  eventTypes: readonly string[]
 }
 
 export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = async (app, options) => {
   const webhooks = new WebhooksRepository(app.db)
+  const bodies = webhookBodies(options.eventTypes)
+  /** preValidation of POST and PATCH: an `event_types` problem is answered in its own words before the schema runs. */
+  const checkEventTypes = async (request: FastifyRequest): Promise<void> => {
+    const problem = eventTypesProblem(request.body, options.eventTypes)
+    if (problem !== undefined) throw ApiError.badRequest(problem)
+  }
   await app.register(webhookDeliveryRoutes)
 
   async function urlGuard(url: string): Promise<void> {
@@ -88,7 +86,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       schema: {
         tags: ['webhooks'],
         summary: 'Create a webhook',
-        body: CreateWebhookBody,
+        body: bodies.create,
         response: { 201: CreatedWebhookSchema, ...errorResponses(400, 401, 403, 429) },
       },
       preValidation: checkEventTypes,
@@ -159,7 +157,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
         tags: ['webhooks'],
         summary: 'Update a webhook',
         params: WebhookParams,
-        body: UpdateWebhookBody,
+        body: bodies.update,
         response: { 200: WebhookSchema, ...errorResponses(400, 401, 403, 404, 429) },
       },
       preValidation: checkEventTypes,

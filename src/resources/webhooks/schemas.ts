@@ -1,6 +1,5 @@
 import { Type, type Static } from 'typebox'
 import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
-import { EVENT_CATALOGUE } from './event-catalogue.js'
 
 export const DeliveryStatsSchema = Type.Object({
   total_events: Type.Integer({ description: 'events queued for this webhook' }),
@@ -47,50 +46,58 @@ const signingSecret = Type.String({
 })
 
 /**
- * `event_types` in a request: null (or absent on creation) for every event type, else a list of
- * catalogue types, each once, at least one. One schema of type [array, null] rather than a union,
- * so a failure is reported once, not once per branch. Null is a value here (it clears the filter
- * on PATCH), so the validator keeps it rather than dropping it as "absent". The routes' own check
- * (eventTypesProblem) answers first, with messages naming the type at fault; these keywords
- * publish the rule in the document and back it up.
+ * `event_types` in a request, over `catalogue` (every resource's event types, EVENT_TYPES): null
+ * (or absent on creation) for every event type, else a list of catalogue types, each once, at
+ * least one. One schema of type [array, null] rather than a union, so a failure is reported once,
+ * not once per branch. Null is a value here (it clears the filter on PATCH), so the validator
+ * keeps it rather than dropping it as "absent". The routes' own check (eventTypesProblem) answers
+ * first, with messages naming the type at fault; these keywords publish the rule in the document
+ * and back it up.
  */
-const eventTypes = Type.Unsafe<string[] | null>({
-  type: ['array', 'null'],
-  items: { type: 'string', enum: [...EVENT_CATALOGUE] },
-  minItems: 1,
-  maxItems: EVENT_CATALOGUE.length,
-  uniqueItems: true,
-  // what a wrong type (a string, an object) is told; the list's own rules are told by the routes' check
-  'x-message': 'event_types must be an array of event types (strings), or null for every event type',
-  description:
-    'the event types this webhook receives, each at most once; null (or absent on creation) for every event type. An empty list is refused: to receive nothing, set isActive to false. webhook.test events sent with POST /webhooks/{id}/test reach the webhook whatever its list.',
-})
+function eventTypesSchema(catalogue: readonly string[]) {
+  return Type.Unsafe<string[] | null>({
+    type: ['array', 'null'],
+    items: { type: 'string', enum: [...catalogue] },
+    minItems: 1,
+    maxItems: catalogue.length,
+    uniqueItems: true,
+    // what a wrong type (a string, an object) is told; the list's own rules are told by the routes' check
+    'x-message': 'event_types must be an array of event types (strings), or null for every event type',
+    description:
+      'the event types this webhook receives, each at most once; null (or absent on creation) for every event type. An empty list is refused: to receive nothing, set isActive to false. webhook.test events sent with POST /webhooks/{id}/test reach the webhook whatever its list.',
+  })
+}
 
-export const CreateWebhookBody = Type.Object(
-  {
-    name,
-    url,
-    isActive: Type.Optional(Type.Boolean({ default: true })),
-    signing_secret: Type.Optional(signingSecret),
-    encrypted: Type.Optional(Type.Boolean({ default: false })),
-    event_types: Type.Optional(eventTypes),
-  },
-  { additionalProperties: false, 'x-rules': 'webhook' },
-)
-export type CreateWebhookBody = Static<typeof CreateWebhookBody>
-
-export const UpdateWebhookBody = Type.Object(
-  {
-    name: Type.Optional(name),
-    url: Type.Optional(url),
-    isActive: Type.Optional(Type.Boolean()),
-    signing_secret: Type.Optional(signingSecret),
-    encrypted: Type.Optional(Type.Boolean()),
-    event_types: Type.Optional(eventTypes),
-  },
-  { additionalProperties: false, 'x-rules': 'webhook' },
-)
-export type UpdateWebhookBody = Static<typeof UpdateWebhookBody>
+/** The create and update bodies, their `event_types` over `catalogue`: the catalogue comes from RESOURCES when the routes are registered. */
+export function webhookBodies(catalogue: readonly string[]) {
+  const eventTypes = eventTypesSchema(catalogue)
+  return {
+    create: Type.Object(
+      {
+        name,
+        url,
+        isActive: Type.Optional(Type.Boolean({ default: true })),
+        signing_secret: Type.Optional(signingSecret),
+        encrypted: Type.Optional(Type.Boolean({ default: false })),
+        event_types: Type.Optional(eventTypes),
+      },
+      { additionalProperties: false, 'x-rules': 'webhook' },
+    ),
+    update: Type.Object(
+      {
+        name: Type.Optional(name),
+        url: Type.Optional(url),
+        isActive: Type.Optional(Type.Boolean()),
+        signing_secret: Type.Optional(signingSecret),
+        encrypted: Type.Optional(Type.Boolean()),
+        event_types: Type.Optional(eventTypes),
+      },
+      { additionalProperties: false, 'x-rules': 'webhook' },
+    ),
+  }
+}
+export type CreateWebhookBody = Static<ReturnType<typeof webhookBodies>['create']>
+export type UpdateWebhookBody = Static<ReturnType<typeof webhookBodies>['update']>
 
 export const WebhookParams = Type.Object({ id: UuidParam('webhook') })
 export const ListWebhooksQuery = Type.Object(Pagination)

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { EVENT_TYPES } from '../../../src/resources/index.js'
-import { EVENT_CATALOGUE } from '../../../src/resources/webhooks/event-catalogue.js'
 import type { CreatedWebhook as Webhook } from '../../../src/resources/webhooks/schemas.js'
 import { startTestServer, type TestKey, type TestServer } from '../../helper.js'
 
@@ -30,8 +29,10 @@ const get = async (id: string) => (await server.request<Webhook>('GET', `/api/v0
 const patch = (id: string, body: Record<string, unknown>) => server.request<Webhook & { message?: string }>('PATCH', `/api/v0/webhooks/${id}`, { key, body })
 
 describe('the catalogue', () => {
-  it('is EVENT_TYPES, read from the manifests without importing src/resources/index.ts', () => {
-    expect(EVENT_CATALOGUE).toEqual(EVENT_TYPES)
+  it('is EVENT_TYPES, derived from RESOURCES: the document lists every event type, and only them', async () => {
+    const res = await server.request<{ components: { schemas: Record<string, unknown> }; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { properties: { event_types: { items: { enum: string[] } } } } }> } }>> }>('GET', '/api/v0/openapi.json')
+    const body = res.body.paths['/api/v0/webhooks']?.post?.requestBody?.content['application/json']?.schema
+    expect(body?.properties.event_types.items.enum).toEqual(EVENT_TYPES)
   })
 })
 
