@@ -9,7 +9,9 @@ export const UNMATCHED_ROUTE = 'unmatched'
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
 interface RouteSeries {
-  requests: { inc(): void }
+  labels: { method: string; route: string; status: string }
+  /** answers so far: counted here, handed to prom-client at scrape time */
+  count: number
   duration: { observe(value: number): void }
 }
 
@@ -25,13 +27,13 @@ export interface QueueState {
 }
 
 /**
- * The process's Prometheus series. Each HTTP answer costs one Map lookup, one counter increment
- * and one histogram observation: the children of a label set are kept, so prom-client does not
- * hash the labels on every request.
+ * The process's Prometheus series. Each HTTP answer costs one Map lookup, an increment of a plain
+ * number and one histogram observation (about 0.5 µs): a prom-client counter's increment (0.3 µs,
+ * it hashes and validates the labels every time) is left to the scrape, which hands it each
+ * series' count.
  */
 export class Metrics {
   readonly registry = new Registry()
-  private readonly requests: Counter<'method' | 'route' | 'status'>
   private readonly duration: Histogram<'method' | 'route'>
   private readonly rateLimited: Counter
   private readonly authRefused: Counter<'status'>
@@ -43,11 +45,16 @@ export class Metrics {
   constructor(options: { redisAvailable?: () => boolean } = {}) {
     const registers = [this.registry]
     collectDefaultMetrics({ register: this.registry })
-    this.requests = new Counter({
+    const series = this.series
+    new Counter({
       name: 'devplatform_http_requests_total',
       help: 'HTTP answers by route pattern (unmatched: no route), method and status',
       labelNames: ['method', 'route', 'status'],
       registers,
+      collect() {
+        this.reset()
+        for (const one of series.values()) this.inc(one.labels, one.count)
+      },
     })
     this.duration = new Histogram({
       name: 'devplatform_http_request_duration_seconds',
@@ -104,10 +111,10 @@ export class Metrics {
     const key = `${status} ${method} ${route}`
     let series = this.series.get(key)
     if (series === undefined) {
-      series = { requests: this.requests.labels(method, route, String(status)), duration: this.duration.labels(method, route) }
+      series = { labels: { method, route, status: String(status) }, count: 0, duration: this.duration.labels(method, route) }
       this.series.set(key, series)
     }
-    series.requests.inc()
+    series.count++
     series.duration.observe(reply.elapsedTime / 1000)
     if ((status === 401 || status === 403 || status === 429) && refusedByAuthentication(request)) {
       // The rate limit's 429 is the only one that comes after the RateLimit header is set
