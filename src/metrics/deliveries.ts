@@ -17,7 +17,7 @@ interface QueueRow {
  * index only for a condition it can match at prepare time. The outcome totals sum the webhooks'
  * statistics (one row per webhook ever created: rows are never deleted, so the sums only grow).
  */
-const QUEUE_STATE = sql<QueueRow>`
+export const QUEUE_STATE = sql<QueueRow>`
   select q.depth, q.oldest, s.succeeded, s.failed
   from (select count(*) as depth, min(next_attempt_at) as oldest from deliveries where status = 'pending') q,
        (select coalesce(sum(successful_deliveries), 0) as succeeded, coalesce(sum(failed_deliveries), 0) as failed from webhooks) s

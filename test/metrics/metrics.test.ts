@@ -2,6 +2,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type TestServer } from '../helper.js'
 import { TEST_BACKEND } from '../backend.js'
+import { QUEUE_STATE } from '../../src/metrics/deliveries.js'
 import { parseExposition, type Sample, sampleOf } from './exposition.js'
 
 const WEBHOOK_ROUTE = '/api/v0/webhooks/:id'
@@ -89,6 +90,13 @@ describe('GET /metrics on METRICS_PORT', () => {
     // No attempt was made: the totals are there, at 0.
     expect(sampleOf(samples, 'devplatform_webhook_attempts_total', { outcome: 'succeeded' })?.value).toBe(0)
     expect(sampleOf(samples, 'devplatform_webhook_attempts_total', { outcome: 'failed' })?.value).toBe(0)
+  })
+
+  it('reads the queue through the partial index deliveries_queue, never the deliveries table', async () => {
+    const explain = TEST_BACKEND === 'postgres' ? sql<Record<string, string>>`explain ${QUEUE_STATE}` : sql<Record<string, string>>`explain query plan ${QUEUE_STATE}`
+    const plan = (await explain.execute(server.app.db)).rows.map((row) => (TEST_BACKEND === 'postgres' ? row['QUERY PLAN'] : row.detail)).join('\n')
+    expect(plan).toMatch(TEST_BACKEND === 'postgres' ? /Index Only Scan using deliveries_queue on deliveries/ : /SCAN deliveries USING COVERING INDEX deliveries_queue/)
+    expect(plan).not.toMatch(/Seq Scan on deliveries|SCAN deliveries\n|SCAN deliveries$/)
   })
 
   it("counts the authentication hook's refusals and the rate limit's", async () => {
