@@ -5,7 +5,7 @@
  * each run's req/s, each side's mean and median, and the share the metrics take; the goal is
  * under 3 %. A scrape follows each run with metrics, and its time is printed too.
  *
- *   npm run build && npx tsx bench/metrics-cost.ts [-- --seconds 5 --rounds 4 --connections 10]
+ *   npm run bench:metrics [-- --seconds 5 --rounds 4 --connections 10]
  *
  * DATABASE_URL (postgres://…) and REDIS_URL run it on PostgreSQL + Redis, as bench/api.ts does.
  */
