@@ -53,7 +53,7 @@ export async function registerMetrics(app: FastifyInstance, options: MetricsOpti
       const report = failures.failed()
       if (report !== undefined) app.log.error({ err: error, ...report }, 'metrics: reading the delivery queue failed; its series are left out')
     }
-    return reply.type(metrics.registry.contentType).send(await metrics.registry.metrics())
+    return reply.type(metrics.contentType).send(await metrics.exposition())
   })
 
   let address: AddressInfo | null = null

@@ -58,6 +58,11 @@ describe('GET /metrics on METRICS_PORT', () => {
     expect(count?.value).toBe(3)
     const slowest = sampleOf(after, 'devplatform_http_request_duration_seconds_bucket', { method: 'GET', route: WEBHOOK_ROUTE, le: '+Inf' })
     expect(slowest?.value).toBe(3)
+    // Cumulative: each bucket holds those below it; all three took under 10 s.
+    const buckets = after.filter((sample) => sample.name === 'devplatform_http_request_duration_seconds_bucket' && sample.labels.route === WEBHOOK_ROUTE && sample.labels.method === 'GET')
+    expect(buckets).toHaveLength(15)
+    expect(buckets.map((sample) => sample.value)).toEqual([...buckets.map((sample) => sample.value)].sort((a, b) => a - b))
+    expect(sampleOf(after, 'devplatform_http_request_duration_seconds_bucket', { method: 'GET', route: WEBHOOK_ROUTE, le: '10' })?.value).toBe(3)
     expect(sampleOf(after, 'devplatform_http_request_duration_seconds_sum', { method: 'GET', route: WEBHOOK_ROUTE })?.value).toBeGreaterThan(0)
   })
 
