@@ -9,6 +9,9 @@
  *
  * DATABASE_URL (postgres://…) and REDIS_URL run it on PostgreSQL + Redis, as bench/api.ts does.
  */
+import { spawnSync } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { createServer } from 'node:net'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
@@ -32,6 +35,21 @@ const rounds = positive('rounds', values.rounds)
 const connections = positive('connections', values.connections)
 /** Each start's first seconds, not counted: the JIT and the caches warm up. */
 const WARM_UP_SECONDS = 2
+
+/**
+ * With two CPUs or more, this process (autocannon) runs on CPU 0 and each server on CPU 1: left to
+ * the scheduler, a run landed at random in a fast or a slow mode (server CPU per request 58 or
+ * 78 µs, on either side), which swamped the few per cent being measured.
+ */
+const pin = availableParallelism() >= 2 && spawnSync('taskset', ['-V']).status === 0
+function pinTo(pid: number, cpu: number): void {
+  if (pin) spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' })
+}
+/** The pids of this process's children (Linux). */
+function children(): number[] {
+  return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number)
+}
+pinTo(process.pid, 0)
 
 async function freePort(): Promise<number> {
   return new Promise<number>((resolve) => {
@@ -102,6 +120,7 @@ await onFreshDatabase(async (database) => {
     for (const side of order) {
       log(`round ${round + 1}/${rounds}: ${side.label}…`)
       const { server, metricsUrl } = await start(side.metrics)
+      for (const pid of children()) pinTo(pid, 1)
       await run(server, getWebhook(server, app), WARM_UP_SECONDS)
       side.runs.push(await run(server, getWebhook(server, app), seconds))
       if (metricsUrl !== undefined) {
@@ -114,7 +133,7 @@ await onFreshDatabase(async (database) => {
   }
 
   const lines = [
-    `### GET /api/v0/webhooks/{id}: the metrics' cost (${database.label}; ${connections} connections, ${rounds} rounds of ${seconds} s per side)`,
+    `### GET /api/v0/webhooks/{id}: the metrics' cost (${database.label}; ${connections} connections, ${rounds} rounds of ${seconds} s per side; ${pin ? 'autocannon on CPU 0, the server on CPU 1' : 'not pinned to CPUs'})`,
     '',
     '| run | without metrics req/s | with metrics req/s | CPU µs/request without | CPU µs/request with | p50 / p99 ms without | p50 / p99 ms with |',
     '|---|---|---|---|---|---|---|',
