@@ -122,6 +122,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onRoute', applyManifest)
   await app.register(openapiPlugin)
 
+  // The one circuit of the Redis client, with the configured budget, before anything calls Redis.
+  if (options.redis !== undefined) circuitOf(options.redis, { budgetMs: config.redisTimeoutMs })
   const rateLimiter = options.rateLimiter ?? createRateLimiter(app, config, options.redis)
   const failureThrottle = createFailureThrottle(app, config, options.redis, options.now)
   const redis = options.redis

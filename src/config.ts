@@ -1,3 +1,4 @@
+import { REDIS_CALL_BUDGET_MS } from './auth/redis-circuit.js'
 import { resolve } from 'node:path'
 
 export type NodeEnv = 'development' | 'production' | 'test'
@@ -29,6 +30,8 @@ export interface Config {
   webhooks: WebhookConfig
   /** a request's line, headers and body must all have arrived within this, or it is answered 408 */
   requestTimeoutMs: number
+  /** how long one Redis call may take before the request goes on without Redis (the circuit's budget) */
+  redisTimeoutMs: number
   /** failed authentications allowed per client address and per client key in a sliding window */
   authFailures: AuthFailureConfig
   /** METRICS_PORT: the port of the Prometheus listener (GET /metrics, on HOST); undefined: no listener */
@@ -169,6 +172,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     nodeEnv: oneOf('NODE_ENV', env.NODE_ENV ?? 'development', NODE_ENVS),
     webhooks: loadWebhookConfig(env),
     requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1_000, 600_000),
+    redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', REDIS_CALL_BUDGET_MS, 10, 10_000),
     authFailures: loadAuthFailureConfig(env),
     metricsPort: loadMetricsPort(env, Number(portText)),
   }

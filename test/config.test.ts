@@ -12,6 +12,7 @@ describe('loadConfig', () => {
       nodeEnv: 'development',
       webhooks: { dispatcher: true, timeoutMs: 15_000, concurrency: 256, perAppConcurrency: 64, perWebhookConcurrency: 16, pollIntervalMs: 250 },
       requestTimeoutMs: 30_000,
+      redisTimeoutMs: 100,
       authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 },
     })
   })
@@ -40,6 +41,7 @@ describe('loadConfig', () => {
       nodeEnv: 'production',
       webhooks: { dispatcher: false, timeoutMs: 100, concurrency: 10000, perAppConcurrency: 10000, perWebhookConcurrency: 1, pollIntervalMs: 60000 },
       requestTimeoutMs: 600_000,
+      redisTimeoutMs: 100,
       authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 },
     })
     expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', filename: '/tmp/x.db' })
@@ -68,6 +70,12 @@ describe('loadConfig', () => {
       expect(() => loadConfig(env)).toThrow(`${name} must be an integer from`)
       expect(() => loadConfig(env)).toThrow(`(got ${JSON.stringify(value)})`)
     }
+  })
+
+  it('reads REDIS_TIMEOUT_MS at its bounds; 100 ms by default', () => {
+    expect(loadConfig({}).redisTimeoutMs).toBe(100)
+    expect(loadConfig({ REDIS_TIMEOUT_MS: '10' }).redisTimeoutMs).toBe(10)
+    expect(loadConfig({ REDIS_TIMEOUT_MS: '10000' }).redisTimeoutMs).toBe(10_000)
   })
 
   it('reads REQUEST_TIMEOUT_MS at its bounds', () => {
@@ -113,6 +121,8 @@ describe('loadConfig', () => {
     ['WEBHOOK_CONCURRENCY_PER_WEBHOOK', { WEBHOOK_CONCURRENCY_PER_WEBHOOK: '1001' }, 'WEBHOOK_CONCURRENCY_PER_WEBHOOK must be an integer from 1 to 1000'],
     ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: '9' }, 'WEBHOOK_POLL_MS must be an integer from 10 to 60000'],
     ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: '60001' }, 'WEBHOOK_POLL_MS must be an integer from 10 to 60000'],
+    ['REDIS_TIMEOUT_MS', { REDIS_TIMEOUT_MS: '9' }, 'REDIS_TIMEOUT_MS must be an integer from 10 to 10000 (got "9")'],
+    ['REDIS_TIMEOUT_MS', { REDIS_TIMEOUT_MS: '10001' }, 'REDIS_TIMEOUT_MS must be an integer from 10 to 10000'],
     ['REQUEST_TIMEOUT_MS', { REQUEST_TIMEOUT_MS: '999' }, 'REQUEST_TIMEOUT_MS must be an integer from 1000 to 600000 (got "999")'],
     ['REQUEST_TIMEOUT_MS', { REQUEST_TIMEOUT_MS: '600001' }, 'REQUEST_TIMEOUT_MS must be an integer from 1000 to 600000'],
     ['REQUEST_TIMEOUT_MS', { REQUEST_TIMEOUT_MS: '0' }, 'REQUEST_TIMEOUT_MS must be an integer from 1000 to 600000 (got "0")'],

@@ -69,6 +69,9 @@ export async function startTestServer(
     database: parseDatabaseUrl(database.url, 'DATABASE_URL', 5),
     // The suite sends many deliberate 401s from 127.0.0.1; test/auth/failure-throttle.test.ts turns the throttle on.
     authFailures: { perAddress: 0, perKey: 0, windowSeconds: 60 },
+    // A loaded test machine can hold a Redis answer past the production budget; the tests of the
+    // budget itself set their own (test/auth/redis-circuit.test.ts, backend-faults).
+    redisTimeoutMs: 2_000,
     ...options.config,
     // Route tests don't deliver (their webhooks point at example.com); delivery tests turn it on.
     webhooks: { ...defaults.webhooks, dispatcher: false, ...options.webhooks },

@@ -9,7 +9,8 @@ import { CLI, exitWithin, launch, type Running } from '../processes.js'
 
 /** These tests' servers: development, loopback, no dispatcher, on top of `vars`. */
 export function startServer(vars: Record<string, string>, expectDevKey: boolean): Promise<ServerProcess> {
-  return startServerProcess({ HOST: '127.0.0.1', NODE_ENV: 'development', LOG_LEVEL: 'info', WEBHOOK_DISPATCHER: 'off', ...vars }, { expectDevKey })
+  // REDIS_TIMEOUT_MS: these tests count exact limits, which a Redis call made late by a loaded machine would not be.
+  return startServerProcess({ HOST: '127.0.0.1', NODE_ENV: 'development', LOG_LEVEL: 'info', WEBHOOK_DISPATCHER: 'off', REDIS_TIMEOUT_MS: '2000', ...vars }, { expectDevKey })
 }
 
 /** SIGKILLs a server if it still runs (tests end with it; afterAll's cleanUp() is the safety net). */
