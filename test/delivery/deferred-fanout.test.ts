@@ -1,9 +1,8 @@
 import { WebhooksRepository } from '../../src/resources/webhooks/repository.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Db } from '../../src/db/database.js'
-import { EventsRepository, FANOUT_LIMITS, type FanOutResult, INLINE_FANOUT_MAX } from '../../src/db/repositories/events.js'
+import { FANOUT_LIMITS, INLINE_FANOUT_MAX } from '../../src/db/repositories/events.js'
 import { newId, nowIso } from '../../src/db/time.js'
-import { runUnitOfWork, type SignalSink } from '../../src/db/unit-of-work.js'
+import { fanOut, fanOutAll } from '../helpers/fan-out.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Receiver, startReceiver } from '../receiver.js'
 import { TOTAL_EVENTS } from '../../src/resources/webhooks/repository.js'
@@ -13,22 +12,6 @@ import { TOTAL_EVENTS } from '../../src/resources/webhooks/repository.js'
 // dispatcher writes them (EventsRepository.fanOutPending), so a write's cost does not grow with
 // its application's webhooks. These tests drive the fan-out by hand (dispatcher off) to see the
 // state between the two steps, and once end to end through a delivering server.
-
-const quiet: SignalSink = { signalStatements: () => undefined, committed: () => undefined }
-
-function fanOut(db: Db, after?: string): Promise<FanOutResult> {
-  return runUnitOfWork(db, quiet, (unit) => new EventsRepository(unit.tx, unit).fanOutPending(after))
-}
-
-async function fanOutAll(db: Db): Promise<void> {
-  let after: string | undefined
-  for (let i = 0; i < 1000; i++) {
-    const result = await fanOut(db, after)
-    after = result.lastAppId ?? after
-    if (!result.more && result.events === 0) return
-  }
-  throw new Error('fan-out did not finish')
-}
 
 let server: TestServer
 beforeAll(async () => {

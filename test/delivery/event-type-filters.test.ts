@@ -1,8 +1,8 @@
 import type { KyselyPlugin } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Db } from '../../src/db/database.js'
-import { EventsRepository, type FanOutResult, INLINE_FANOUT_MAX } from '../../src/db/repositories/events.js'
-import { runUnitOfWork, type SignalSink } from '../../src/db/unit-of-work.js'
+import { EventsRepository, INLINE_FANOUT_MAX } from '../../src/db/repositories/events.js'
+import { runUnitOfWork } from '../../src/db/unit-of-work.js'
+import { fanOutAll, quiet } from '../helpers/fan-out.js'
 import { TOTAL_EVENTS, WebhooksRepository } from '../../src/resources/webhooks/repository.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Receiver, startReceiver } from '../receiver.js'
@@ -12,18 +12,6 @@ import { type Receiver, startReceiver } from '../receiver.js'
 // one (more). An event it does not list makes no delivery to it and is not counted in its
 // total_events; a webhook.test from POST /webhooks/{id}/test goes to it whatever it lists. The
 // dispatcher is off except in the end-to-end block, so the deliveries written can be read.
-
-const quiet: SignalSink = { signalStatements: () => undefined, committed: () => undefined }
-
-async function fanOutAll(db: Db): Promise<void> {
-  let after: string | undefined
-  for (let i = 0; i < 1000; i++) {
-    const result: FanOutResult = await runUnitOfWork(db, quiet, (unit) => new EventsRepository(unit.tx, unit).fanOutPending(after))
-    after = result.lastAppId ?? after
-    if (!result.more && result.events === 0) return
-  }
-  throw new Error('fan-out did not finish')
-}
 
 let server: TestServer
 beforeAll(async () => {
