@@ -5,7 +5,7 @@ import { authenticate } from './auth/authenticate.js'
 import type { Redis } from 'ioredis'
 import { MemoryRateLimiter, type RateLimiter } from './auth/rate-limiter.js'
 import { FailureThrottle, MAX_TRACKED } from './auth/failure-throttle.js'
-import { type FallbackOptions, FallbackPeekableRateLimiter, FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
+import { FallbackPeekableRateLimiter, FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
 import { circuitOf } from './auth/redis-circuit.js'
 import type { Config } from './config.js'
 import type { Db } from './db/database.js'
@@ -16,7 +16,7 @@ import { registerMetrics } from './metrics/index.js'
 import { databasePlugin } from './plugins/database.js'
 import { answerFrameworkError, errorsPlugin, MAX_PATH_PARAMETER_LENGTH } from './plugins/errors.js'
 import { openapiPlugin } from './plugins/openapi.js'
-import type { RedisState } from './resources/health/routes.js'
+import type { RedisState } from './resources/resource.js'
 import { applyManifest, registerResources } from './resources/register.js'
 import { createRules } from './validation/rules.js'
 import { createValidatorCompiler } from './validation/validator.js'
@@ -168,9 +168,7 @@ function createRateLimiter(app: FastifyInstance, config: Config, redis: Redis | 
     }
     return memory
   }
-  const shared = new RedisRateLimiter(redis)
-  return new FallbackRateLimiter(shared, memory, {
-    restore: (key, admittedAtMs) => shared.restore(key, admittedAtMs),
+  return new FallbackRateLimiter(new RedisRateLimiter(redis), memory, {
     onFallback: (error) => app.log.error({ err: error }, 'Redis is unavailable: rate limits are counted per instance until it answers again'),
     onRecover: () => app.log.info('Redis answers again: rate limits are shared across instances again'),
   })
@@ -191,7 +189,7 @@ function createFailureThrottle(app: FastifyInstance, config: Config, redis: Redi
   const counter =
     redis === undefined
       ? memory
-      : fallbackFailureCounter(new RedisRateLimiter(redis, { windowMs, prefix: 'devplatform:authfail:' }), memory, {
+      : new FallbackPeekableRateLimiter(new RedisRateLimiter(redis, { windowMs, prefix: 'devplatform:authfail:' }), memory, {
           onFallback: (error) => app.log.error({ err: error }, 'Redis is unavailable: failed authentications are counted per instance until it answers again'),
           onRecover: () => app.log.info('Redis answers again: failed authentications are counted across instances again'),
         })
@@ -206,9 +204,4 @@ function createFailureThrottle(app: FastifyInstance, config: Config, redis: Redi
       ),
     now === undefined ? {} : { now },
   )
-}
-
-/** The failure counter behind its fallback, restoring what the fallback counted once Redis answers again. */
-function fallbackFailureCounter(shared: RedisRateLimiter, memory: MemoryRateLimiter, options: Omit<FallbackOptions, 'restore'>): FallbackPeekableRateLimiter {
-  return new FallbackPeekableRateLimiter(shared, memory, { ...options, restore: (key, admittedAtMs) => shared.restore(key, admittedAtMs) })
 }

@@ -214,9 +214,12 @@ export interface FallbackOptions {
   onFallback: (error: unknown) => void
   /** called when the primary answers again after an outage */
   onRecover?: () => void
-  /** adds what the fallback admitted during an outage to the primary's count, once it answers again */
-  restore?: (key: string, admittedAtMs: readonly number[]) => Promise<void>
   now?: () => number
+}
+
+/** A shared limiter that can add admissions counted elsewhere meanwhile (RedisRateLimiter.restore). */
+export interface RestorableRateLimiter extends RateLimiter {
+  restore?(key: string, admittedAtMs: readonly number[]): Promise<void>
 }
 
 /**
@@ -228,7 +231,7 @@ export interface FallbackOptions {
  * from the count this instance last saw for the key in Redis, so one instance never admits more
  * than the limit in a window; across N instances that each saw the shared count c before the
  * outage, at most c + N × (limit − c) ≤ N × limit. What the fallback admitted is added to Redis's
- * count when it answers again (`restore`), so the window after the outage counts it too.
+ * count when it answers again (the primary's `restore`), so the window after the outage counts it too.
  */
 export class FallbackRateLimiter implements RateLimiter {
   private failing = false
@@ -239,7 +242,7 @@ export class FallbackRateLimiter implements RateLimiter {
   protected readonly now: () => number
 
   constructor(
-    private readonly primary: RateLimiter,
+    private readonly primary: RestorableRateLimiter,
     private readonly fallback: MemoryRateLimiter,
     private readonly options: FallbackOptions,
   ) {
@@ -303,7 +306,16 @@ export class FallbackRateLimiter implements RateLimiter {
       if (oldest.done !== true) this.seen.delete(oldest.value)
     }
     const count = decision.limit - decision.remaining
-    this.seen.set(key, { limit: decision.limit, count, oldestLeavesAtMs: nowMs + decision.resetSeconds * 1000, seenAtMs: nowMs })
+    const oldestLeavesAtMs = nowMs + decision.resetSeconds * 1000
+    // Updated in place: this runs on every request while Redis answers.
+    const seen = this.seen.get(key)
+    if (seen === undefined) this.seen.set(key, { limit: decision.limit, count, oldestLeavesAtMs, seenAtMs: nowMs })
+    else {
+      seen.limit = decision.limit
+      seen.count = count
+      seen.oldestLeavesAtMs = oldestLeavesAtMs
+      seen.seenAtMs = nowMs
+    }
   }
 
   /** The fallback's answer; the first time in an outage it takes over `key`, it starts from the count last seen. */
@@ -324,11 +336,10 @@ export class FallbackRateLimiter implements RateLimiter {
     this.failing = false
     const takenOver = [...this.takenOver]
     this.takenOver.clear()
-    const restore = this.options.restore
-    if (restore !== undefined) {
+    if (this.primary.restore !== undefined) {
       for (const [key, admitted] of takenOver) {
         // Best effort: if Redis fails again meanwhile, those admissions count only in this instance's window.
-        restore(key, admitted).catch(() => undefined)
+        this.primary.restore(key, admitted).catch(() => undefined)
         this.fallback.forget(key)
       }
     }
@@ -340,7 +351,7 @@ export class FallbackRateLimiter implements RateLimiter {
 /** FallbackRateLimiter for limiters that can also peek (the failed-authentication throttle). */
 export class FallbackPeekableRateLimiter extends FallbackRateLimiter implements PeekableRateLimiter {
   constructor(
-    readonly peekPrimary: PeekableRateLimiter,
+    readonly peekPrimary: PeekableRateLimiter & RestorableRateLimiter,
     private readonly peekFallback: MemoryRateLimiter,
     options: FallbackOptions,
   ) {

@@ -1,12 +1,15 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { Manifest } from './manifest.js'
 
+/** What the health check says of Redis. */
+export type RedisState = 'ok' | 'error' | 'not configured'
+
 /** What the app hands every resource's routes: the parts that depend on configuration. */
 export interface ResourceOptions {
   /** production: why a url's host may not receive webhooks (it resolves to a private address), or undefined */
   urlAddressProblem: ((url: string) => Promise<string | undefined>) | undefined
   /** whether Redis answers, for the health check */
-  redisState: () => Promise<'ok' | 'error' | 'not configured'>
+  redisState: () => Promise<RedisState>
   /** every event type of the resources being registered (a webhook's event_types choose among them) */
   eventTypes: readonly string[]
 }

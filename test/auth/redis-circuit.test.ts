@@ -146,13 +146,13 @@ describe('FallbackRateLimiter during an outage', () => {
     const state = { down: false, count: 2, resetSeconds: 3600 }
     const restored: [string, readonly number[]][] = []
     let nowMs = 1_000_000
-    const limiter = new FallbackRateLimiter(scriptedPrimary(state), new MemoryRateLimiter({ now: () => nowMs }), {
-      onFallback: () => undefined,
-      restore: async (key, times) => {
+    const primary = {
+      ...scriptedPrimary(state),
+      restore: async (key: string, times: readonly number[]) => {
         restored.push([key, times])
       },
-      now: () => nowMs,
-    })
+    }
+    const limiter = new FallbackRateLimiter(primary, new MemoryRateLimiter({ now: () => nowMs }), { onFallback: () => undefined, now: () => nowMs })
     await limiter.consume('a', 10)
     state.down = true
     nowMs += 1_000

@@ -1,3 +1,4 @@
+import type { RedisState } from '../resource.js'
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import { sql } from 'kysely'
@@ -45,8 +46,6 @@ export const publicHealthRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async () => ({ status: 'ok' as const, timestamp: nowIso(), version: VERSION }),
   )
 }
-
-export type RedisState = 'ok' | 'error' | 'not configured'
 
 export interface HealthRoutesOptions {
   redisState: () => Promise<RedisState>
