@@ -47,7 +47,7 @@ export async function openDatabase(location: DatabaseLocation, options: OpenData
  */
 export async function readSnapshot<T>(db: Db, work: (tx: Db) => Promise<T>): Promise<T> {
   if (backendOf(db) === 'postgres') {
-    // Once again after a stale plan: its statements are prepared anew (postgres-statements.ts).
+    // Once again after a stale plan: its statements are prepared anew (postgres/statements.ts).
     return runAgainOnConflict(1, () => db.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(work))
   }
   return sqliteReadTransaction(db, BEGIN_SNAPSHOT_READ, work)

@@ -39,7 +39,7 @@ export function isRetryableConflict(error: unknown): boolean {
 
 /**
  * PostgreSQL refused a prepared statement whose result columns a schema change altered (another
- * process migrated): the statement changed nothing, and prepared anew it runs (postgres-statements.ts).
+ * process migrated): the statement changed nothing, and prepared anew it runs (postgres/statements.ts).
  */
 export function isStalePlan(error: unknown): boolean {
   return codeOf(error) === '0A000' && messageOf(error).includes('cached plan must not change result type')
