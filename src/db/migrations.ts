@@ -333,6 +333,75 @@ migrations['0009_ledger'] = {
   },
 }
 
+migrations['0010_money'] = {
+  async up(db: Kysely<unknown>) {
+    // An application's wallets, one per environment and chain, each holding several currencies
+    // (a ledger account per currency, its reference the wallet's id).
+    await db.schema
+      .createTable('wallets')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('environment', 'text', (c) => c.notNull())
+      .addColumn('app_id', 'text', (c) => c.notNull())
+      .addColumn('chain', 'text', (c) => c.notNull())
+      .addColumn('address', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addUniqueConstraint('wallets_app_chain', ['environment', 'app_id', 'chain'])
+      .execute()
+    // Exchange rates an operator loads, each with the time it was true; the newest one counts.
+    await db.schema
+      .createTable('exchange_rates')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('environment', 'text', (c) => c.notNull())
+      .addColumn('from_currency', 'text', (c) => c.notNull())
+      .addColumn('to_currency', 'text', (c) => c.notNull())
+      .addColumn('midmarket_rate', 'text', (c) => c.notNull())
+      .addColumn('buy_rate', 'text', (c) => c.notNull())
+      .addColumn('sell_rate', 'text', (c) => c.notNull())
+      .addColumn('as_of', 'text', (c) => c.notNull())
+      .addColumn('loaded_at', 'text', (c) => c.notNull())
+      .execute()
+    await db.schema.createIndex('exchange_rates_pair').on('exchange_rates').columns(['environment', 'from_currency', 'to_currency', 'as_of']).execute()
+    // A deposit to a liquidation address and its forwarding; amounts are integer text of the
+    // currency's smallest unit. next_step_at is when the scheduler advances it (null once it ended).
+    await db.schema
+      .createTable('drains')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('environment', 'text', (c) => c.notNull())
+      .addColumn('app_id', 'text', (c) => c.notNull())
+      .addColumn('customer_id', 'text', (c) => c.notNull())
+      .addColumn('liquidation_address_id', 'text', (c) => c.notNull())
+      .addColumn('state', 'text', (c) => c.notNull())
+      .addColumn('amount', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('deposit_tx_hash', 'text', (c) => c.notNull())
+      .addColumn('from_address', 'text')
+      .addColumn('source_payment_rail', 'text', (c) => c.notNull())
+      .addColumn('destination', 'text', (c) => c.notNull())
+      .addColumn('developer_fee', 'text')
+      .addColumn('subtotal_amount', 'text')
+      .addColumn('exchange_rate', 'text')
+      .addColumn('converted_amount', 'text')
+      .addColumn('outgoing_amount', 'text')
+      .addColumn('destination_tx_hash', 'text')
+      .addColumn('refund_tx_hash', 'text')
+      .addColumn('return_reason', 'text')
+      .addColumn('pending_entry_id', 'text')
+      .addColumn('next_step_at', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .addUniqueConstraint('drains_deposit', ['liquidation_address_id', 'deposit_tx_hash'])
+      .execute()
+    await db.schema.createIndex('drains_address').on('drains').columns(['app_id', 'liquidation_address_id', 'created_at', 'id']).execute()
+    await db.schema
+      .createIndex('drains_due')
+      .on('drains')
+      .column('next_step_at')
+      .where(sql.ref('next_step_at'), 'is not', null)
+      .execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

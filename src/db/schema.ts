@@ -224,6 +224,62 @@ export interface LedgerPostingsTable {
   amount: string
 }
 
+/** An application's wallet on one chain (src/ledger/wallets.ts). */
+export interface WalletsTable {
+  id: string
+  environment: string
+  app_id: string
+  chain: string
+  address: string
+  created_at: string
+  updated_at: string
+}
+
+/** An exchange rate an operator loaded (src/ledger/rates.ts); rates are decimal text. */
+export interface ExchangeRatesTable {
+  id: string
+  environment: string
+  from_currency: string
+  to_currency: string
+  midmarket_rate: string
+  buy_rate: string
+  sell_rate: string
+  /** when the rate was true */
+  as_of: string
+  loaded_at: string
+}
+
+/** A deposit to a liquidation address and its forwarding (src/resources/drains/); amounts are integer text of the smallest unit. */
+export interface DrainsTable {
+  id: string
+  environment: string
+  app_id: string
+  customer_id: string
+  liquidation_address_id: string
+  state: string
+  amount: string
+  currency: string
+  deposit_tx_hash: string
+  from_address: string | null
+  source_payment_rail: string
+  /** JSON: the destination as the address named it when the deposit arrived */
+  destination: string
+  developer_fee: string | null
+  subtotal_amount: string | null
+  exchange_rate: string | null
+  converted_amount: string | null
+  outgoing_amount: string | null
+  destination_tx_hash: string | null
+  refund_tx_hash: string | null
+  return_reason: string | null
+  /** the entry reserving the payout while it is in flight */
+  pending_entry_id: string | null
+  /** when the scheduler advances it; null once it has ended */
+  next_step_at: string | null
+  created_at: string
+  updated_at: string
+}
+
 export interface Database {
   apps: AppsTable
   api_keys: ApiKeysTable
@@ -239,4 +295,7 @@ export interface Database {
   ledger_accounts: LedgerAccountsTable
   ledger_entries: LedgerEntriesTable
   ledger_postings: LedgerPostingsTable
+  wallets: WalletsTable
+  exchange_rates: ExchangeRatesTable
+  drains: DrainsTable
 }
