@@ -85,6 +85,7 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerFindOne', otherTenant: 'Tax not found', readBack: readTax },
   { method: 'PUT', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerUpdate', body: () => ({ name: 'u' }), otherTenant: 'Tax not found', readBack: readTax },
   { method: 'DELETE', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerRemove', otherTenant: 'Tax not found', readBack: readTax },
+  { method: 'GET', path: () => '/api/v0/wallets', operationId: 'walletControllerGetWallets' },
 ]
 
 let server: TestServer

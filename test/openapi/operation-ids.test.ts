@@ -5,7 +5,7 @@ import { OPERATIONS } from '../../src/resources/index.js'
 import { applyManifest } from '../../src/resources/register.js'
 import { startTestServer, type TestServer } from '../helper.js'
 
-/** platform-context.md, "Operation names in the published client": copied, so a drift in the map fails here. */
+/** platform-context.md, "Operation names in the published client", and platform-money.md part 4: copied, so a drift in the map fails here. */
 const PUBLISHED_CLIENT_NAMES: Record<string, string> = {
   'GET /api/v0/health/public': 'healthControllerPublicHealthCheckV0',
   'GET /api/v0/health': 'healthControllerCheckV0',
@@ -28,6 +28,7 @@ const PUBLISHED_CLIENT_NAMES: Record<string, string> = {
   'DELETE /api/v0/taxes/{id}': 'taxControllerRemove',
   'PUT /api/v0/taxes': 'taxControllerUpdateWithoutId',
   'DELETE /api/v0/taxes': 'taxControllerDeleteWithoutId',
+  'GET /api/v0/wallets': 'walletControllerGetWallets',
 }
 
 interface OpenApiDocument {
