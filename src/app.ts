@@ -19,6 +19,8 @@ import { openapiPlugin } from './plugins/openapi.js'
 import type { RedisState } from './resources/resource.js'
 import { applyManifest, registerResources } from './resources/register.js'
 import { createRules } from './validation/rules.js'
+import { ExchangeRates } from './ledger/rates.js'
+import { DrainScheduler } from './resources/drains/scheduler.js'
 import { createValidatorCompiler } from './validation/validator.js'
 import { webhookUrlAddressProblem } from './delivery/address-guard.js'
 import { CachingDnsResolver } from './delivery/dns-resolver.js'
@@ -118,6 +120,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Creation's own resolver (not the dispatcher's): a short deadline, never queued behind deliveries.
   const resolveHost = options.delivery?.resolveHost ?? new CachingDnsResolver({ timeoutMs: 3000 }).resolve
   const urlAddressProblem = config.nodeEnv === 'production' ? (url: string) => webhookUrlAddressProblem(url, resolveHost) : undefined
+  const exchangeRates = new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs })
+  if (config.drains.scheduler) {
+    const scheduler = new DrainScheduler(options.db, app.transact, { rates: exchangeRates, timings: config.drains, now: Date.now }, app.log, config.drains)
+    app.addHook('onReady', async () => scheduler.start())
+    // Before the database closes: the step under way commits or rolls back first.
+    app.addHook('preClose', async () => scheduler.stop())
+  }
   // Before any route is registered: every route gets its manifest's operationId and scope.
   app.addHook('onRoute', applyManifest)
   await app.register(openapiPlugin)
@@ -147,7 +156,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             await authenticated.register(idempotencyPlugin)
             await register(authenticated)
           }),
-        { urlAddressProblem, redisState },
+        { urlAddressProblem, redisState, exchangeRates, drainTimings: config.drains },
       )
     },
     { prefix: '/api/v0' },

@@ -36,6 +36,22 @@ export interface Config {
   authFailures: AuthFailureConfig
   /** METRICS_PORT: the port of the Prometheus listener (GET /metrics, on HOST); undefined: no listener */
   metricsPort: number | undefined
+  drains: DrainConfig
+  /** EXCHANGE_RATE_MAX_AGE_SECONDS: no conversion or rate read uses a rate older than this */
+  exchangeRateMaxAgeMs: number
+}
+
+/** The drain scheduler (src/resources/drains/scheduler.ts) and its sandbox timings. */
+export interface DrainConfig {
+  /** advance drains inside the server (off: run `devplatform worker` instead) */
+  scheduler: boolean
+  /** each step on chains, a wallet, wire, SEPA, SWIFT and SPEI */
+  fastDelayMs: number
+  /** each step on ACH */
+  achDelayMs: number
+  pollIntervalMs: number
+  /** drains advanced at once by one scheduler */
+  concurrency: number
 }
 
 export interface AuthFailureConfig {
@@ -144,6 +160,16 @@ export function loadWebhookConfig(env: NodeJS.ProcessEnv = process.env): Webhook
   }
 }
 
+export function loadDrainConfig(env: NodeJS.ProcessEnv = process.env): DrainConfig {
+  return {
+    scheduler: oneOf('DRAIN_SCHEDULER', env.DRAIN_SCHEDULER ?? 'on', ['on', 'off']) === 'on',
+    fastDelayMs: integer(env, 'DRAIN_DELAY_FAST_MS', 1_000, 0, 86_400_000),
+    achDelayMs: integer(env, 'DRAIN_DELAY_ACH_MS', 3_000, 0, 86_400_000),
+    pollIntervalMs: integer(env, 'DRAIN_POLL_MS', 250, 10, 60_000),
+    concurrency: integer(env, 'DRAIN_CONCURRENCY', 4, 1, 256),
+  }
+}
+
 /** The failed-authentication throttle: the same defaults in every environment (0 turns a limit off). */
 export function loadAuthFailureConfig(env: NodeJS.ProcessEnv = process.env): AuthFailureConfig {
   return {
@@ -175,6 +201,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', REDIS_CALL_BUDGET_MS, 10, 10_000),
     authFailures: loadAuthFailureConfig(env),
     metricsPort: loadMetricsPort(env, Number(portText)),
+    drains: loadDrainConfig(env),
+    exchangeRateMaxAgeMs: integer(env, 'EXCHANGE_RATE_MAX_AGE_SECONDS', 3_600, 1, 31_536_000) * 1000,
   }
 }
 

@@ -1,10 +1,7 @@
 import fp from 'fastify-plugin'
 import type { Db } from '../db/database.js'
 import { AppsRepository } from '../db/repositories/apps.js'
-import { DeliveriesRepository } from '../db/repositories/deliveries.js'
-import { EventsRepository } from '../db/repositories/events.js'
-import type { Transaction } from '../types.js'
-import { requestTransactionScope, runUnitOfWork } from '../db/unit-of-work.js'
+import { transactOn } from '../db/transact.js'
 import type { DeliveryNotifier } from '../delivery/notifier.js'
 
 /**
@@ -18,27 +15,7 @@ export const databasePlugin = fp<{ db: Db; notifier: DeliveryNotifier }>(
     app.decorate('db', db)
     app.decorate('repos', { apps: new AppsRepository(db) })
     app.decorate('notifier', notifier)
-    app.decorate(
-      'transact',
-      async <T>(work: (tx: Transaction) => Promise<T>): Promise<T> =>
-        // Route work touches only the database, so a deadlock or serialization abort can run it again.
-        runUnitOfWork(
-          db,
-          notifier,
-          async (unit) => {
-            const result = await work({
-              db: unit.tx,
-              unit,
-              events: new EventsRepository(unit.tx, unit),
-              deliveries: new DeliveriesRepository(unit.tx, unit),
-            })
-            // The request's own record of the change (Idempotency-Key), in the same commit.
-            await requestTransactionScope.getStore()?.beforeCommit(unit.tx)
-            return result
-          },
-          { retries: 3 },
-        ),
-    )
+    app.decorate('transact', transactOn(db, notifier))
     app.addHook('onClose', async () => {
       await db.destroy()
     })

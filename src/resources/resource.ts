@@ -1,4 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
+import type { ExchangeRates } from '../ledger/rates.js'
+import type { DrainTimings } from './drains/lifecycle.js'
 import type { Manifest } from './manifest.js'
 
 /** What the health check says of Redis. */
@@ -12,6 +14,10 @@ export interface ResourceOptions {
   redisState: () => Promise<RedisState>
   /** every event type of the resources being registered (a webhook's event_types choose among them) */
   eventTypes: readonly string[]
+  /** the exchange rates every conversion and rate read uses (EXCHANGE_RATE_MAX_AGE_SECONDS) */
+  exchangeRates: ExchangeRates
+  /** how long each step of a drain waits, by rail (DRAIN_DELAY_*_MS) */
+  drainTimings: DrainTimings
 }
 
 /** One resource: its manifest and its routes, registered under /api/v0 by src/resources/register.ts. */

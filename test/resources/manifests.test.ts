@@ -5,6 +5,7 @@ import { type Operation, PUBLIC } from '../../src/resources/manifest.js'
 import { applyManifest, registerResources } from '../../src/resources/register.js'
 import type { Resource } from '../../src/resources/resource.js'
 import { taxesManifest } from '../../src/resources/taxes/manifest.js'
+import { ExchangeRates } from '../../src/ledger/rates.js'
 
 describe('the resource manifests', () => {
   it('an operation without a scope is not an operation (the compiler refuses it)', () => {
@@ -90,4 +91,9 @@ describe('registering routes against the manifests', () => {
   })
 })
 
-const OPTIONS = { urlAddressProblem: undefined, redisState: async () => 'not configured' as const }
+const OPTIONS = {
+  urlAddressProblem: undefined,
+  redisState: async () => 'not configured' as const,
+  exchangeRates: new ExchangeRates({ maxAgeMs: 60_000 }),
+  drainTimings: { fastDelayMs: 1_000, achDelayMs: 3_000 },
+}

@@ -1,0 +1,29 @@
+import type { Transaction } from '../types.js'
+import type { Db } from './database.js'
+import { DeliveriesRepository } from './repositories/deliveries.js'
+import { EventsRepository } from './repositories/events.js'
+import { requestTransactionScope, runUnitOfWork, type SignalSink } from './unit-of-work.js'
+
+/** Runs `work` in one write transaction: the change and the events it emits commit together. */
+export type Transact = <T>(work: (tx: Transaction) => Promise<T>) => Promise<T>
+
+/**
+ * The one way anything changes data, for a route (`app.transact`), the drain scheduler and the
+ * CLI alike: the change, its events and their deliveries commit together, and the dispatchers
+ * hear of it through the unit of work's signals once they have. The work touches only the
+ * database, so a deadlock or serialization abort can run it again.
+ */
+export function transactOn(db: Db, sink: SignalSink): Transact {
+  return <T>(work: (tx: Transaction) => Promise<T>): Promise<T> =>
+    runUnitOfWork(
+      db,
+      sink,
+      async (unit) => {
+        const result = await work({ db: unit.tx, unit, events: new EventsRepository(unit.tx, unit), deliveries: new DeliveriesRepository(unit.tx, unit) })
+        // A request's own record of the change (Idempotency-Key), in the same commit.
+        await requestTransactionScope.getStore()?.beforeCommit(unit.tx)
+        return result
+      },
+      { retries: 3 },
+    )
+}

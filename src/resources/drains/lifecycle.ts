@@ -1,0 +1,362 @@
+import { randomBytes } from 'node:crypto'
+import { base58 } from '@scure/base'
+import { ApiError } from '../../errors.js'
+import { AmountError, type Currency, feeOf, parseAmount } from '../../ledger/amount.js'
+import { type AccountKey, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
+import { convert, type ExchangeRates, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
+import { walletAccountKey, WalletsRepository } from '../../ledger/wallets.js'
+import { isoOf } from '../../db/time.js'
+import { newId } from '../../db/time.js'
+import type { Transaction } from '../../types.js'
+import { type Chain, isValidChainAddress, describeAddressFormat } from '../../validation/chain-address.js'
+import { LiquidationAddressesRepository, type LiquidationAddressRow } from '../liquidation-addresses/repository.js'
+import { toDrain } from './objects.js'
+import { type DrainRow, DrainsRepository } from './repository.js'
+import type { Drain, DrainDestination, DrainState } from './schemas.js'
+
+/**
+ * A deposit's life at a liquidation address, after the provider's drain model:
+ * funds_received → payment_submitted → payment_processed, or a failure path. Each step is one
+ * transaction that changes the drain, writes its ledger entries and emits its event together,
+ * so a step is done entirely or not at all, whoever runs it and whenever a process dies.
+ *
+ * The ledger, per drain (C: the deposit's currency, D: the destination's):
+ * - intake: the chain's inflow (world) → the address's clearing account, posted;
+ * - submitted: one pending entry reserves the deposit: clearing → developer fee (C) and the rest
+ *   to the destination, through the exchange (world, C in, D out) when C ≠ D;
+ * - processed: that entry is posted; returned: it is voided (the funds are back in clearing);
+ * - refunded: clearing → the chain's outflow to the return address, posted.
+ * Undeliverable, error and a return with no return address hold the funds in clearing.
+ */
+
+export interface DrainTimings {
+  /** each step on chains, a wallet, wire, SEPA, SWIFT and SPEI */
+  fastDelayMs: number
+  /** each step on ACH (batched by the banks: slower) */
+  achDelayMs: number
+}
+
+export interface DrainContext {
+  rates: ExchangeRates
+  timings: DrainTimings
+  now: () => number
+}
+
+const ACH_RAILS: ReadonlySet<string> = new Set(['ach', 'ach_push', 'ach_same_day'])
+const CHAIN_RAILS: ReadonlySet<string> = new Set(['ethereum', 'solana', 'polygon', 'avalanche_c_chain', 'base', 'arbitrum', 'optimism', 'stellar', 'tron', 'bridge_wallet'])
+
+export function stepDelayMs(rail: string, timings: DrainTimings): number {
+  return ACH_RAILS.has(rail) ? timings.achDelayMs : timings.fastDelayMs
+}
+
+/** How long a drain waiting for a fresh exchange rate waits before it looks again. */
+export const RATE_RETRY_MS = 5_000
+
+/** The sandbox's deposit amounts that take a drain down a failure path (docs/drains.md). */
+export const SANDBOX_FAILURES: Readonly<Record<string, 'undeliverable' | 'returned' | 'error'>> = {
+  '13.01': 'undeliverable',
+  '13.02': 'returned',
+  '13.03': 'error',
+}
+
+function sandboxFailureOf(row: DrainRow): 'undeliverable' | 'returned' | 'error' | undefined {
+  if (row.environment !== 'sandbox') return undefined
+  const amount = BigInt(row.amount)
+  for (const [text, failure] of Object.entries(SANDBOX_FAILURES)) if (parseAmount(text, row.currency as Currency) === amount) return failure
+  return undefined
+}
+
+/** Writes to hot accounts (the fee account, the outside world's) spread over this many rows. */
+const HOT_ACCOUNT_SHARDS = 8
+
+function shardOf(drainId: string): number {
+  return Number.parseInt(drainId.slice(-2), 16) % HOT_ACCOUNT_SHARDS
+}
+
+function worldAccount(environment: LedgerEnvironment, appId: string, currency: Currency, what: string, drainId: string): AccountKey {
+  return { environment, appId, kind: 'world', currency, reference: `${what}#${shardOf(drainId)}` }
+}
+
+function clearingAccount(row: { environment: string; app_id: string; liquidation_address_id: string; currency: string }): AccountKey {
+  return { environment: row.environment as LedgerEnvironment, appId: row.app_id, kind: 'clearing', currency: row.currency as Currency, reference: row.liquidation_address_id }
+}
+
+/** A transaction hash of the chain's own form, for what the sandbox makes up. */
+function transactionHash(rail: string): string {
+  if (rail === 'solana') return base58.encode(randomBytes(64))
+  if (rail === 'stellar' || rail === 'tron') return randomBytes(32).toString('hex')
+  return `0x${randomBytes(32).toString('hex')}`
+}
+
+function destinationOf(address: LiquidationAddressRow): DrainDestination {
+  const destination: DrainDestination = {
+    payment_rail: address.destination_payment_rail as DrainDestination['payment_rail'],
+    currency: address.destination_currency as DrainDestination['currency'],
+  }
+  if (address.destination_address !== null) destination.to_address = address.destination_address
+  if (address.external_account_id !== null) destination.external_account_id = address.external_account_id
+  if (address.bridge_wallet_id !== null) destination.bridge_wallet_id = address.bridge_wallet_id
+  if (address.destination_blockchain_memo !== null) destination.blockchain_memo = address.destination_blockchain_memo
+  if (address.destination_wire_message !== null) destination.wire_message = address.destination_wire_message
+  if (address.destination_sepa_reference !== null) destination.sepa_reference = address.destination_sepa_reference
+  if (address.destination_ach_reference !== null) destination.ach_reference = address.destination_ach_reference
+  return destination
+}
+
+export interface Deposit {
+  environment: LedgerEnvironment
+  appId: string
+  customerId: string
+  liquidationAddressId: string
+  /** a decimal string in the address's currency */
+  amount: string
+  depositTxHash?: string | undefined
+  fromAddress?: string | undefined
+}
+
+/** The largest deposit taken, in whole units of any currency. */
+export const MAX_DEPOSIT_UNITS = 1_000_000_000n
+
+const TX_HASH = /^[0-9A-Za-z]{16,128}$/
+
+/**
+ * The one intake of deposits: the sandbox's simulate_deposit and the CLI call it, as a provider
+ * adapter would. Records the drain and its inflow and emits `liquidation_address.drain.created`,
+ * in the caller's transaction. Refused with nothing written when the deposit is not valid.
+ */
+export async function receiveDeposit(tx: Transaction, context: DrainContext, deposit: Deposit): Promise<Drain> {
+  const address = await new LiquidationAddressesRepository(tx.db).find(deposit.appId, deposit.customerId, deposit.liquidationAddressId)
+  if (address === undefined) throw ApiError.notFound('Liquidation address not found')
+  const currency = address.currency as Currency
+  let amount: bigint
+  try {
+    amount = parseAmount(deposit.amount, currency)
+  } catch (error) {
+    if (error instanceof AmountError) throw ApiError.badRequest(`amount: ${error.message}`)
+    throw error
+  }
+  if (amount <= 0n) throw ApiError.badRequest('amount must be greater than 0')
+  if (amount > parseAmount(MAX_DEPOSIT_UNITS.toString(), currency)) throw ApiError.badRequest(`amount must be at most ${MAX_DEPOSIT_UNITS}`)
+  const chain = address.chain as Chain
+  if (deposit.fromAddress !== undefined && !isValidChainAddress(chain, deposit.fromAddress)) {
+    throw ApiError.badRequest(`from_address must be a valid ${chain} address (${describeAddressFormat(chain)})`)
+  }
+  if (deposit.depositTxHash !== undefined && !TX_HASH.test(deposit.depositTxHash)) throw ApiError.badRequest('deposit_tx_hash must be 16 to 128 letters and digits')
+  const { fee, rest } = feeOf(amount, address.custom_developer_fee_percent ?? '0')
+  const now = isoOf(context.now())
+  const row: DrainRow = {
+    id: newId(),
+    environment: deposit.environment,
+    app_id: deposit.appId,
+    customer_id: address.customer_id,
+    liquidation_address_id: address.id,
+    state: 'funds_received',
+    amount: amount.toString(),
+    currency,
+    deposit_tx_hash: deposit.depositTxHash ?? transactionHash(chain),
+    from_address: deposit.fromAddress ?? null,
+    source_payment_rail: chain,
+    destination: JSON.stringify(destinationOf(address)),
+    developer_fee: fee.toString(),
+    subtotal_amount: rest.toString(),
+    exchange_rate: null,
+    converted_amount: null,
+    outgoing_amount: null,
+    destination_tx_hash: null,
+    refund_tx_hash: null,
+    return_reason: null,
+    pending_entry_id: null,
+    next_step_at: isoOf(context.now() + stepDelayMs(address.destination_payment_rail, context.timings)),
+    created_at: now,
+    updated_at: now,
+  }
+  await new DrainsRepository(tx.db).insert(row)
+  const ledger = new LedgerRepository(tx.db)
+  await ledger.record({
+    environment: deposit.environment,
+    appId: deposit.appId,
+    reasonType: 'drain',
+    reasonId: row.id,
+    status: 'posted',
+    postings: [
+      { accountId: await ledger.account(worldAccount(deposit.environment, deposit.appId, currency, `chain:${chain}`, row.id)), direction: 'debit', amount },
+      { accountId: await ledger.account(clearingAccount(row)), direction: 'credit', amount },
+    ],
+  })
+  const drain = toDrain(row)
+  await tx.events.emit(deposit.appId, 'liquidation_address.drain.created', drain)
+  return drain
+}
+
+/** The currency a wallet holds for a destination currency: a fiat is held as its stablecoin. */
+function walletCurrencyOf(currency: Currency): Currency | undefined {
+  if (currency === 'usd') return 'usdc'
+  if (currency === 'eur') return 'eurc'
+  if (currency === 'mxn') return undefined
+  return currency
+}
+
+type Changes = Partial<Omit<DrainRow, 'id'>>
+
+/**
+ * Moves the drain `drainId` one step on, if it is due and no other process holds it. Returns
+ * false when there was nothing to do.
+ */
+export async function advanceDrain(tx: Transaction, context: DrainContext, drainId: string): Promise<boolean> {
+  const nowMs = context.now()
+  const drains = new DrainsRepository(tx.db)
+  const row = await drains.lockDue(drainId, isoOf(nowMs))
+  if (row === undefined) return false
+  const address = await new LiquidationAddressesRepository(tx.db).find(row.app_id, row.customer_id, row.liquidation_address_id)
+  const step = new DrainStep(tx, context, row, address, nowMs)
+  const changes = await step.run()
+  if (changes === undefined) return true
+  const updated: DrainRow = { ...row, ...changes, updated_at: isoOf(nowMs) }
+  await drains.update(row.id, { ...changes, updated_at: updated.updated_at })
+  if (updated.state !== row.state) await tx.events.emit(row.app_id, 'liquidation_address.drain.updated', toDrain(updated))
+  return true
+}
+
+class DrainStep {
+  private readonly ledger: LedgerRepository
+  private readonly environment: LedgerEnvironment
+
+  constructor(
+    private readonly tx: Transaction,
+    private readonly context: DrainContext,
+    private readonly row: DrainRow,
+    private readonly address: LiquidationAddressRow | undefined,
+    private readonly nowMs: number,
+  ) {
+    this.ledger = new LedgerRepository(tx.db)
+    this.environment = row.environment as LedgerEnvironment
+  }
+
+  private get destination(): DrainDestination {
+    return JSON.parse(this.row.destination) as DrainDestination
+  }
+
+  private after(delayMs: number): string {
+    return isoOf(this.nowMs + delayMs)
+  }
+
+  private nextStep(): string {
+    return this.after(stepDelayMs(this.destination.payment_rail, this.context.timings))
+  }
+
+  /** What changes on the drain; undefined when it waits where it is. */
+  async run(): Promise<Changes | undefined> {
+    switch (this.row.state as DrainState) {
+      case 'funds_received':
+        return this.submit()
+      case 'payment_submitted':
+        return sandboxFailureOf(this.row) === 'returned' ? this.returned() : this.processed()
+      case 'returned':
+      case 'canceled':
+        return this.refund()
+      default:
+        return { next_step_at: null }
+    }
+  }
+
+  /** Ends the drain where it is, its funds held in clearing, or sends them back when there is a return address. */
+  private stopped(state: 'canceled' | 'returned' | 'undeliverable' | 'error', reason: string): Changes {
+    const canReturn = (state === 'canceled' || state === 'returned') && this.address?.return_address != null
+    return { state, return_reason: reason, next_step_at: canReturn ? this.nextStep() : null }
+  }
+
+  private async submit(): Promise<Changes | undefined> {
+    if (this.address === undefined || this.address.state !== 'active') return this.stopped('canceled', 'the liquidation address is deactivated')
+    const failure = sandboxFailureOf(this.row)
+    if (failure === 'undeliverable') return this.stopped('undeliverable', 'sandbox: the destination account could not receive the payment')
+    if (failure === 'error') return this.stopped('error', 'sandbox: the payment could not be made; it needs an operator')
+    const from = this.row.currency as Currency
+    const destination = this.destination
+    const wallet = destination.bridge_wallet_id === undefined ? undefined : await new WalletsRepository(this.tx.db).find(this.environment, this.row.app_id, destination.bridge_wallet_id)
+    let to = destination.currency as Currency
+    if (wallet !== undefined) {
+      const held = walletCurrencyOf(to)
+      if (held === undefined) return this.stopped('undeliverable', `a wallet cannot hold ${to}`)
+      to = held
+    }
+    let rate = '1'
+    if (rateCurrencyOf(from) !== rateCurrencyOf(to)) {
+      try {
+        rate = (await this.context.rates.current(this.tx.db, this.environment, rateCurrencyOf(from), rateCurrencyOf(to))).buy
+      } catch (error) {
+        // No fresh rate: wait for one rather than guess.
+        if (error instanceof RateUnavailable) return { next_step_at: this.after(RATE_RETRY_MS) }
+        throw error
+      }
+    }
+    const amount = BigInt(this.row.amount)
+    const fee = BigInt(this.row.developer_fee ?? '0')
+    const subtotal = amount - fee
+    const converted = convert(subtotal, from, to, rate)
+    if (converted <= 0n) return this.stopped('canceled', `the amount after fees is below the smallest unit of ${to}`)
+    const key = (kind: AccountKey['kind'], currency: Currency, reference: string): AccountKey => ({ environment: this.environment, appId: this.row.app_id, kind, currency, reference })
+    const account = (accountKey: AccountKey) => this.ledger.account(accountKey)
+    const postings: Posting[] = [{ accountId: await account(clearingAccount(this.row)), direction: 'debit', amount }]
+    if (fee > 0n) postings.push({ accountId: await account(key('developer_fee', from, `fee#${shardOf(this.row.id)}`)), direction: 'credit', amount: fee })
+    const receiving = wallet !== undefined ? walletAccountKey(wallet, to) : worldAccount(this.environment, this.row.app_id, to, `payout:${destination.payment_rail}`, this.row.id)
+    if (from === to) {
+      postings.push({ accountId: await account(receiving), direction: 'credit', amount: subtotal })
+    } else {
+      if (subtotal > 0n) postings.push({ accountId: await account(worldAccount(this.environment, this.row.app_id, from, 'exchange', this.row.id)), direction: 'credit', amount: subtotal })
+      postings.push({ accountId: await account(worldAccount(this.environment, this.row.app_id, to, 'exchange', this.row.id)), direction: 'debit', amount: converted })
+      postings.push({ accountId: await account(receiving), direction: 'credit', amount: converted })
+    }
+    const entryId = await this.ledger.record({ environment: this.environment, appId: this.row.app_id, reasonType: 'drain', reasonId: this.row.id, status: 'pending', postings })
+    return {
+      state: 'payment_submitted',
+      destination: JSON.stringify({ ...destination, currency: to }),
+      exchange_rate: rate,
+      converted_amount: converted.toString(),
+      outgoing_amount: converted.toString(),
+      pending_entry_id: entryId,
+      next_step_at: this.nextStep(),
+    }
+  }
+
+  private async processed(): Promise<Changes> {
+    if (this.row.pending_entry_id !== null) await this.ledger.post(this.row.pending_entry_id)
+    const destination = this.destination
+    const rail = destination.payment_rail
+    const changes: Changes = { state: 'payment_processed', next_step_at: null }
+    if (CHAIN_RAILS.has(rail)) changes.destination_tx_hash = transactionHash(rail === 'bridge_wallet' ? this.row.source_payment_rail : rail)
+    else if (ACH_RAILS.has(rail)) changes.destination = JSON.stringify({ ...destination, trace_number: randomDigits(15) })
+    else if (rail === 'wire') changes.destination = JSON.stringify({ ...destination, imad: `${isoOf(this.nowMs).slice(0, 10).replaceAll('-', '')}MMQFMP${randomDigits(6)}` })
+    return changes
+  }
+
+  private async returned(): Promise<Changes> {
+    if (this.row.pending_entry_id !== null) await this.ledger.void(this.row.pending_entry_id)
+    return this.stopped('returned', 'sandbox: the receiving institution returned the payment')
+  }
+
+  /** Sends the held deposit back to the address's return address. */
+  private async refund(): Promise<Changes> {
+    const returnAddress = this.address?.return_address
+    if (returnAddress == null) return { next_step_at: null }
+    const amount = BigInt(this.row.amount)
+    const currency = this.row.currency as Currency
+    await this.ledger.record({
+      environment: this.environment,
+      appId: this.row.app_id,
+      reasonType: 'drain',
+      reasonId: this.row.id,
+      status: 'posted',
+      postings: [
+        { accountId: await this.ledger.account(clearingAccount(this.row)), direction: 'debit', amount },
+        { accountId: await this.ledger.account(worldAccount(this.environment, this.row.app_id, currency, `refund:${this.row.source_payment_rail}`, this.row.id)), direction: 'credit', amount },
+      ],
+    })
+    return { state: 'refunded', refund_tx_hash: transactionHash(this.row.source_payment_rail), next_step_at: null }
+  }
+}
+
+function randomDigits(count: number): string {
+  let digits = ''
+  for (const byte of randomBytes(count)) digits += String(byte % 10)
+  return digits
+}

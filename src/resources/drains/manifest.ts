@@ -1,0 +1,27 @@
+import { defineManifest } from '../manifest.js'
+
+export const drainsManifest = defineManifest({
+  name: 'drains',
+  scopes: ['drain:read', 'drain:simulate'],
+  eventTypes: ['liquidation_address.drain.created', 'liquidation_address.drain.updated'],
+  operations: [
+    {
+      method: 'POST',
+      path: '/customers/:customerId/liquidation_addresses/:liquidationAddressId/simulate_deposit',
+      operationId: 'drainControllerSimulateDeposit',
+      scope: 'drain:simulate',
+    },
+    {
+      method: 'GET',
+      path: '/customers/:customerId/liquidation_addresses/:liquidationAddressId/drains',
+      operationId: 'drainControllerFindAll',
+      scope: 'drain:read',
+    },
+    {
+      method: 'GET',
+      path: '/customers/:customerId/liquidation_addresses/:liquidationAddressId/drains/:drainId',
+      operationId: 'drainControllerFindOne',
+      scope: 'drain:read',
+    },
+  ],
+})

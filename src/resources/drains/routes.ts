@@ -1,0 +1,102 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import { callerOf } from '../../auth/authenticate.js'
+import { ApiError } from '../../errors.js'
+import { ledgerEnvironmentOf } from '../../ledger/environment.js'
+import { errorResponses } from '../../schemas/common.js'
+import { CustomersRepository } from '../customers/repository.js'
+import { LiquidationAddressesRepository } from '../liquidation-addresses/repository.js'
+import type { ResourceOptions } from '../resource.js'
+import { type DrainContext, receiveDeposit } from './lifecycle.js'
+import { toDrain } from './objects.js'
+import { DrainsRepository } from './repository.js'
+import { AddressDrainsParams, DrainListSchema, DrainParams, DrainSchema, ListDrainsQuery, SimulateDepositBody } from './schemas.js'
+
+const CUSTOMER_NOT_FOUND = 'Customer not found'
+const ADDRESS_NOT_FOUND = 'Liquidation address not found'
+
+export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
+  const context: DrainContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
+  const customers = new CustomersRepository(app.db)
+  const addresses = new LiquidationAddressesRepository(app.db)
+  const drains = new DrainsRepository(app.db)
+
+  /** 404 unless the customer and the address belong to the caller's application. */
+  async function requireAddress(appId: string, customerId: string, addressId: string): Promise<void> {
+    if ((await customers.find(appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+    if ((await addresses.find(appId, customerId, addressId)) === undefined) throw ApiError.notFound(ADDRESS_NOT_FOUND)
+  }
+
+  app.post(
+    '/customers/:customerId/liquidation_addresses/:liquidationAddressId/simulate_deposit',
+    {
+      schema: {
+        tags: ['drains'],
+        summary: 'Simulate a deposit to a liquidation address (sandbox)',
+        description: 'Development keys only. The deposit becomes a drain that moves on by itself; amounts 13.01, 13.02 and 13.03 take the failure paths (docs/drains.md).',
+        params: AddressDrainsParams,
+        body: SimulateDepositBody,
+        response: { 201: DrainSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { appId, environment } = callerOf(request)
+      if (environment !== 'development') throw new ApiError(403, 'Deposits can only be simulated with a development key: a production key moves live money')
+      const { customerId, liquidationAddressId } = request.params
+      const drain = await app.transact(async (tx) => {
+        if ((await new CustomersRepository(tx.db).find(appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+        return receiveDeposit(tx, context, {
+          environment: ledgerEnvironmentOf(environment),
+          appId,
+          customerId,
+          liquidationAddressId,
+          amount: request.body.amount,
+          depositTxHash: request.body.deposit_tx_hash,
+          fromAddress: request.body.from_address,
+        })
+      })
+      return reply.code(201).send(drain)
+    },
+  )
+
+  app.get(
+    '/customers/:customerId/liquidation_addresses/:liquidationAddressId/drains',
+    {
+      schema: {
+        tags: ['drains'],
+        summary: "List a liquidation address's drains, newest first",
+        params: AddressDrainsParams,
+        querystring: ListDrainsQuery,
+        response: { 200: DrainListSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { appId, environment } = callerOf(request)
+      const { customerId, liquidationAddressId } = request.params
+      await requireAddress(appId, customerId, liquidationAddressId)
+      const skip = request.query.skip ?? 0
+      const take = request.query.take ?? 10
+      const { rows, total } = await drains.list(ledgerEnvironmentOf(environment), appId, customerId, liquidationAddressId, { skip, take })
+      return { data: rows.map(toDrain), total, skip, take }
+    },
+  )
+
+  app.get(
+    '/customers/:customerId/liquidation_addresses/:liquidationAddressId/drains/:drainId',
+    {
+      schema: {
+        tags: ['drains'],
+        summary: 'Get a drain',
+        params: DrainParams,
+        response: { 200: DrainSchema, ...errorResponses(400, 401, 403, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { appId, environment } = callerOf(request)
+      const { customerId, liquidationAddressId, drainId } = request.params
+      await requireAddress(appId, customerId, liquidationAddressId)
+      const row = await drains.find(ledgerEnvironmentOf(environment), appId, customerId, liquidationAddressId, drainId)
+      if (row === undefined) throw ApiError.notFound('Drain not found')
+      return toDrain(row)
+    },
+  )
+}
