@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OPERATIONS, SCOPES } from '../../src/resources/index.js'
 import { ANY_VALID_KEY, PUBLIC } from '../../src/resources/manifest.js'
+import type { Environment } from '../../src/keys/credentials.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
 
 /**
@@ -15,6 +16,8 @@ interface Ids {
   customer: string
   liquidationAddress: string
   tax: string
+  /** a sandbox drain at the liquidation address */
+  drain: string
 }
 
 interface RouteCase {
@@ -27,6 +30,8 @@ interface RouteCase {
   otherTenant?: string
   /** where the owner reads the resource back, to prove the other application's call changed nothing */
   readBack?: (ids: Ids) => string
+  /** the environment of the keys that may call it (sandbox money needs a development key); production by default */
+  environment?: Environment
 }
 
 const readWebhook = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}`
@@ -85,7 +90,38 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerFindOne', otherTenant: 'Tax not found', readBack: readTax },
   { method: 'PUT', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerUpdate', body: () => ({ name: 'u' }), otherTenant: 'Tax not found', readBack: readTax },
   { method: 'DELETE', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerRemove', otherTenant: 'Tax not found', readBack: readTax },
+  {
+    method: 'POST',
+    path: (ids) => `/api/v0/customers/${ids.customer}/liquidation_addresses/${ids.liquidationAddress}/simulate_deposit`,
+    operationId: 'drainControllerSimulateDeposit',
+    body: () => ({ amount: '1.5' }),
+    otherTenant: 'Customer not found',
+    readBack: readCustomer,
+    environment: 'development',
+  },
+  {
+    method: 'GET',
+    path: (ids) => `/api/v0/customers/${ids.customer}/liquidation_addresses/${ids.liquidationAddress}/drains`,
+    operationId: 'drainControllerFindAll',
+    otherTenant: 'Customer not found',
+    readBack: readCustomer,
+    environment: 'development',
+  },
+  {
+    method: 'GET',
+    path: (ids) => `/api/v0/customers/${ids.customer}/liquidation_addresses/${ids.liquidationAddress}/drains/${ids.drain}`,
+    operationId: 'drainControllerFindOne',
+    otherTenant: 'Customer not found',
+    readBack: readCustomer,
+    environment: 'development',
+  },
   { method: 'GET', path: () => '/api/v0/wallets', operationId: 'walletControllerGetWallets' },
+  { method: 'GET', path: () => '/api/v0/balance/usdc', operationId: 'balanceControllerGetUSDCBalance' },
+  { method: 'GET', path: () => '/api/v0/balance/eurc', operationId: 'balanceControllerGetEURCBalance' },
+  // The sandbox always has a rate (its defaults); live answers 503 until an operator loads one.
+  { method: 'GET', path: () => '/api/v0/exchange-rate?from=usd&to=eur', operationId: 'exchangeRateControllerGetExchangeRate', environment: 'development' },
+  { method: 'GET', path: () => '/api/v0/exchange-rate/eur-to-usd', operationId: 'exchangeRateControllerGetEURToUSDRate', environment: 'development' },
+  { method: 'GET', path: () => '/api/v0/exchange-rate/usd-to-eur', operationId: 'exchangeRateControllerGetUSDToEURRate', environment: 'development' },
 ]
 
 let server: TestServer
@@ -110,7 +146,10 @@ async function createResources(key: TestKey): Promise<Ids> {
     .where('webhook_id', '=', webhook.body.id)
     .returning('id')
     .executeTakeFirstOrThrow()
-  return { webhook: webhook.body.id, delivery: delivery.id, customer: customer.body.id, liquidationAddress: address.body.id, tax: tax.body.id }
+  const sandbox = await server.createKey({ appId: key.appId, environment: 'development' })
+  const drain = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses/${address.body.id}/simulate_deposit`, { key: sandbox, body: { amount: '2' } })
+  expect(drain.status).toBe(201)
+  return { webhook: webhook.body.id, delivery: delivery.id, customer: customer.body.id, liquidationAddress: address.body.id, tax: tax.body.id, drain: drain.body.id }
 }
 
 beforeAll(async () => {
@@ -184,12 +223,12 @@ describe.each(ROUTES)('$method $path', (route) => {
 describe.each(SCOPED_ROUTES)('$method $path scope', (route) => {
   it('403 naming the scope when the key lacks it; the scope alone is enough', async () => {
     const scope = scopeOf(route) ?? ''
-    const without = await server.createKey({ appId: owner.appId, scopes: SCOPES.filter((s) => s !== scope) })
+    const without = await server.createKey({ appId: owner.appId, scopes: SCOPES.filter((s) => s !== scope), environment: route.environment })
     const res = await send(route, ids, without)
     expect(res.status).toBe(403)
     expect(res.body).toEqual({ statusCode: 403, error: 'Forbidden', message: 'Missing required scope', details: `This API key lacks the required scope: ${scope}` })
     // Fresh resources, so a write here never disturbs the other cases.
-    const only = await server.createKey({ appId: owner.appId, scopes: [scope] })
+    const only = await server.createKey({ appId: owner.appId, scopes: [scope], environment: route.environment })
     const allowed = await send(route, await createResources(owner), only)
     expect(allowed.status).toBeGreaterThanOrEqual(200)
     expect(allowed.status).toBeLessThan(300)

@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createClient as generateClient } from '@hey-api/openapi-ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { saveRates } from '../../src/ledger/rates.js'
 import { VERSION } from '../../src/version.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Receiver, startReceiver } from '../receiver.js'
@@ -402,6 +403,44 @@ describe('taxes', () => {
   })
 })
 
+describe('drains', () => {
+  /** sandbox money: a client of the same generated code with a development key of the same application */
+  let sandbox: GeneratedClient
+  beforeAll(async () => {
+    const sandboxKey = await server.createKey({ appId: key.appId, environment: 'development' })
+    const clientModule = (await import(join(directory, 'client', 'index.ts'))) as GeneratedClientModule
+    sandbox = clientModule.createClient(clientModule.createConfig({ baseUrl: server.baseUrl, headers: sandboxKey.headers }))
+  })
+  const DRAIN_SHAPE = { id: A_UUID, state: expect.any(String), amount: '12.500000', currency: 'usdc', source_payment_rail: 'ethereum', created_at: A_VALID_DATE, updated_at: A_VALID_DATE }
+
+  async function newDrain(): Promise<{ customerId: string; liquidationAddressId: string; id: string }> {
+    const customer = await newCustomer()
+    const address = await newLiquidationAddress(customer.id)
+    const { data, response } = await call('drainControllerSimulateDeposit', { client: sandbox, path: { customerId: customer.id, liquidationAddressId: address.id }, body: { amount: '12.5' } })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...DRAIN_SHAPE, state: 'funds_received', liquidation_address_id: address.id })
+    return { customerId: customer.id, liquidationAddressId: address.id, id: (data as Fixture).id }
+  }
+
+  it('drainControllerSimulateDeposit: POST /customers/{customerId}/liquidation_addresses/{liquidationAddressId}/simulate_deposit', async () => {
+    await newDrain()
+  })
+
+  it('drainControllerFindAll: GET /customers/{customerId}/liquidation_addresses/{liquidationAddressId}/drains', async () => {
+    const drain = await newDrain()
+    const { data, response } = await call('drainControllerFindAll', { client: sandbox, path: { customerId: drain.customerId, liquidationAddressId: drain.liquidationAddressId } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual({ data: [expect.objectContaining({ ...DRAIN_SHAPE, id: drain.id })], total: 1, skip: 0, take: 10 })
+  })
+
+  it('drainControllerFindOne: GET /customers/{customerId}/liquidation_addresses/{liquidationAddressId}/drains/{drainId}', async () => {
+    const drain = await newDrain()
+    const { data, response } = await call('drainControllerFindOne', { client: sandbox, path: { customerId: drain.customerId, liquidationAddressId: drain.liquidationAddressId, drainId: drain.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...DRAIN_SHAPE, id: drain.id })
+  })
+})
+
 describe('wallets', () => {
   it('walletControllerGetWallets: GET /wallets', async () => {
     const { data, response } = await call('walletControllerGetWallets')
@@ -412,6 +451,61 @@ describe('wallets', () => {
         expect.objectContaining({ ...wallet, chain, balances: [expect.objectContaining({ balance: '0.000000', currency: 'usdc', chain }), expect.objectContaining({ balance: '0.000000', currency: 'eurc', chain })] }),
       ),
     })
+  })
+})
+
+describe('balances', () => {
+  const aggregated = (currency: string) => ({
+    currency,
+    total_balance: '0.000000',
+    balances: ['base', 'ethereum', 'solana'].map((chain) =>
+      expect.objectContaining({ wallet_id: A_UUID, chain, currency, balance: '0.000000', pending_incoming: '0.000000', pending_outgoing: '0.000000' }),
+    ),
+  })
+
+  it('balanceControllerGetUSDCBalance: GET /balance/usdc', async () => {
+    const { data, response } = await call('balanceControllerGetUSDCBalance')
+    expect(response.status).toBe(200)
+    expect(data).toEqual(aggregated('usdc'))
+  })
+
+  it('balanceControllerGetEURCBalance: GET /balance/eurc', async () => {
+    const { data, response } = await call('balanceControllerGetEURCBalance')
+    expect(response.status).toBe(200)
+    expect(data).toEqual(aggregated('eurc'))
+  })
+})
+
+describe('exchange rates', () => {
+  // A production key reads live rates: only what an operator loaded (the sandbox has its defaults).
+  const asOf = new Date(Date.now() - 1000).toISOString()
+  beforeAll(async () => {
+    await saveRates(server.app.db, [
+      { environment: 'live', from: 'usd', to: 'eur', midmarket: '0.86000', buy: '0.85500', sell: '0.86500', asOf },
+      { environment: 'live', from: 'eur', to: 'usd', midmarket: '1.16279', buy: '1.15700', sell: '1.16900', asOf },
+    ])
+  })
+  const USD_TO_EUR = { from: 'usd', to: 'eur', midmarket_rate: '0.86000', buy_rate: '0.85500', sell_rate: '0.86500', timestamp: new Date(asOf) }
+
+  it('exchangeRateControllerGetExchangeRate: GET /exchange-rate?from&to, and its 400 as the client parses it', async () => {
+    const { data, response } = await call('exchangeRateControllerGetExchangeRate', { query: { from: 'usd', to: 'eur' } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual(USD_TO_EUR)
+    const refused = await call('exchangeRateControllerGetExchangeRate', { query: { from: 'eur', to: 'eur' } })
+    expect(refused.response.status).toBe(400)
+    expect(refused.error).toEqual({ statusCode: 400, error: 'Bad Request', message: 'Unsupported currency pair: from and to are both eur; an exchange rate is between usd and eur' })
+  })
+
+  it('exchangeRateControllerGetEURToUSDRate: GET /exchange-rate/eur-to-usd', async () => {
+    const { data, response } = await call('exchangeRateControllerGetEURToUSDRate')
+    expect(response.status).toBe(200)
+    expect(data).toEqual({ from: 'eur', to: 'usd', midmarket_rate: '1.16279', buy_rate: '1.15700', sell_rate: '1.16900', timestamp: new Date(asOf) })
+  })
+
+  it('exchangeRateControllerGetUSDToEURRate: GET /exchange-rate/usd-to-eur', async () => {
+    const { data, response } = await call('exchangeRateControllerGetUSDToEURRate')
+    expect(response.status).toBe(200)
+    expect(data).toEqual(USD_TO_EUR)
   })
 })
 

@@ -40,8 +40,10 @@ export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (ap
     },
     async (request, reply) => {
       const { appId, environment } = callerOf(request)
-      if (environment !== 'development') throw new ApiError(403, 'Deposits can only be simulated with a development key: a production key moves live money')
       const { customerId, liquidationAddressId } = request.params
+      // Another application's address answers 404 to any key, as a missing one does.
+      await requireAddress(appId, customerId, liquidationAddressId)
+      if (environment !== 'development') throw new ApiError(403, 'Deposits can only be simulated with a development key: a production key moves live money')
       const drain = await app.transact(async (tx) => {
         if ((await new CustomersRepository(tx.db).find(appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
         return receiveDeposit(tx, context, {
