@@ -3,13 +3,20 @@ import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../keys/credentials.js'
 import { isScope, SCOPES } from '../resources/index.js'
-import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, parseDatabaseUrl, startError } from '../config.js'
+import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, loadDrainConfig, parseDatabaseUrl, startError } from '../config.js'
 import { DeliveryNotifier, PostgresSignalListener } from '../delivery/notifier.js'
 import { type Db, openDatabase } from '../db/database.js'
 import { type ApiKey, AppsRepository } from '../db/repositories/apps.js'
 import { createDispatcher, shutdownGraceMs } from '../delivery/dispatcher.js'
 import type { DispatcherLog } from '../delivery/log.js'
 import { type LedgerEnvironment, verifyLedger } from '../ledger/ledger.js'
+import { ApiError } from '../errors.js'
+import { ConflictError } from '../db/errors.js'
+import { transactOn } from '../db/transact.js'
+import { ExchangeRates } from '../ledger/rates.js'
+import { CustomersRepository } from '../resources/customers/repository.js'
+import { type DrainTimings, receiveDeposit } from '../resources/drains/lifecycle.js'
+import { DrainScheduler } from '../resources/drains/scheduler.js'
 import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliveriesForAudit } from './deliveries.js'
 
 /** A mistake in how the command was called (or an unknown id): one line on stderr, exit 2. */
@@ -35,10 +42,16 @@ const COMMAND_USAGE: readonly { command: string; text: string }[] = [
       environment on its own (both by default); exit 1 with the first difference`,
   },
   {
+    command: 'sandbox deposit',
+    text: `  sandbox deposit --app APP_ID --customer CUSTOMER_ID --address LIQUIDATION_ADDRESS_ID --amount DECIMAL [--tx-hash HASH] [--from ADDRESS]
+      a sandbox deposit to a liquidation address, as simulate_deposit takes it; prints the drain`,
+  },
+  {
     command: 'worker',
     text: `  worker
-      deliver webhooks until SIGTERM or SIGINT, logging JSON lines to stdout (no --json);
-      for a server run with WEBHOOK_DISPATCHER=off; reads the server's WEBHOOK_* and LOG_LEVEL`,
+      deliver webhooks and advance drains until SIGTERM or SIGINT, logging JSON lines to stdout
+      (no --json); for servers run with WEBHOOK_DISPATCHER=off or DRAIN_SCHEDULER=off; reads the
+      server's WEBHOOK_*, DRAIN_*, EXCHANGE_RATE_MAX_AGE_SECONDS and LOG_LEVEL`,
   },
   {
     command: 'help',
@@ -90,6 +103,11 @@ interface Flags {
   key?: string
   webhook?: string
   limit?: string
+  customer?: string
+  address?: string
+  amount?: string
+  'tx-hash'?: string
+  from?: string
 }
 
 const FLAGS_BY_COMMAND: Record<string, readonly (keyof Flags)[]> = {
@@ -100,6 +118,7 @@ const FLAGS_BY_COMMAND: Record<string, readonly (keyof Flags)[]> = {
   'keys deactivate': ['key'],
   'deliveries list': ['webhook', 'limit'],
   'ledger verify': ['environment'],
+  'sandbox deposit': ['app', 'customer', 'address', 'amount', 'tx-hash', 'from'],
   worker: [],
 }
 
@@ -120,6 +139,11 @@ function parse(argv: string[]): { command: string; flags: Flags; topic?: string 
         key: { type: 'string' },
         webhook: { type: 'string' },
         limit: { type: 'string' },
+        customer: { type: 'string' },
+        address: { type: 'string' },
+        amount: { type: 'string' },
+        'tx-hash': { type: 'string' },
+        from: { type: 'string' },
       },
     })
   } catch (error) {
@@ -145,7 +169,7 @@ function parse(argv: string[]): { command: string; flags: Flags; topic?: string 
   return { command, flags }
 }
 
-function required(flags: Flags, name: 'name' | 'app' | 'key' | 'webhook'): string {
+function required(flags: Flags, name: 'name' | 'app' | 'key' | 'webhook' | 'customer' | 'address' | 'amount'): string {
   const value = flags[name]
   if (value === undefined || value.trim() === '') throw new UsageError(`missing required option --${name}`)
   return value
@@ -198,7 +222,7 @@ function parseRateLimit(text: string | undefined): number | null {
 
 /** The audit view's one-line header: which webhook, its state and its counters. */
 function auditHeader(webhook: AuditWebhook, shown: number): string {
-  const state = webhook.deleted_at !== null ? `deleted at ${webhook.deleted_at}` : webhook.isActive ? 'active' : 'inactive'
+  const state = webhook.deleted_at !== null ? `inactive (deleted at ${webhook.deleted_at})` : webhook.isActive ? 'active' : 'inactive'
   const stats = webhook.delivery_stats
   return (
     `webhook ${webhook.id} ${JSON.stringify(webhook.name)} ${webhook.url} (app ${webhook.app_id}), ${state}; ` +
@@ -227,7 +251,7 @@ function auditRow(delivery: AuditDelivery): Row {
   }
 }
 
-async function run(command: string, flags: Flags, db: Db): Promise<Printed> {
+async function run(command: string, flags: Flags, db: Db, env: NodeJS.ProcessEnv): Promise<Printed> {
   const apps = new AppsRepository(db)
   switch (command) {
     case 'apps create': {
@@ -263,10 +287,40 @@ async function run(command: string, flags: Flags, db: Db): Promise<Printed> {
       const deliveries = await listDeliveriesForAudit(db, webhook.id, limit)
       return { json: { webhook, deliveries }, text: auditHeader(webhook, deliveries.length) + table(deliveries.map(auditRow)) }
     }
+    case 'sandbox deposit':
+      return sandboxDeposit(db, flags, env)
     case 'ledger verify':
       return verifyLedgers(db, flags.environment === undefined ? LEDGER_ENVIRONMENTS : [parseLedgerEnvironment(flags.environment)])
     default:
       throw new UsageError(`unknown command: ${command}`)
+  }
+}
+
+/** `sandbox deposit`: the same intake as simulate_deposit, for any application's address. */
+async function sandboxDeposit(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Promise<Printed> {
+  const appId = required(flags, 'app')
+  const deposit = { customerId: required(flags, 'customer'), liquidationAddressId: required(flags, 'address'), amount: required(flags, 'amount') }
+  let timings: DrainTimings
+  try {
+    timings = loadDrainConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message)
+    throw error
+  }
+  if ((await new AppsRepository(db).findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
+  const transact = transactOn(db, new DeliveryNotifier())
+  // Conversions happen when the drain is submitted, by a scheduler: the intake reads no rate.
+  const context = { rates: new ExchangeRates({ maxAgeMs: 0 }), timings, now: Date.now }
+  try {
+    const drain = await transact(async (tx) => {
+      if ((await new CustomersRepository(tx.db).find(appId, deposit.customerId)) === undefined) throw new UsageError(`unknown customer of application ${appId}: ${deposit.customerId}`)
+      return receiveDeposit(tx, context, { environment: 'sandbox', appId, ...deposit, depositTxHash: flags['tx-hash'], fromAddress: flags.from })
+    })
+    const { destination, receipt, ...summary } = drain
+    return { json: drain, text: table({ ...summary, destination: `${destination.payment_rail} ${destination.currency}`, developer_fee: receipt.developer_fee }) }
+  } catch (error) {
+    if (error instanceof ApiError || error instanceof ConflictError) throw new UsageError(error.message)
+    throw error
   }
 }
 
@@ -322,6 +376,8 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, log, notifier.origin) : undefined
   await listener?.start()
   dispatcher.start()
+  const drains = new DrainScheduler(db, transactOn(db, notifier), { rates: new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs }), timings: config.drains, now: Date.now }, log, config.drains)
+  drains.start()
   log.info(
     {
       database: describeDatabase(config.database),
@@ -336,6 +392,7 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   const signal = await stopSignal
   const graceMs = shutdownGraceMs(config)
   log.info({ signal, graceMs }, 'webhook worker stopping: finishing attempts on the wire')
+  await drains.stop()
   notifier.detach()
   await listener?.close()
   await dispatcher.stop(graceMs)
@@ -393,7 +450,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
       return 0
     }
     db = await openDatabase(location).catch(startError('DATABASE_URL'))
-    const printed = await run(command, flags, db)
+    const printed = await run(command, flags, db, env)
     process.stdout.write(flags.json ? `${JSON.stringify(printed.json)}\n` : printed.text)
     return printed.exitCode ?? 0
   } catch (error) {
