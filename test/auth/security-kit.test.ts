@@ -116,6 +116,7 @@ const ROUTES: RouteCase[] = [
     environment: 'development',
   },
   { method: 'GET', path: () => '/api/v0/wallets', operationId: 'walletControllerGetWallets' },
+  { method: 'GET', path: () => '/api/v0/balance', operationId: 'balanceControllerGetAllBalances' },
   { method: 'GET', path: () => '/api/v0/balance/usdc', operationId: 'balanceControllerGetUSDCBalance' },
   { method: 'GET', path: () => '/api/v0/balance/eurc', operationId: 'balanceControllerGetEURCBalance' },
   // The sandbox always has a rate (its defaults); live answers 503 until an operator loads one.

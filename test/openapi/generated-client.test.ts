@@ -143,7 +143,8 @@ beforeAll(async () => {
     input: `${server.baseUrl}/api/v0/openapi.json`,
     output: { path: directory, tsConfigPath: TSCONFIG },
     logs: { level: 'silent', file: false },
-    plugins: ['@hey-api/client-fetch', { name: '@hey-api/sdk', transformer: true }, { name: '@hey-api/transformers', dates: true }],
+    // Method names exactly as the operationIds (its default camelCases balanceControllerGetUSDCBalance to …Usdc…).
+    plugins: ['@hey-api/client-fetch', { name: '@hey-api/sdk', transformer: true, operations: { methodName: { casing: 'preserve' } } }, { name: '@hey-api/transformers', dates: true }],
   })
   sdk = (await import(join(directory, 'sdk.gen.ts'))) as Record<string, unknown>
   // As a user would: the generated client's own configuration carries the base URL and the key headers.
@@ -461,6 +462,12 @@ describe('balances', () => {
     balances: ['base', 'ethereum', 'solana'].map((chain) =>
       expect.objectContaining({ wallet_id: A_UUID, chain, currency, balance: '0.000000', pending_incoming: '0.000000', pending_outgoing: '0.000000' }),
     ),
+  })
+
+  it('balanceControllerGetAllBalances: GET /balance', async () => {
+    const { data, response } = await call('balanceControllerGetAllBalances')
+    expect(response.status).toBe(200)
+    expect(data).toEqual({ usdc: aggregated('usdc'), eurc: aggregated('eurc'), total_usd_value: '0.00' })
   })
 
   it('balanceControllerGetUSDCBalance: GET /balance/usdc', async () => {

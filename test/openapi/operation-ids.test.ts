@@ -29,6 +29,9 @@ const PUBLISHED_CLIENT_NAMES: Record<string, string> = {
   'PUT /api/v0/taxes': 'taxControllerUpdateWithoutId',
   'DELETE /api/v0/taxes': 'taxControllerDeleteWithoutId',
   'GET /api/v0/wallets': 'walletControllerGetWallets',
+  'GET /api/v0/balance': 'balanceControllerGetAllBalances',
+  'GET /api/v0/balance/usdc': 'balanceControllerGetUSDCBalance',
+  'GET /api/v0/balance/eurc': 'balanceControllerGetEURCBalance',
 }
 
 interface OpenApiDocument {

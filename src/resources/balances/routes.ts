@@ -1,0 +1,91 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { callerOf } from '../../auth/authenticate.js'
+import { ApiError } from '../../errors.js'
+import { ledgerEnvironmentOf } from '../../ledger/environment.js'
+import type { LedgerEnvironment } from '../../ledger/ledger.js'
+import { convert, type ExchangeRates, RateUnavailable } from '../../ledger/rates.js'
+import { type Holding, WALLET_CURRENCIES, type WalletCurrency, WalletsRepository } from '../../ledger/wallets.js'
+import { errorResponses } from '../../schemas/common.js'
+import { walletsOf } from '../wallets/provision.js'
+import { toAggregatedBalance, toAllBalances } from './objects.js'
+import { type AggregatedBalanceResponse, AggregatedBalanceResponseSchema, type AllBalancesResponse, AllBalancesResponseSchema } from './schemas.js'
+
+/** How long a caller is told to wait when EURC needs a rate and none is fresh: an operator has to load one. */
+export const RATE_RETRY_AFTER_SECONDS = 60
+
+export interface BalanceRoutesOptions {
+  /** the instance every conversion uses, so total_usd_value is worth what a drain would convert at */
+  exchangeRates: ExchangeRates
+}
+
+const ENVIRONMENT_NOTE = 'A development key reads the sandbox, a production key live money.'
+const WHAT_COUNTS =
+  "Each balance is available money: posted credits less posted debits and less debits reserved by pending entries. Money on its way in (pending credits) is not counted until it is posted; each wallet's pending_incoming and pending_outgoing show both sides."
+
+const total = (holdings: readonly Holding[], currency: WalletCurrency) =>
+  holdings.reduce((sum, holding) => (holding.currency === currency ? sum + holding.available : sum), 0n)
+
+export const balanceRoutes: FastifyPluginAsyncTypebox<BalanceRoutesOptions> = async (app, options) => {
+  const repository = new WalletsRepository(app.db)
+
+  /** The caller's holdings in `currencies`, wallet by wallet, from the ledger's stored sums. */
+  async function holdingsOf(request: FastifyRequest, currencies: readonly WalletCurrency[]): Promise<Holding[]> {
+    const { appId, environment } = callerOf(request)
+    return repository.holdings(await walletsOf(app, ledgerEnvironmentOf(environment), appId), currencies)
+  }
+
+  /**
+   * USDC at par plus EURC at the current EUR→USD mid-market rate, rounded down to the cent once
+   * (EURC converts into USDC's micro-units, rounded down, before the sum is). A rate is asked for
+   * only when there is EURC to convert; none fresh is 503 with Retry-After, never a guess.
+   */
+  async function usdCentsOf(environment: LedgerEnvironment, holdings: readonly Holding[]): Promise<bigint> {
+    const eurc = total(holdings, 'eurc')
+    let usdc = total(holdings, 'usdc')
+    if (eurc > 0n) {
+      try {
+        const rate = await options.exchangeRates.current(app.db, environment, 'eur', 'usd')
+        usdc += convert(eurc, 'eurc', 'usdc', rate.midmarket)
+      } catch (error) {
+        if (!(error instanceof RateUnavailable)) throw error
+        throw new ApiError(503, error.message, {
+          details: 'total_usd_value needs a EUR to USD rate for the EURC balance; an operator loads rates with `devplatform rates load` or EXCHANGE_RATES_FILE; retry later',
+          headers: { 'Retry-After': String(RATE_RETRY_AFTER_SECONDS) },
+        })
+      }
+    }
+    return convert(usdc, 'usdc', 'usd', '1')
+  }
+
+  app.get(
+    '/balance',
+    {
+      schema: {
+        tags: ['balances'],
+        summary: "The application's USDC and EURC balances and their worth in US dollars",
+        description: `Both currencies over all the application's wallets, each with every wallet's part, and total_usd_value: USDC at par plus EURC at the current EUR→USD mid-market rate (the rate GET /exchange-rate/eur-to-usd shows), rounded down to the cent. ${WHAT_COUNTS} ${ENVIRONMENT_NOTE} 503 with Retry-After when there is EURC and no fresh rate (live: an operator loads rates).`,
+        response: { 200: AllBalancesResponseSchema, ...errorResponses(401, 403, 429, 503) },
+      },
+    },
+    async (request): Promise<AllBalancesResponse> => {
+      const holdings = await holdingsOf(request, WALLET_CURRENCIES)
+      return toAllBalances(holdings, await usdCentsOf(ledgerEnvironmentOf(callerOf(request).environment), holdings))
+    },
+  )
+
+  for (const currency of WALLET_CURRENCIES) {
+    app.get(
+      `/balance/${currency}`,
+      {
+        schema: {
+          tags: ['balances'],
+          summary: `The application's ${currency.toUpperCase()} balance`,
+          description: `${currency.toUpperCase()} over all the application's wallets, with each wallet's part. ${WHAT_COUNTS} ${ENVIRONMENT_NOTE}`,
+          response: { 200: AggregatedBalanceResponseSchema, ...errorResponses(401, 403, 429) },
+        },
+      },
+      async (request): Promise<AggregatedBalanceResponse> => toAggregatedBalance(currency, await holdingsOf(request, [currency])),
+    )
+  }
+}
