@@ -11,6 +11,7 @@ export interface AuditWebhook {
   app_id: string
   name: string
   url: string
+  /** false once deleted: a deleted webhook receives nothing, whatever it was set to before */
   isActive: boolean
   encrypted: boolean
   deleted_at: string | null
@@ -52,7 +53,7 @@ export async function findWebhookForAudit(db: Db, id: string): Promise<AuditWebh
     app_id: row.app_id,
     name: row.name,
     url: row.url,
-    isActive: row.is_active === 1,
+    isActive: row.is_active === 1 && row.deleted_at === null,
     encrypted: row.encrypted === 1,
     deleted_at: row.deleted_at,
     delivery_stats: deliveryStatsOf(row),

@@ -591,7 +591,8 @@ describe('devplatform deliveries list', () => {
         app_id: w.app_id,
         name: w.name,
         url: w.url,
-        isActive: w.is_active === 1,
+        // A deleted webhook is shown inactive, whatever its row's is_active says.
+        isActive: w.is_active === 1 && w.deleted_at === null,
         encrypted: w.encrypted === 1,
         deleted_at: w.deleted_at,
         delivery_stats: {
@@ -636,7 +637,7 @@ describe('devplatform deliveries list', () => {
     expectExactShape(doc)
     expect(doc).toEqual(await expectedDocument(failHook.id))
 
-    expect(doc.webhook).toMatchObject({ id: failHook.id, app_id: key.appId, name: 'audit fail', url: `${receiverBase}/fail`, encrypted: false })
+    expect(doc.webhook).toMatchObject({ id: failHook.id, app_id: key.appId, name: 'audit fail', url: `${receiverBase}/fail`, isActive: false, encrypted: false })
     expect(doc.webhook.deleted_at).toBe(deletedAt.get(failHook.id))
     expect(isIsoTimestamp(doc.webhook.deleted_at ?? '')).toBe(true)
     expect(doc.webhook.delivery_stats).toMatchObject({ total_events: 3, successful_deliveries: 0, failed_deliveries: 6 })
@@ -702,7 +703,7 @@ describe('devplatform deliveries list', () => {
     const [header, columns, ...rest] = lines
     expect(header).toContain(failHook.id)
     expect(header).toContain('audit fail')
-    expect(header).toContain(`deleted at ${deletedAt.get(failHook.id) ?? '?'}`)
+    expect(header).toContain(`, inactive (deleted at ${deletedAt.get(failHook.id) ?? '?'});`)
     expect(columns?.split(/\s+/)).toEqual(['id', 'event_type', 'event_id', 'status', 'attempts', 'next_attempt_at', 'last_outcome', 'last_status_code'])
     expected.deliveries.forEach((delivery, i) => {
       expect(rest[i]?.split(/\s+/)).toEqual([delivery.id, delivery.event_type, delivery.event_id, 'failed', '2', 'failed', '500'])

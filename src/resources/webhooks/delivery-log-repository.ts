@@ -32,20 +32,39 @@ export interface DeliveryLogFilter {
   take: number
 }
 
+/** The webhook a log belongs to, as the log's routes need it: whether, and when, it was deleted. */
+export interface LogOwner {
+  deleted_at: string | null
+}
+
 /**
- * Deliveries with their attempts, newest first: the owner's log (API, scoped to a live webhook of
- * the caller's application) and the operator's audit view (CLI, any webhook, deleted ones too).
- * Both read through `entries`, so they show the same thing.
+ * Deliveries with their attempts, newest first: the owner's log (API, scoped to a webhook of the
+ * caller's application, deleted ones included: the log outlives its webhook) and the operator's
+ * audit view (CLI, any webhook). Both read through `entries`, so they show the same thing.
  */
 export class DeliveryLogRepository {
   constructor(private readonly db: Db) {}
 
-  /** The owner's view: only deliveries of this application's webhook while it exists. */
+  /**
+   * This application's webhook whose log is asked for, deleted or not (a deleted webhook's row
+   * stays with its log), or undefined when the application has no such webhook. The one read of
+   * a deleted webhook outside the operator's tools: WebhooksRepository never sees them.
+   */
+  async ownerOf(appId: string, webhookId: string): Promise<LogOwner | undefined> {
+    return this.db
+      .selectFrom('webhooks')
+      .select('deleted_at')
+      .where('app_id', '=', appId)
+      .where('id', '=', webhookId.toLowerCase())
+      .executeTakeFirst()
+  }
+
+  /** The owner's view: only deliveries of this application's webhook, deleted or not. */
   async forOwner(appId: string, webhookId: string, filter: DeliveryLogFilter): Promise<LoggedDelivery[]> {
     return this.entries(webhookId, filter, appId)
   }
 
-  /** The operator's audit view: any webhook, deleted or not. */
+  /** The operator's audit view: any application's webhook, deleted or not. */
   async forOperator(webhookId: string, filter: DeliveryLogFilter): Promise<LoggedDelivery[]> {
     return this.entries(webhookId, filter, undefined)
   }
@@ -70,7 +89,7 @@ export class DeliveryLogRepository {
         'w.circuit_retry_at',
       ])
       .where('d.webhook_id', '=', webhookId.toLowerCase())
-    if (ownerAppId !== undefined) query = query.where('w.app_id', '=', ownerAppId).where('d.app_id', '=', ownerAppId).where('w.deleted_at', 'is', null)
+    if (ownerAppId !== undefined) query = query.where('w.app_id', '=', ownerAppId).where('d.app_id', '=', ownerAppId)
     if (filter.status === 'pending') query = query.where('d.status', '=', sql.lit('pending'))
     // Written as literals, with the index's own predicate, so both backends can use the partial
     // index of ended deliveries (deliveries_webhook_ended), already in the log's order.

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { DeliveryLogRepository, type LoggedDelivery } from './delivery-log-repository.js'
+import { DeliveryLogRepository, type LoggedDelivery, type LogOwner } from './delivery-log-repository.js'
 import { toWebhook } from './objects.js'
 import { WebhooksRepository } from './repository.js'
 import { ApiError } from '../../errors.js'
@@ -29,24 +29,26 @@ export function toDelivery(entry: LoggedDelivery): Delivery {
   }
 }
 
+/** Why nothing can be sent to a deleted webhook, while its log can still be read. */
+export function webhookDeletedMessage(deletedAt: string): string {
+  return `Webhook was deleted at ${deletedAt}: its delivery log stays readable, but nothing can be sent to it`
+}
+
 /**
- * The webhook owner's tools: the delivery log, a resend of one delivery, and a test event. A
- * deleted webhook is 404 here as everywhere in the API (its log stays in the CLI's audit view).
+ * The webhook owner's tools: the delivery log, a resend of one delivery, and a test event. The log
+ * outlives its webhook: after DELETE it stays readable here, read-only (a resend or a test event
+ * is refused with 409), while every other route answers 404 for the webhook. Another
+ * application's webhook, deleted or not, is 404 everywhere.
  */
 export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const log = new DeliveryLogRepository(app.db)
-  const webhooks = new WebhooksRepository(app.db)
 
   /** One delivery as the owner sees it now (after a commit), or 404 naming what is missing. */
   async function ownedDelivery(appId: string, webhookId: string, deliveryId: string): Promise<Delivery> {
     const [entry] = await log.forOwner(appId, webhookId, { deliveryId, skip: 0, take: 1 })
     if (entry !== undefined) return toDelivery(entry)
-    await requireWebhook(appId, webhookId)
+    await requireLogOwner(log, appId, webhookId)
     throw ApiError.notFound(DELIVERY_NOT_FOUND)
-  }
-
-  async function requireWebhook(appId: string, webhookId: string): Promise<void> {
-    if ((await webhooks.find(appId, webhookId)) === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
   }
 
   app.get(
@@ -55,7 +57,8 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['webhooks'],
         summary: "List a webhook's deliveries",
-        description: 'Newest first, each with its event, state and every attempt (time, duration, outcome, HTTP status, first 20 KB of the response).',
+        description:
+          "Newest first, each with its event, state and every attempt (time, duration, outcome, HTTP status, first 20 KB of the response). A deleted webhook's log stays readable here.",
         params: WebhookParams,
         querystring: ListDeliveriesQuery,
         response: { 200: Type.Array(DeliverySchema), ...errorResponses(400, 401, 403, 404, 429) },
@@ -64,7 +67,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     async (request) => {
       const { appId } = callerOf(request)
       const { id } = request.params
-      await requireWebhook(appId, id)
+      await requireLogOwner(log, appId, id)
       const entries = await log.forOwner(appId, id, {
         status: request.query.status,
         skip: request.query.skip ?? 0,
@@ -80,6 +83,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       schema: {
         tags: ['webhooks'],
         summary: 'Get one delivery of a webhook',
+        description: "A deleted webhook's deliveries stay readable here.",
         params: DeliveryParams,
         response: { 200: DeliverySchema, ...errorResponses(400, 401, 403, 404, 429) },
       },
@@ -94,7 +98,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['webhooks'],
         summary: 'Attempt a delivery again now',
         description:
-          'For a delivery that has ended (succeeded, failed or canceled): one more attempt, now, added to its log and counted in the statistics. A failure ends it again (no automatic retries). 409 while it is pending or on the wire, or when the webhook is inactive.',
+          'For a delivery that has ended (succeeded, failed or canceled): one more attempt, now, added to its log and counted in the statistics. A failure ends it again (no automatic retries). 409 while it is pending or on the wire, or when the webhook is inactive or deleted.',
         params: DeliveryParams,
         response: { 202: DeliverySchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
@@ -104,7 +108,11 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { id, deliveryId } = request.params
       await app.transact(async (tx) => {
         const webhook = await new WebhooksRepository(tx.db, tx.unit).lockForDelivery(appId, id)
-        if (webhook === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+        if (webhook === undefined) {
+          const deletedAt = await deletedAtOf(new DeliveryLogRepository(tx.db), appId, id)
+          if (!(await tx.deliveries.belongsTo(deliveryId, id.toLowerCase()))) throw ApiError.notFound(DELIVERY_NOT_FOUND)
+          throw ApiError.conflict(webhookDeletedMessage(deletedAt))
+        }
         if (!(await tx.deliveries.belongsTo(deliveryId, webhook.id))) throw ApiError.notFound(DELIVERY_NOT_FOUND)
         if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
         if (!(await tx.deliveries.resend(deliveryId))) throw ApiError.conflict(DELIVERY_NOT_ENDED)
@@ -121,7 +129,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         tags: ['webhooks'],
         summary: 'Send a test event to this webhook',
         description:
-          'Sends a `webhook.test` event (data: the webhook) to this webhook only, signed and encrypted like any other. Answers 202 with the delivery; follow it in the delivery log. 409 when the webhook is inactive.',
+          'Sends a `webhook.test` event (data: the webhook) to this webhook only, signed and encrypted like any other. Answers 202 with the delivery; follow it in the delivery log. 409 when the webhook is inactive or deleted.',
         params: WebhookParams,
         response: { 202: DeliverySchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
@@ -131,7 +139,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { id } = request.params
       const deliveryId = await app.transact(async (tx) => {
         const webhook = await new WebhooksRepository(tx.db, tx.unit).lockForDelivery(appId, id)
-        if (webhook === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+        if (webhook === undefined) throw ApiError.conflict(webhookDeletedMessage(await deletedAtOf(new DeliveryLogRepository(tx.db), appId, id)))
         if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
         await tx.deliveries.circuitAttemptNow(webhook.id)
         return (await tx.events.emitTo(appId, webhook.id, 'webhook.test', toWebhook(webhook))).deliveryId
@@ -139,4 +147,22 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
     },
   )
+}
+
+/** The application's webhook whose log is asked for, deleted or not; 404 when it has none by that id. */
+async function requireLogOwner(log: DeliveryLogRepository, appId: string, webhookId: string): Promise<LogOwner> {
+  const owner = await log.ownerOf(appId, webhookId)
+  if (owner === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+  return owner
+}
+
+/**
+ * When the application's webhook was deleted, for a route that found no live webhook by that id:
+ * 404 when the application never had it (or it is another application's).
+ */
+async function deletedAtOf(log: DeliveryLogRepository, appId: string, webhookId: string): Promise<string> {
+  const { deleted_at: deletedAt } = await requireLogOwner(log, appId, webhookId)
+  // lockForDelivery found no live webhook, and a deletion is never undone.
+  if (deletedAt === null) throw new Error(`webhook ${webhookId} is neither live nor deleted`)
+  return deletedAt
 }

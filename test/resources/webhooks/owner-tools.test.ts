@@ -36,6 +36,12 @@ async function storedSecrets(id: string) {
     .executeTakeFirstOrThrow()
 }
 
+async function deletedAtOf(id: string): Promise<string> {
+  const row = await server.app.db.selectFrom('webhooks').select('deleted_at').where('id', '=', id).executeTakeFirstOrThrow()
+  if (row.deleted_at === null) throw new Error(`webhook ${id} is not deleted`)
+  return row.deleted_at
+}
+
 async function eventCount(appId: string): Promise<number> {
   const rows = await server.app.db.selectFrom('events').select('id').where('app_id', '=', appId).execute()
   return rows.length
@@ -221,16 +227,71 @@ describe('the delivery log: GET /api/v0/webhooks/{id}/deliveries[/{deliveryId}]'
     expect(bad.body).toEqual({ statusCode: 400, error: 'Bad Request', message: 'Invalid delivery ID format' })
   })
 
-  it("a deleted webhook's log is 404 like the webhook (the CLI's audit view keeps it)", async () => {
+  it("a deleted webhook's log stays readable, read-only: its deliveries as the deletion left them (canceled), paged and filtered", async () => {
     const doomed = await createWebhook()
-    await server.request('DELETE', `/api/v0/webhooks/${doomed.id}`, { key })
-    for (const path of [`/api/v0/webhooks/${doomed.id}/deliveries`, `/api/v0/webhooks/${doomed.id}/deliveries/${MISSING_UUID}`]) {
-      const res = await server.request('GET', path, { key })
-      expect(res.status).toBe(404)
+    for (let i = 0; i < 2; i++) expect((await server.request('POST', '/api/v0/taxes', { key, body: { name: `d${i}`, percentage: i } })).status).toBe(201)
+    const before = (await server.request<Delivery[]>('GET', `/api/v0/webhooks/${doomed.id}/deliveries`, { key })).body
+    expect(before.map((d) => d.status)).toEqual(['pending', 'pending', 'pending'])
+    expect((await server.request('DELETE', `/api/v0/webhooks/${doomed.id}`, { key })).status).toBe(200)
+
+    const after = await server.request<Delivery[]>('GET', `/api/v0/webhooks/${doomed.id}/deliveries`, { key })
+    expect(after.status).toBe(200)
+    // The same deliveries in the same order; the deletion canceled what was pending.
+    expect(after.body.map((d) => d.id)).toEqual(before.map((d) => d.id))
+    for (const delivery of after.body) expect(delivery).toMatchObject({ webhook_id: doomed.id, status: 'canceled', next_attempt_at: null, held_back_until: null })
+    expect((await server.request<Delivery[]>('GET', `/api/v0/webhooks/${doomed.id}/deliveries?status=canceled&skip=1&take=1`, { key })).body.map((d) => d.id)).toEqual([
+      before[1]?.id,
+    ])
+    expect((await server.request<Delivery[]>('GET', `/api/v0/webhooks/${doomed.id.toUpperCase()}/deliveries?status=pending`, { key })).body).toEqual([])
+    const [first] = after.body
+    if (first === undefined) throw new Error('no delivery')
+    const one = await server.request('GET', `/api/v0/webhooks/${doomed.id}/deliveries/${first.id}`, { key })
+    expect(one.status).toBe(200)
+    expect(one.body).toEqual(first)
+    const missing = await server.request('GET', `/api/v0/webhooks/${doomed.id}/deliveries/${MISSING_UUID}`, { key })
+    expect(missing.status).toBe(404)
+    expect(missing.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Delivery not found' })
+
+    // The webhook itself is gone from every other route.
+    for (const [method, path] of [
+      ['GET', `/api/v0/webhooks/${doomed.id}`],
+      ['PATCH', `/api/v0/webhooks/${doomed.id}`],
+      ['DELETE', `/api/v0/webhooks/${doomed.id}`],
+      ['GET', `/api/v0/webhooks/${doomed.id}/secret`],
+      ['POST', `/api/v0/webhooks/${doomed.id}/secret/rotate`],
+    ] as const) {
+      const res = await server.request(method, path, { key, ...(method === 'PATCH' ? { body: { name: 'back' } } : {}) })
+      expect(res.status, `${method} ${path}`).toBe(404)
       expect(res.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Webhook not found' })
     }
-    const kept = await server.app.db.selectFrom('deliveries').select('id').where('webhook_id', '=', doomed.id).execute()
-    expect(kept.length).toBeGreaterThan(0)
+    const listed = await server.request<Webhook[]>('GET', '/api/v0/webhooks?take=100', { key })
+    expect(listed.body.map((w) => w.id)).not.toContain(doomed.id)
+  })
+
+  it("another application's webhook, deleted or not, and its deliveries are 404 as if missing", async () => {
+    const live = await createWebhook({}, other)
+    const gone = await createWebhook({}, other)
+    const [goneDelivery] = (await server.request<Delivery[]>('GET', `/api/v0/webhooks/${gone.id}/deliveries`, { key: other })).body
+    if (goneDelivery === undefined) throw new Error('no delivery')
+    expect((await server.request('DELETE', `/api/v0/webhooks/${gone.id}`, { key: other })).status).toBe(200)
+    // Its owner still reads it.
+    expect((await server.request('GET', `/api/v0/webhooks/${gone.id}/deliveries/${goneDelivery.id}`, { key: other })).status).toBe(200)
+    for (const path of [
+      `/api/v0/webhooks/${live.id}/deliveries`,
+      `/api/v0/webhooks/${gone.id}/deliveries`,
+      `/api/v0/webhooks/${gone.id}/deliveries/${goneDelivery.id}`,
+      `/api/v0/webhooks/${gone.id}/deliveries/${MISSING_UUID}`,
+      `/api/v0/webhooks/${MISSING_UUID}/deliveries`,
+    ]) {
+      const res = await server.request('GET', path, { key })
+      expect(res.status, path).toBe(404)
+      expect(res.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Webhook not found' })
+    }
+    for (const path of [`/api/v0/webhooks/${gone.id}/deliveries/${goneDelivery.id}/retry`, `/api/v0/webhooks/${gone.id}/test`]) {
+      const res = await server.request('POST', path, { key })
+      expect(res.status, path).toBe(404)
+      expect(res.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Webhook not found' })
+    }
   })
 })
 
@@ -272,7 +333,7 @@ describe('POST /api/v0/webhooks/{id}/deliveries/{deliveryId}/retry', () => {
     expect((await server.request('GET', `/api/v0/webhooks/${webhook.id}/deliveries/${delivery.id}`, { key })).body).toEqual(delivery)
   })
 
-  it('409 when the webhook is inactive; 404 when it is deleted or the delivery is not its own', async () => {
+  it('409 when the webhook is inactive or deleted; 404 when the delivery is not its own', async () => {
     const { webhook, delivery } = await endedDelivery('failed')
     await server.request('PATCH', `/api/v0/webhooks/${webhook.id}`, { key, body: { isActive: false } })
     const inactive = await server.request('POST', `/api/v0/webhooks/${webhook.id}/deliveries/${delivery.id}/retry`, { key })
@@ -283,9 +344,17 @@ describe('POST /api/v0/webhooks/{id}/deliveries/{deliveryId}/retry', () => {
     expect(notOwn.status).toBe(404)
     expect(notOwn.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Delivery not found' })
     await server.request('DELETE', `/api/v0/webhooks/${webhook.id}`, { key })
+    const deletedAt = await deletedAtOf(webhook.id)
     const deleted = await server.request('POST', `/api/v0/webhooks/${webhook.id}/deliveries/${delivery.id}/retry`, { key })
-    expect(deleted.status).toBe(404)
-    expect(deleted.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Webhook not found' })
+    expect(deleted.status).toBe(409)
+    expect(deleted.body).toEqual({
+      statusCode: 409,
+      error: 'Conflict',
+      message: `Webhook was deleted at ${deletedAt}: its delivery log stays readable, but nothing can be sent to it`,
+    })
+    const notOwnOfDeleted = await server.request('POST', `/api/v0/webhooks/${webhook.id}/deliveries/${MISSING_UUID}/retry`, { key })
+    expect(notOwnOfDeleted.status).toBe(404)
+    expect(notOwnOfDeleted.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Delivery not found' })
     const row = await server.app.db.selectFrom('deliveries').select(['status', 'resend']).where('id', '=', delivery.id).executeTakeFirstOrThrow()
     expect(row).toEqual({ status: 'failed', resend: 0 })
   })
@@ -309,7 +378,7 @@ describe('POST /api/v0/webhooks/{id}/test', () => {
     expect(after.body.delivery_stats.total_events).toBe(totalBefore + 1)
   })
 
-  it('409 for an inactive webhook, 404 for a deleted, missing or foreign one; no event written', async () => {
+  it('409 for an inactive or deleted webhook, 404 for a missing or foreign one; no event written', async () => {
     const inactive = await createWebhook({ isActive: false })
     const deleted = await createWebhook()
     await server.request('DELETE', `/api/v0/webhooks/${deleted.id}`, { key })
@@ -318,7 +387,14 @@ describe('POST /api/v0/webhooks/{id}/test', () => {
     const refused = await server.request('POST', `/api/v0/webhooks/${inactive.id}/test`, { key })
     expect(refused.status).toBe(409)
     expect(refused.body).toEqual({ statusCode: 409, error: 'Conflict', message: 'Webhook is inactive: activate it (PATCH isActive true) to send to it' })
-    for (const id of [deleted.id, MISSING_UUID, foreign.id]) {
+    const refusedDeleted = await server.request('POST', `/api/v0/webhooks/${deleted.id}/test`, { key })
+    expect(refusedDeleted.status).toBe(409)
+    expect(refusedDeleted.body).toEqual({
+      statusCode: 409,
+      error: 'Conflict',
+      message: `Webhook was deleted at ${await deletedAtOf(deleted.id)}: its delivery log stays readable, but nothing can be sent to it`,
+    })
+    for (const id of [MISSING_UUID, foreign.id]) {
       const res = await server.request('POST', `/api/v0/webhooks/${id}/test`, { key })
       expect(res.status).toBe(404)
       expect(res.body).toEqual({ statusCode: 404, error: 'Not Found', message: 'Webhook not found' })
