@@ -1,6 +1,7 @@
 import { balances } from './balances/index.js'
 import { customers } from './customers/index.js'
 import { drains } from './drains/index.js'
+import { exchangeRates } from './exchange-rates/index.js'
 import { health } from './health/index.js'
 import { liquidationAddresses } from './liquidation-addresses/index.js'
 import type { Operation } from './manifest.js'
@@ -13,7 +14,7 @@ import { webhooks } from './webhooks/index.js'
  * Every resource of the API: the one place one is registered. The routes, the scopes, the
  * operationIds and the event types are all derived from this list.
  */
-export const RESOURCES: readonly Resource[] = [health, webhooks, customers, liquidationAddresses, drains, taxes, wallets, balances]
+export const RESOURCES: readonly Resource[] = [health, webhooks, customers, liquidationAddresses, drains, taxes, wallets, exchangeRates, balances]
 
 /** Every scope a key may be given, resource by resource. */
 export const SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes)

@@ -32,6 +32,9 @@ const PUBLISHED_CLIENT_NAMES: Record<string, string> = {
   'GET /api/v0/balance': 'balanceControllerGetAllBalances',
   'GET /api/v0/balance/usdc': 'balanceControllerGetUSDCBalance',
   'GET /api/v0/balance/eurc': 'balanceControllerGetEURCBalance',
+  'GET /api/v0/exchange-rate': 'exchangeRateControllerGetExchangeRate',
+  'GET /api/v0/exchange-rate/eur-to-usd': 'exchangeRateControllerGetEURToUSDRate',
+  'GET /api/v0/exchange-rate/usd-to-eur': 'exchangeRateControllerGetUSDToEURRate',
 }
 
 interface OpenApiDocument {

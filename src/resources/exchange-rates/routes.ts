@@ -1,0 +1,71 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { callerOf } from '../../auth/authenticate.js'
+import { ApiError } from '../../errors.js'
+import { ledgerEnvironmentOf } from '../../ledger/environment.js'
+import { type ExchangeRates, RateUnavailable } from '../../ledger/rates.js'
+import { errorResponses } from '../../schemas/common.js'
+import { toExchangeRate } from './objects.js'
+import { type ApiRateCurrency, ExchangeRateQuery, type ExchangeRateBody, ExchangeRateSchema } from './schemas.js'
+
+/** How long a caller is told to wait when no rate is fresh: an operator has to load one. */
+export const RATE_RETRY_AFTER_SECONDS = 60
+
+export interface ExchangeRateRoutesOptions {
+  /** the instance every conversion uses (EXCHANGE_RATE_MAX_AGE_SECONDS), so the API shows the rate a drain would take */
+  exchangeRates: ExchangeRates
+}
+
+const DESCRIPTION =
+  'A development key reads the sandbox\'s rates (an operator\'s fresh rate, else a fixed default), a production key the live ones (only rates an operator loaded, at most EXCHANGE_RATE_MAX_AGE_SECONDS old; 503 with Retry-After while there is none). usd stands for USDC, eur for EURC.'
+
+export const exchangeRateRoutes: FastifyPluginAsyncTypebox<ExchangeRateRoutesOptions> = async (app, options) => {
+  /** The current rate of the caller's environment; 503 while none is fresh. */
+  async function rateFor(request: FastifyRequest, from: ApiRateCurrency, to: ApiRateCurrency): Promise<ExchangeRateBody> {
+    try {
+      return toExchangeRate(await options.exchangeRates.current(app.db, ledgerEnvironmentOf(callerOf(request).environment), from, to))
+    } catch (error) {
+      if (!(error instanceof RateUnavailable)) throw error
+      throw new ApiError(503, error.message, {
+        details: 'An operator loads rates with `devplatform rates load` or EXCHANGE_RATES_FILE; retry later',
+        headers: { 'Retry-After': String(RATE_RETRY_AFTER_SECONDS) },
+      })
+    }
+  }
+
+  app.get(
+    '/exchange-rate',
+    {
+      schema: {
+        tags: ['exchange rates'],
+        summary: 'Get the exchange rate between two currencies',
+        description: DESCRIPTION,
+        querystring: ExchangeRateQuery,
+        response: { 200: ExchangeRateSchema, ...errorResponses(400, 401, 403, 429, 503) },
+      },
+    },
+    async (request) => {
+      const { from, to } = request.query
+      if (from === to) throw ApiError.badRequest(`Unsupported currency pair: from and to are both ${from}; an exchange rate is between usd and eur`)
+      return rateFor(request, from, to)
+    },
+  )
+
+  for (const [from, to] of [
+    ['eur', 'usd'],
+    ['usd', 'eur'],
+  ] as const) {
+    app.get(
+      `/exchange-rate/${from}-to-${to}`,
+      {
+        schema: {
+          tags: ['exchange rates'],
+          summary: `Get the ${from.toUpperCase()} to ${to.toUpperCase()} exchange rate`,
+          description: DESCRIPTION,
+          response: { 200: ExchangeRateSchema, ...errorResponses(401, 403, 429, 503) },
+        },
+      },
+      async (request) => rateFor(request, from, to),
+    )
+  }
+}
