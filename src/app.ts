@@ -20,6 +20,7 @@ import type { RedisState } from './resources/resource.js'
 import { applyManifest, registerResources } from './resources/register.js'
 import { createRules } from './validation/rules.js'
 import { ExchangeRates } from './ledger/rates.js'
+import { RatesFile } from './ledger/rates-file.js'
 import { DrainScheduler } from './resources/drains/scheduler.js'
 import { createValidatorCompiler } from './validation/validator.js'
 import { webhookUrlAddressProblem } from './delivery/address-guard.js'
@@ -121,6 +122,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const resolveHost = options.delivery?.resolveHost ?? new CachingDnsResolver({ timeoutMs: 3000 }).resolve
   const urlAddressProblem = config.nodeEnv === 'production' ? (url: string) => webhookUrlAddressProblem(url, resolveHost) : undefined
   const exchangeRates = new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs })
+  if (config.exchangeRatesFile !== undefined) {
+    // Loaded before the server listens (a bad file stops start-up), then again whenever it changes.
+    const ratesFile = new RatesFile(config.exchangeRatesFile, options.db, app.log)
+    app.addHook('onReady', async () => ratesFile.start())
+    app.addHook('preClose', async () => ratesFile.stop())
+  }
   if (config.drains.scheduler) {
     const scheduler = new DrainScheduler(options.db, app.transact, { rates: exchangeRates, timings: config.drains, now: Date.now }, app.log, config.drains)
     app.addHook('onReady', async () => scheduler.start())

@@ -39,6 +39,8 @@ export interface Config {
   drains: DrainConfig
   /** EXCHANGE_RATE_MAX_AGE_SECONDS: no conversion or rate read uses a rate older than this */
   exchangeRateMaxAgeMs: number
+  /** EXCHANGE_RATES_FILE: rates loaded at start and again when the file changes (absolute path); undefined: none */
+  exchangeRatesFile: string | undefined
 }
 
 /** The drain scheduler (src/resources/drains/scheduler.ts) and its sandbox timings. */
@@ -203,6 +205,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPort: loadMetricsPort(env, Number(portText)),
     drains: loadDrainConfig(env),
     exchangeRateMaxAgeMs: integer(env, 'EXCHANGE_RATE_MAX_AGE_SECONDS', 3_600, 1, 31_536_000) * 1000,
+    exchangeRatesFile: env.EXCHANGE_RATES_FILE === undefined || env.EXCHANGE_RATES_FILE === '' ? undefined : resolve(env.EXCHANGE_RATES_FILE),
   }
 }
 
