@@ -7,12 +7,10 @@ import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import { convert, type ExchangeRates, RateUnavailable } from '../../ledger/rates.js'
 import { type Holding, WALLET_CURRENCIES, type WalletCurrency, WalletsRepository } from '../../ledger/wallets.js'
 import { errorResponses } from '../../schemas/common.js'
+import { RATE_RETRY_AFTER_SECONDS } from '../exchange-rates/routes.js'
 import { walletsOf } from '../wallets/provision.js'
 import { toAggregatedBalance, toAllBalances } from './objects.js'
 import { type AggregatedBalanceResponse, AggregatedBalanceResponseSchema, type AllBalancesResponse, AllBalancesResponseSchema } from './schemas.js'
-
-/** How long a caller is told to wait when EURC needs a rate and none is fresh: an operator has to load one. */
-export const RATE_RETRY_AFTER_SECONDS = 60
 
 export interface BalanceRoutesOptions {
   /** the instance every conversion uses, so total_usd_value is worth what a drain would convert at */
