@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
+import { moneyActivity } from '../ledger/activity.js'
 import { PUBLIC } from '../resources/manifest.js'
 
 /** The route label of a request no route matched (404s, the router's refusals): one value, whatever the path. */
@@ -36,6 +37,10 @@ export interface QueueState {
   /** attempts recorded in the webhooks' statistics, every instance's */
   succeeded: number
   failed: number
+  /** drains not yet ended (each waits for its next step) */
+  drainsInFlight: number
+  /** seconds the longest-waiting due drain has waited past its step's time; 0 when none is due */
+  drainsOldestDueAgeSeconds: number
 }
 
 /**
@@ -53,6 +58,8 @@ export class Metrics {
   private readonly queueDepth: Gauge
   private readonly oldestDue: Gauge
   private readonly attempts: Counter<'outcome'>
+  private readonly drainsInFlight: Gauge
+  private readonly drainsOldestDue: Gauge
   private readonly series = new Map<string, RouteSeries>()
 
   constructor(options: { redisAvailable?: () => boolean } = {}) {
@@ -95,6 +102,36 @@ export class Metrics {
       help: "Delivery attempts by outcome, from the webhooks' statistics (every instance's attempts)",
       labelNames: ['outcome'],
       registers,
+    })
+    this.drainsInFlight = new Gauge({
+      name: 'devplatform_drains_in_flight',
+      help: 'Drains not yet ended, in the database (every instance shares them)',
+      registers,
+    })
+    this.drainsOldestDue = new Gauge({
+      name: 'devplatform_drains_oldest_due_age_seconds',
+      help: "How long the longest-waiting due drain has waited past its step's time; 0 when none is due",
+      registers,
+    })
+    new Counter({
+      name: 'devplatform_drain_state_changes_total',
+      help: 'Drains this process moved into each state (funds_received: deposits taken), counted once committed',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        this.reset()
+        for (const [state, count] of moneyActivity.drainStates) this.inc({ state }, count)
+      },
+    })
+    new Counter({
+      name: 'devplatform_ledger_entries_total',
+      help: 'Ledger entries this process wrote (pending, posted) or settled (posted, voided), counted once committed',
+      labelNames: ['status'],
+      registers,
+      collect() {
+        this.reset()
+        for (const [status, count] of moneyActivity.ledgerEntries) this.inc({ status }, count)
+      },
     })
     const { redisAvailable } = options
     if (redisAvailable !== undefined) {
@@ -181,8 +218,12 @@ export class Metrics {
       this.queueDepth.reset()
       this.oldestDue.reset()
       this.attempts.reset()
+      this.drainsInFlight.reset()
+      this.drainsOldestDue.reset()
       return
     }
+    this.drainsInFlight.set(state.drainsInFlight)
+    this.drainsOldestDue.set(state.drainsOldestDueAgeSeconds)
     this.queueDepth.set(state.depth)
     this.oldestDue.set(state.oldestDueAgeSeconds)
     // Totals kept by the database: the counter takes the value read, which only grows.

@@ -1,6 +1,6 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MISSING_UUID, startTestServer, type TestServer } from '../helper.js'
+import { MISSING_UUID, randomEvmAddress, startTestServer, type TestServer } from '../helper.js'
 import { TEST_BACKEND } from '../backend.js'
 import { QUEUE_STATE } from '../../src/metrics/deliveries.js'
 import { parseExposition, type Sample, sampleOf } from './exposition.js'
@@ -95,6 +95,39 @@ describe('GET /metrics on METRICS_PORT', () => {
     // No attempt was made: the totals are there, at 0.
     expect(sampleOf(samples, 'devplatform_webhook_attempts_total', { outcome: 'succeeded' })?.value).toBe(0)
     expect(sampleOf(samples, 'devplatform_webhook_attempts_total', { outcome: 'failed' })?.value).toBe(0)
+  })
+
+  it('counts drains in flight, the state changes and ledger entries this process committed', async () => {
+    const key = await server.createKey({ environment: 'development' })
+    const customer = await server.request<{ id: string }>('POST', '/api/v0/customers', { key, body: { first_name: 'Ada', last_name: 'Lovelace', phone_number: '1' } })
+    const address = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses`, {
+      key,
+      body: { chain: 'ethereum', currency: 'usdc', address: randomEvmAddress(), external_account_id: 'ext_1' },
+    })
+    expect(address.status).toBe(201)
+    const before = await scrape()
+    const deposit = await server.request('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses/${address.body.id}/simulate_deposit`, { key, body: { amount: '5' } })
+    expect(deposit.status).toBe(201)
+    const after = await scrape()
+    const inFlight = await server.database.count('select count(*) as n from drains where next_step_at is not null')
+    expect(sampleOf(after, 'devplatform_drains_in_flight')?.value).toBe(inFlight)
+    expect(inFlight).toBeGreaterThanOrEqual(1)
+    expect(sampleOf(after, 'devplatform_drains_oldest_due_age_seconds')?.value).toBeGreaterThanOrEqual(0)
+    const counted = (samples: readonly Sample[], name: string, labels: Record<string, string>) => sampleOf(samples, name, labels)?.value ?? 0
+    expect(counted(after, 'devplatform_drain_state_changes_total', { state: 'funds_received' }) - counted(before, 'devplatform_drain_state_changes_total', { state: 'funds_received' })).toBe(1)
+    expect(counted(after, 'devplatform_ledger_entries_total', { status: 'posted' }) - counted(before, 'devplatform_ledger_entries_total', { status: 'posted' })).toBe(1)
+  })
+
+  it('can read the drains not yet ended through the partial index drains_due alone', async () => {
+    // PostgreSQL prefers a sequential scan of a table this small; with it off, the plan shows the index answers alone.
+    const plan =
+      TEST_BACKEND === 'postgres'
+        ? await server.app.db.transaction().execute(async (tx) => {
+            await sql`set local enable_seqscan = off`.execute(tx)
+            return (await sql<Record<string, string>>`explain ${QUEUE_STATE}`.execute(tx)).rows.map((row) => row['QUERY PLAN']).join('\n')
+          })
+        : (await sql<Record<string, string>>`explain query plan ${QUEUE_STATE}`.execute(server.app.db)).rows.map((row) => row.detail).join('\n')
+    expect(plan).toMatch(TEST_BACKEND === 'postgres' ? /(Index Only Scan using|Bitmap Index Scan on) drains_due/ : /SEARCH drains USING COVERING INDEX drains_due/)
   })
 
   it('reads the queue through the partial index deliveries_queue, never the deliveries table', async () => {

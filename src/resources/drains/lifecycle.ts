@@ -5,8 +5,8 @@ import { AmountError, type Currency, feeOf, parseAmount } from '../../ledger/amo
 import { type AccountKey, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
 import { convert, type ExchangeRates, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
 import { walletAccountKey, WalletsRepository } from '../../ledger/wallets.js'
-import { isoOf } from '../../db/time.js'
-import { newId } from '../../db/time.js'
+import { isoOf, newId } from '../../db/time.js'
+import { moneyActivity } from '../../ledger/activity.js'
 import type { Transaction } from '../../types.js'
 import { type Chain, isValidChainAddress, describeAddressFormat } from '../../validation/chain-address.js'
 import { LiquidationAddressesRepository, type LiquidationAddressRow } from '../liquidation-addresses/repository.js'
@@ -185,6 +185,7 @@ export async function receiveDeposit(tx: Transaction, context: DrainContext, dep
   })
   const drain = toDrain(row)
   await tx.events.emit(deposit.appId, 'liquidation_address.drain.created', drain)
+  moneyActivity.countAfterCommit(tx.unit, { drainState: 'funds_received', entries: ['posted'] })
   return drain
 }
 
@@ -213,13 +214,17 @@ export async function advanceDrain(tx: Transaction, context: DrainContext, drain
   if (changes === undefined) return true
   const updated: DrainRow = { ...row, ...changes, updated_at: isoOf(nowMs) }
   await drains.update(row.id, { ...changes, updated_at: updated.updated_at })
-  if (updated.state !== row.state) await tx.events.emit(row.app_id, 'liquidation_address.drain.updated', toDrain(updated))
+  const entered = updated.state !== row.state ? updated.state : undefined
+  if (entered !== undefined) await tx.events.emit(row.app_id, 'liquidation_address.drain.updated', toDrain(updated))
+  moneyActivity.countAfterCommit(tx.unit, { ...(entered === undefined ? {} : { drainState: entered }), entries: step.entries })
   return true
 }
 
 class DrainStep {
   private readonly ledger: LedgerRepository
   private readonly environment: LedgerEnvironment
+  /** what this step did to ledger entries, for the metrics: written pending or posted, settled posted or voided */
+  readonly entries: string[] = []
 
   constructor(
     private readonly tx: Transaction,
@@ -307,6 +312,7 @@ class DrainStep {
       postings.push({ accountId: await account(receiving), direction: 'credit', amount: converted })
     }
     const entryId = await this.ledger.record({ environment: this.environment, appId: this.row.app_id, reasonType: 'drain', reasonId: this.row.id, status: 'pending', postings })
+    this.entries.push('pending')
     return {
       state: 'payment_submitted',
       destination: JSON.stringify({ ...destination, currency: to }),
@@ -319,7 +325,10 @@ class DrainStep {
   }
 
   private async processed(): Promise<Changes> {
-    if (this.row.pending_entry_id !== null) await this.ledger.post(this.row.pending_entry_id)
+    if (this.row.pending_entry_id !== null) {
+      await this.ledger.post(this.row.pending_entry_id)
+      this.entries.push('posted')
+    }
     const destination = this.destination
     const rail = destination.payment_rail
     const changes: Changes = { state: 'payment_processed', next_step_at: null }
@@ -330,7 +339,10 @@ class DrainStep {
   }
 
   private async returned(): Promise<Changes> {
-    if (this.row.pending_entry_id !== null) await this.ledger.void(this.row.pending_entry_id)
+    if (this.row.pending_entry_id !== null) {
+      await this.ledger.void(this.row.pending_entry_id)
+      this.entries.push('voided')
+    }
     return this.stopped('returned', 'sandbox: the receiving institution returned the payment')
   }
 
@@ -351,6 +363,7 @@ class DrainStep {
         { accountId: await this.ledger.account(worldAccount(this.environment, this.row.app_id, currency, `refund:${this.row.source_payment_rail}`, this.row.id)), direction: 'credit', amount },
       ],
     })
+    this.entries.push('posted')
     return { state: 'refunded', refund_tx_hash: transactionHash(this.row.source_payment_rail), next_step_at: null }
   }
 }
