@@ -2,13 +2,25 @@ import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
-import { ErrorSchema } from '../schemas/common.js'
+import { Type, type TSchema } from 'typebox'
+import { RESOURCES } from '../resources/index.js'
+import type { Resource } from '../resources/resource.js'
+import { ErrorSchema, Timestamp } from '../schemas/common.js'
 
 /** The parts of the generated document this plugin completes (it is mutated in place). */
 interface DocumentShape {
-  paths?: Record<string, { post?: OperationShape } | undefined>
-  components?: Record<string, unknown> & { parameters?: Record<string, unknown> }
+  paths?: Record<string, Partial<Record<string, OperationShape>> | undefined>
+  components?: Record<string, unknown> & { parameters?: Record<string, unknown>; schemas?: Record<string, unknown> }
+  tags?: { name: string; description?: string }[]
+  webhooks?: Record<string, unknown>
 }
+
+/** The error body with a real example (the docs page shows it instead of "string"). */
+const DocumentedErrorSchema = Type.Object(ErrorSchema.properties, {
+  $id: 'Error',
+  description: 'The error body of every failed request',
+  examples: [{ statusCode: 404, error: 'Not Found', message: 'Customer not found' }],
+})
 
 const ERROR_RESPONSE = (description: string) => ({
   description,
@@ -51,7 +63,225 @@ interface OperationShape {
   security?: unknown[]
   parameters?: unknown[]
   responses?: Record<string, unknown>
+  tags?: string[]
 }
+
+/**
+ * The tags in the order a user meets them: the health check, customers, their liquidation
+ * addresses, webhooks to hear about them, taxes. Tags not named here follow, in the order their
+ * first operation appears.
+ */
+export const TAG_ORDER: readonly { name: string; description: string }[] = [
+  { name: 'health', description: 'Is the service up, and does the key work' },
+  { name: 'customers', description: 'The people and businesses you pay out to' },
+  { name: 'liquidation addresses', description: "Blockchain addresses that turn what a customer's address receives into a payout" },
+  { name: 'webhooks', description: 'Where events are sent, their signing secrets and their delivery logs (the events themselves are under Webhooks, below)' },
+  { name: 'taxes', description: 'Tax rates your applications apply' },
+]
+
+/** Every tag the document's operations use, in TAG_ORDER and then in order of appearance. */
+function documentTags(document: DocumentShape): void {
+  const used: string[] = []
+  for (const pathItem of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(pathItem ?? {})) {
+      for (const tag of operation?.tags ?? []) if (!used.includes(tag)) used.push(tag)
+    }
+  }
+  const known = TAG_ORDER.filter((tag) => used.includes(tag.name))
+  const others = used.filter((name) => !TAG_ORDER.some((tag) => tag.name === name)).map((name) => ({ name }))
+  document.tags = [...known, ...others]
+}
+
+/** One event type as the document describes it: the resource that emits it, and the schema of its data (undefined: not declared). */
+export interface EventDescription {
+  type: string
+  resource: string
+  data: TSchema | undefined
+}
+
+/** Every event type of the resources, in their order, with the schema of its `data` each resource declares (Resource.events). */
+export function eventDescriptions(resources: readonly Resource[]): EventDescription[] {
+  return resources.flatMap((resource) =>
+    resource.manifest.eventTypes.map((type) => ({ type, resource: resource.manifest.name, data: resource.events?.[type] })),
+  )
+}
+
+/** What is wrong with the resources' event declarations, one line each: a type without a data schema, or a schema for a type the manifest does not list. */
+export function eventDeclarationProblems(resources: readonly Resource[]): string[] {
+  return resources.flatMap((resource) => {
+    const { name, eventTypes } = resource.manifest
+    const declared = Object.keys(resource.events ?? {})
+    return [
+      ...eventTypes
+        .filter((type) => !declared.includes(type))
+        .map(
+          (type) =>
+            `resource ${name} emits ${type} but declares no schema for its data: add events: { '${type}': <the schema of its data, usually the resource's response schema> } to its Resource (src/resources/${name}/index.ts)`,
+        ),
+      ...declared
+        .filter((type) => !eventTypes.includes(type))
+        .map((type) => `resource ${name} declares a data schema for ${type}, which its manifest's eventTypes does not list (src/resources/${name}/manifest.ts)`),
+    ]
+  })
+}
+
+/** The body of every delivery, whatever its event type. */
+function eventEnvelope(types: readonly string[]) {
+  return Type.Object(
+    {
+      id: Type.String({
+        format: 'uuid',
+        description: 'the event id, also sent as the webhook-id header: the same on every retry and for every webhook, so a receiver drops duplicates with it',
+        examples: ['5d2f7c1e-8a4b-4e0f-9c3d-2b6a1f0e7d94'],
+      }),
+      type: Type.Enum([...types], { description: 'the event type, `<resource>.<action>`' }),
+      created_at: Timestamp,
+      data: Type.Unknown({ description: 'the resource as the API answered it for this change; its schema depends on the type (see each event)' }),
+    },
+    {
+      description:
+        'The body of every webhook delivery (Standard Webhooks): signed with the webhook-id, webhook-timestamp and webhook-signature headers; sent as a JWE (application/jose) to an encrypted webhook.',
+    },
+  )
+}
+
+const DELIVERY_HEADERS = [
+  {
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
+    description: 'the event id: the same on every retry',
+    schema: { type: 'string', format: 'uuid', examples: ['5d2f7c1e-8a4b-4e0f-9c3d-2b6a1f0e7d94'] },
+  },
+  {
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
+    description: 'Unix seconds of this attempt; refuse one more than 5 minutes away (replays)',
+    schema: { type: 'string', pattern: '^[0-9]+$', examples: ['1795460713'] },
+  },
+  {
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
+    description:
+      '`v1,` + base64 of HMAC-SHA256 over `webhook-id.webhook-timestamp.body`, keyed with the signing secret; two space-separated signatures for 24 hours after a rotation (accept the request if one verifies)',
+    schema: { type: 'string', examples: ['v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4='] },
+  },
+]
+
+/** The name of an event's entry in the document: `liquidation_address.created` → `liquidationAddressCreatedEvent`. */
+export function eventOperationId(type: string): string {
+  const words = type.split(/[._]/)
+  return `${words.map((word, i) => (i === 0 ? word : `${word.charAt(0).toUpperCase()}${word.slice(1)}`)).join('')}Event`
+}
+
+/** A declared data schema as the document gives it: a reference to its component (added when no route uses it), else inline. */
+function dataSchema(document: DocumentShape, schema: TSchema | undefined): unknown {
+  if (schema === undefined) return { description: 'not described yet' }
+  const plain = withoutIds(JSON.parse(JSON.stringify(schema)))
+  const id = '$id' in schema ? schema.$id : undefined
+  if (typeof id !== 'string') return plain
+  const schemas = (document.components ??= {}).schemas ?? {}
+  schemas[id] ??= plain
+  document.components.schemas = schemas
+  return { $ref: `#/components/schemas/${id}` }
+}
+
+/** What an event's data is called: its schema's `$id` (Customer, Tax, …). */
+function dataName(schema: TSchema | undefined): string {
+  const id = schema !== undefined && '$id' in schema ? schema.$id : undefined
+  return typeof id === 'string' ? id : 'see its schema'
+}
+
+/** The schema without its `$id`s (the document names components by key). */
+function withoutIds(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(withoutIds)
+  if (typeof value !== 'object' || value === null) return value
+  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== '$id').map(([key, inner]) => [key, withoutIds(inner)]))
+}
+
+/**
+ * The OpenAPI 3.1 `webhooks` section: one entry per event type of the resources, each the POST a
+ * webhook receives, with the envelope (component Event) and its `data` schema.
+ */
+function documentEvents(document: DocumentShape, resources: readonly Resource[]): void {
+  const events = eventDescriptions(resources)
+  const schemas = ((document.components ??= {}).schemas ??= {})
+  schemas.Event = JSON.parse(JSON.stringify(eventEnvelope(events.map((event) => event.type))))
+  document.webhooks = Object.fromEntries(
+    events.map((event) => [
+      event.type,
+      {
+        post: {
+          operationId: eventOperationId(event.type),
+          summary: `data: ${dataName(event.data)}`,
+          description: `Sent to every active webhook of the application whose \`event_types\` is null or lists \`${event.type}\`, signed (Standard Webhooks) and retried until it is answered 2xx or its schedule ends.`,
+          // Sent to the receiver, which checks the signature: no API key.
+          security: [],
+          parameters: DELIVERY_HEADERS,
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': {
+                schema: {
+                  allOf: [
+                    { $ref: '#/components/schemas/Event' },
+                    { type: 'object', properties: { type: { const: event.type, examples: [event.type] }, data: dataSchema(document, event.data) } },
+                  ],
+                },
+              },
+              'application/jose': {
+                schema: {
+                  type: 'string',
+                  description: 'to an encrypted webhook: the same body as a JWE compact serialization (dir, A256GCM; key: HKDF-SHA256 of the signing secret)',
+                },
+              },
+            },
+          },
+          responses: {
+            200: { description: 'Any 2xx within WEBHOOK_TIMEOUT_MS: delivered (the first 20 KB of the body is kept in the delivery log)' },
+            410: { description: 'Gone: the webhook is deactivated and its pending deliveries canceled' },
+            default: { description: 'Any other answer, none in time, or a redirect: the attempt failed and the delivery is retried on its schedule' },
+          },
+        },
+      },
+    ]),
+  )
+}
+
+/**
+ * The docs page's layout: a top bar with the project's name over Swagger UI's base layout. It
+ * replaces the standalone layout (whose top bar holds the framework's logo, which the UI plugin
+ * swaps for another framework's, and a box to explore other documents' URLs). The page's
+ * initializer passes its own plugin list, so this script, loaded after it and before the page's
+ * load event builds the UI, wraps SwaggerUIBundle to add the plugin that provides the layout.
+ */
+const DOCS_PAGE_SCRIPT = `(function () {
+  var Bundle = window.SwaggerUIBundle
+  function devplatformLayout(system) {
+    var h = system.React.createElement
+    function DevplatformLayout() {
+      var BaseLayout = system.getComponent('BaseLayout', true)
+      return h('div', { className: 'swagger-ui' },
+        h('header', { className: 'topbar', role: 'banner' },
+          h('div', { className: 'wrapper' },
+            h('div', { className: 'topbar-wrapper' }, h('span', { className: 'devplatform-name' }, 'devplatform')))),
+        h(BaseLayout))
+    }
+    return { components: { DevplatformLayout: DevplatformLayout } }
+  }
+  window.SwaggerUIBundle = Object.assign(function (options) {
+    return Bundle(Object.assign({}, options, { plugins: (options.plugins || []).concat([devplatformLayout]) }))
+  }, Bundle)
+})()
+`
+
+const DOCS_PAGE_STYLE = `.swagger-ui .topbar .devplatform-name { color: #fff; font: 700 24px/40px sans-serif; letter-spacing: 0.02em }
+`
+
+/** The tab's icon: the project's initials, not the framework's logo. */
+const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1b1b1b"/><text x="16" y="22" font-family="sans-serif" font-size="16" font-weight="700" fill="#fff" text-anchor="middle">dp</text></svg>`
 
 /**
  * The OpenAPI 3.1 document is generated from the route schemas (the same TypeBox objects that
@@ -59,7 +289,7 @@ interface OperationShape {
  */
 export const openapiPlugin = fp(
   async (app: FastifyInstance) => {
-    app.addSchema(ErrorSchema)
+    app.addSchema(DocumentedErrorSchema)
     await app.register(swagger, {
       openapi: {
         openapi: '3.1.0',
@@ -81,14 +311,26 @@ export const openapiPlugin = fp(
       },
       transformObject: (documentObject) => {
         if (!('openapiObject' in documentObject)) return documentObject.swaggerObject
-        documentIdempotency(documentObject.openapiObject as unknown as DocumentShape)
+        const document = documentObject.openapiObject as unknown as DocumentShape
+        documentIdempotency(document)
+        documentTags(document)
+        documentEvents(document, RESOURCES)
         return documentObject.openapiObject
       },
       refResolver: {
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },
     })
-    await app.register(swaggerUi, { routePrefix: '/docs' })
+    await app.register(swaggerUi, {
+      routePrefix: '/docs',
+      theme: {
+        title: 'devplatform API reference',
+        js: [{ filename: 'devplatform.js', content: DOCS_PAGE_SCRIPT }],
+        css: [{ filename: 'devplatform.css', content: DOCS_PAGE_STYLE }],
+        favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: Buffer.from(FAVICON_SVG) }],
+      },
+      uiConfig: { layout: 'DevplatformLayout', defaultModelsExpandDepth: 0, displayRequestDuration: true },
+    })
   },
   { name: 'openapi' },
 )

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify'
+import type { TSchema } from 'typebox'
 import type { ExchangeRates } from '../ledger/rates.js'
 import type { DrainTimings } from './drains/lifecycle.js'
 import type { Manifest } from './manifest.js'
@@ -27,4 +28,11 @@ export interface Resource {
   routes: FastifyPluginAsync<ResourceOptions>
   /** routes called without credentials (the manifest's PUBLIC operations) */
   publicRoutes?: FastifyPluginAsync<ResourceOptions>
+  /**
+   * The schema of each emitted event's `data`, by event type: one entry for every type of the
+   * manifest's eventTypes, usually the resource's response schema (`{ 'tax.created': TaxSchema }`).
+   * The OpenAPI document's `webhooks` section is built from it; test/openapi/events.test.ts fails
+   * for an event type without one.
+   */
+  events?: Readonly<Record<string, TSchema>>
 }

@@ -1,5 +1,10 @@
 import type { Resource } from '../resource.js'
 import { drainsManifest } from './manifest.js'
 import { drainRoutes } from './routes.js'
+import { DrainSchema } from './schemas.js'
 
-export const drains: Resource = { manifest: drainsManifest, routes: drainRoutes }
+export const drains: Resource = {
+  manifest: drainsManifest,
+  routes: drainRoutes,
+  events: { 'liquidation_address.drain.created': DrainSchema, 'liquidation_address.drain.updated': DrainSchema },
+}

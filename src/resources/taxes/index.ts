@@ -1,5 +1,11 @@
 import type { Resource } from '../resource.js'
 import { taxesManifest } from './manifest.js'
 import { taxGuardRoutes, taxRoutes } from './routes.js'
+import { TaxSchema } from './schemas.js'
 
-export const taxes: Resource = { manifest: taxesManifest, routes: taxRoutes, publicRoutes: taxGuardRoutes }
+export const taxes: Resource = {
+  manifest: taxesManifest,
+  routes: taxRoutes,
+  publicRoutes: taxGuardRoutes,
+  events: { 'tax.created': TaxSchema, 'tax.updated': TaxSchema, 'tax.deleted': TaxSchema },
+}

@@ -1,5 +1,11 @@
 import type { Resource } from '../resource.js'
 import { webhooksManifest } from './manifest.js'
 import { webhookRoutes } from './routes.js'
+import { WebhookSchema } from './schemas.js'
 
-export const webhooks: Resource = { manifest: webhooksManifest, routes: webhookRoutes }
+export const webhooks: Resource = {
+  manifest: webhooksManifest,
+  routes: webhookRoutes,
+  // The webhook as the API answers it: never its signing secret.
+  events: { 'webhook.created': WebhookSchema, 'webhook.updated': WebhookSchema, 'webhook.test': WebhookSchema },
+}
