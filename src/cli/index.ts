@@ -13,7 +13,8 @@ import { type LedgerEnvironment, verifyLedger } from '../ledger/ledger.js'
 import { ApiError } from '../errors.js'
 import { ConflictError } from '../db/errors.js'
 import { transactOn } from '../db/transact.js'
-import { ExchangeRates } from '../ledger/rates.js'
+import { ExchangeRates, listRates, RatesDocumentError, saveRates } from '../ledger/rates.js'
+import { RatesFileError, readRatesFile } from '../ledger/rates-file.js'
 import { CustomersRepository } from '../resources/customers/repository.js'
 import { type DrainTimings, receiveDeposit } from '../resources/drains/lifecycle.js'
 import { DrainScheduler } from '../resources/drains/scheduler.js'
@@ -40,6 +41,17 @@ const COMMAND_USAGE: readonly { command: string; text: string }[] = [
     text: `  ledger verify [--environment sandbox|live]
       recompute every ledger balance from its postings and check every entry balances, each
       environment on its own (both by default); exit 1 with the first difference`,
+  },
+  {
+    command: 'rates load',
+    text: `  rates load FILE [--environment sandbox|live]
+      load exchange rates from a JSON file, all or none: an array of {environment, from, to,
+      midmarket_rate, buy_rate, sell_rate, timestamp}; --environment for rates naming none`,
+  },
+  {
+    command: 'rates list',
+    text: `  rates list [--environment sandbox|live] [--limit N]
+      the loaded exchange rates, newest first (N from 1 to 1000, default 50)`,
   },
   {
     command: 'sandbox deposit',
@@ -108,6 +120,8 @@ interface Flags {
   amount?: string
   'tx-hash'?: string
   from?: string
+  /** not an option: the FILE of `rates load` */
+  file?: string
 }
 
 const FLAGS_BY_COMMAND: Record<string, readonly (keyof Flags)[]> = {
@@ -118,6 +132,8 @@ const FLAGS_BY_COMMAND: Record<string, readonly (keyof Flags)[]> = {
   'keys deactivate': ['key'],
   'deliveries list': ['webhook', 'limit'],
   'ledger verify': ['environment'],
+  'rates load': ['environment'],
+  'rates list': ['environment', 'limit'],
   'sandbox deposit': ['app', 'customer', 'address', 'amount', 'tx-hash', 'from'],
   worker: [],
 }
@@ -149,7 +165,9 @@ function parse(argv: string[]): { command: string; flags: Flags; topic?: string 
   } catch (error) {
     throw new UsageError(error instanceof Error ? error.message : String(error))
   }
-  const command = parsed.positionals.join(' ')
+  // `rates load FILE`: the one command with an argument after its name.
+  const loadsRates = parsed.positionals[0] === 'rates' && parsed.positionals[1] === 'load'
+  const command = loadsRates ? 'rates load' : parsed.positionals.join(' ')
   if (parsed.positionals[0] === 'help') {
     // help opens no database and takes no option, so a stray one is a mistake worth naming.
     const option = Object.keys(parsed.values).find((name) => name !== 'json' || parsed.values.json === true)
@@ -165,6 +183,11 @@ function parse(argv: string[]): { command: string; flags: Flags; topic?: string 
   const flags: Flags = { ...parsed.values, json: parsed.values.json === true }
   for (const name of Object.keys(parsed.values)) {
     if (name !== 'json' && !allowed.includes(name as keyof Flags)) throw new UsageError(`option --${name} does not apply to "${command}"`)
+  }
+  if (loadsRates) {
+    const files = parsed.positionals.slice(2)
+    if (files.length !== 1 || files[0] === '') throw new UsageError(`"rates load" takes one FILE (got ${files.length})`)
+    flags.file = files[0]
   }
   return { command, flags }
 }
@@ -290,7 +313,14 @@ async function run(command: string, flags: Flags, db: Db, env: NodeJS.ProcessEnv
     case 'sandbox deposit':
       return sandboxDeposit(db, flags, env)
     case 'ledger verify':
-      return verifyLedgers(db, flags.environment === undefined ? LEDGER_ENVIRONMENTS : [parseLedgerEnvironment(flags.environment)])
+      return verifyLedgers(db, flags.environment === undefined ? LEDGER_ENVIRONMENTS : [parseLedgerEnvironment(flags.environment, command)])
+    case 'rates load':
+      return loadRates(db, flags.file ?? '', flags.environment === undefined ? undefined : parseLedgerEnvironment(flags.environment, command))
+    case 'rates list': {
+      const environment = flags.environment === undefined ? undefined : parseLedgerEnvironment(flags.environment, command)
+      const rates = await listRates(db, { ...(environment === undefined ? {} : { environment }), limit: parseLimit(flags.limit) })
+      return rows(rates.map((rate) => ({ environment: rate.environment, from: rate.from, to: rate.to, midmarket_rate: rate.midmarket, buy_rate: rate.buy, sell_rate: rate.sell, timestamp: rate.asOf, loaded_at: rate.loadedAt })))
+    }
     default:
       throw new UsageError(`unknown command: ${command}`)
   }
@@ -326,10 +356,23 @@ async function sandboxDeposit(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Pro
 
 const LEDGER_ENVIRONMENTS: readonly LedgerEnvironment[] = ['sandbox', 'live']
 
-function parseLedgerEnvironment(text: string): LedgerEnvironment {
+function parseLedgerEnvironment(text: string, command: string): LedgerEnvironment {
   const found = LEDGER_ENVIRONMENTS.find((environment) => environment === text)
-  if (found === undefined) throw new UsageError(`--environment must be sandbox or live for "ledger verify" (got ${text})`)
+  if (found === undefined) throw new UsageError(`--environment must be sandbox or live for "${command}" (got ${text})`)
   return found
+}
+
+/** `rates load`: every rate of the file, or none (docs/exchange-rates.md). */
+async function loadRates(db: Db, file: string, environment: LedgerEnvironment | undefined): Promise<Printed> {
+  try {
+    const rates = await readRatesFile(file, { now: Date.now(), ...(environment === undefined ? {} : { environment }) })
+    const result = await saveRates(db, rates)
+    return { json: result, text: `${result.added} rates loaded, ${result.unchanged} already loaded\n` }
+  } catch (error) {
+    if (error instanceof RatesDocumentError) throw new UsageError(`${file}: ${error.message}`)
+    if (error instanceof RatesFileError) throw new UsageError(error.message)
+    throw error
+  }
 }
 
 /** `ledger verify`: each environment's first difference, or ok; exit 1 when any has one. */

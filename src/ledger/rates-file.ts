@@ -1,7 +1,8 @@
 import { readFile, stat } from 'node:fs/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Db } from '../db/database.js'
-import { parseRatesDocument, RatesDocumentError, saveRates } from './rates.js'
+import type { LedgerEnvironment } from './ledger.js'
+import { type LoadedRate, parseRatesDocument, RatesDocumentError, saveRates } from './rates.js'
 
 /** How often the server looks whether EXCHANGE_RATES_FILE changed. */
 export const RATES_FILE_CHECK_MS = 5_000
@@ -11,8 +12,30 @@ const MAX_FILE_BYTES = 10 * 1024 * 1024
 
 type Log = Pick<FastifyBaseLogger, 'error' | 'info'>
 
-/** Why EXCHANGE_RATES_FILE could not be loaded; nothing of it was. */
+/** Why a rates file could not be loaded; nothing of it was. */
 export class RatesFileError extends Error {}
+
+/** The file's identity and size, after checking it is a readable file of at most MAX_FILE_BYTES. */
+async function checkedStats(path: string): Promise<{ ino: number; size: number; mtimeMs: number }> {
+  const stats = await stat(path).catch((error: unknown) => {
+    throw new RatesFileError(`cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`)
+  })
+  if (!stats.isFile()) throw new RatesFileError(`${path} is not a file`)
+  if (stats.size > MAX_FILE_BYTES) throw new RatesFileError(`${path} has ${stats.size} bytes; at most ${MAX_FILE_BYTES}`)
+  return stats
+}
+
+/**
+ * The rates of the JSON document in the file at `path` (parseRatesDocument's rules): a file that
+ * can't be read is RatesFileError, a bad document RatesDocumentError.
+ */
+export async function readRatesFile(path: string, options: { now: number; environment?: LedgerEnvironment }): Promise<LoadedRate[]> {
+  await checkedStats(path)
+  const text = await readFile(path, 'utf8').catch((error: unknown) => {
+    throw new RatesFileError(`cannot read ${path}: ${error instanceof Error ? error.message : String(error)}`)
+  })
+  return parseRatesDocument(text, options)
+}
 
 /**
  * EXCHANGE_RATES_FILE: loaded when the server starts (a file that can't be read or holds a bad
@@ -63,18 +86,15 @@ export class RatesFile {
   }
 
   private async version(): Promise<string> {
-    const stats = await stat(this.path).catch((error: unknown) => {
-      throw new RatesFileError(`EXCHANGE_RATES_FILE: cannot read ${this.path}: ${error instanceof Error ? error.message : String(error)}`)
+    const stats = await checkedStats(this.path).catch((error: unknown) => {
+      throw new RatesFileError(`EXCHANGE_RATES_FILE: ${error instanceof Error ? error.message : String(error)}`)
     })
-    if (!stats.isFile()) throw new RatesFileError(`EXCHANGE_RATES_FILE: ${this.path} is not a file`)
-    if (stats.size > MAX_FILE_BYTES) throw new RatesFileError(`EXCHANGE_RATES_FILE: ${this.path} has ${stats.size} bytes; at most ${MAX_FILE_BYTES}`)
     return `${stats.ino} ${stats.size} ${stats.mtimeMs}`
   }
 
   private async load(version: string): Promise<void> {
     try {
-      const text = await readFile(this.path, 'utf8')
-      const rates = parseRatesDocument(text, { now: (this.options.now ?? Date.now)() })
+      const rates = await readRatesFile(this.path, { now: (this.options.now ?? Date.now)() })
       const { added, unchanged } = await saveRates(this.db, rates)
       this.seen = version
       this.log.info({ file: this.path, added, unchanged }, 'exchange rates loaded from EXCHANGE_RATES_FILE')
@@ -82,7 +102,8 @@ export class RatesFile {
       // A bad document is reported once, not at every look (its next change is loaded again);
       // a file or database that failed to answer is tried again at the next look.
       if (error instanceof RatesDocumentError) this.seen = version
-      throw new RatesFileError(`EXCHANGE_RATES_FILE: ${this.path}: ${error instanceof Error ? error.message : String(error)}`)
+      const message = error instanceof Error ? error.message : String(error)
+      throw new RatesFileError(`EXCHANGE_RATES_FILE: ${error instanceof RatesFileError ? message : `${this.path}: ${message}`}`)
     }
   }
 }
