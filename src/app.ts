@@ -24,6 +24,7 @@ import { RatesFile } from './ledger/rates-file.js'
 import { DrainScheduler } from './resources/drains/scheduler.js'
 import { createValidatorCompiler } from './validation/validator.js'
 import { webhookUrlAddressProblem } from './delivery/address-guard.js'
+import { DirectoryImageStore } from './products/image-store.js'
 import { CachingDnsResolver } from './delivery/dns-resolver.js'
 import { createDispatcher, type DispatcherOverrides, shutdownGraceMs } from './delivery/dispatcher.js'
 import { DeliveryNotifier, PostgresSignalListener } from './delivery/notifier.js'
@@ -163,7 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             await authenticated.register(idempotencyPlugin)
             await register(authenticated)
           }),
-        { urlAddressProblem, redisState, exchangeRates, drainTimings: config.drains },
+        { urlAddressProblem, redisState, productImages: new DirectoryImageStore(config.productImagesDir), exchangeRates, drainTimings: config.drains },
       )
     },
     { prefix: '/api/v0' },

@@ -36,6 +36,8 @@ export interface Config {
   authFailures: AuthFailureConfig
   /** METRICS_PORT: the port of the Prometheus listener (GET /metrics, on HOST); undefined: no listener */
   metricsPort: number | undefined
+  /** PRODUCT_IMAGES_DIR: the directory product images are stored in (absolute path) */
+  productImagesDir: string
   drains: DrainConfig
   /** EXCHANGE_RATE_MAX_AGE_SECONDS: no conversion or rate read uses a rate older than this */
   exchangeRateMaxAgeMs: number
@@ -71,6 +73,7 @@ const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debu
 const NODE_ENVS: readonly NodeEnv[] = ['development', 'production', 'test']
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/devplatform.db'
+export const DEFAULT_PRODUCT_IMAGES_DIR = './data/product-images'
 
 function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
   const found = allowed.find((candidate) => candidate === value)
@@ -203,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', REDIS_CALL_BUDGET_MS, 10, 10_000),
     authFailures: loadAuthFailureConfig(env),
     metricsPort: loadMetricsPort(env, Number(portText)),
+    productImagesDir: resolve(env.PRODUCT_IMAGES_DIR === undefined || env.PRODUCT_IMAGES_DIR === '' ? DEFAULT_PRODUCT_IMAGES_DIR : env.PRODUCT_IMAGES_DIR),
     drains: loadDrainConfig(env),
     exchangeRateMaxAgeMs: integer(env, 'EXCHANGE_RATE_MAX_AGE_SECONDS', 3_600, 1, 31_536_000) * 1000,
     exchangeRatesFile: env.EXCHANGE_RATES_FILE === undefined || env.EXCHANGE_RATES_FILE === '' ? undefined : resolve(env.EXCHANGE_RATES_FILE),

@@ -402,6 +402,34 @@ migrations['0010_money'] = {
   },
 }
 
+migrations['0011_products'] = {
+  async up(db: Kysely<unknown>) {
+    // An application's products (src/resources/products/). The price is decimal text of an
+    // integer of the currency's minor unit; images is JSON (the image bytes are in the ImageStore).
+    await db.schema
+      .createTable('products')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('app_id', 'text', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('description', 'text')
+      .addColumn('price', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('type', 'text')
+      .addColumn('product_type', 'text')
+      .addColumn('weight', 'double precision')
+      .addColumn('unit', 'text')
+      .addColumn('quantity', 'integer')
+      .addColumn('stock_count', 'integer')
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('images', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute()
+    // The list: an application's products newest first, a page at a time.
+    await db.schema.createIndex('products_app_created').on('products').columns(['app_id', 'created_at', 'id']).execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

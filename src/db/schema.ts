@@ -280,6 +280,28 @@ export interface DrainsTable {
   updated_at: string
 }
 
+/** A product of an application (src/resources/products/). */
+export interface ProductsTable {
+  id: string
+  app_id: string
+  name: string
+  description: string | null
+  /** decimal text of an integer of the currency's minor unit */
+  price: string
+  currency: string
+  type: string | null
+  product_type: string | null
+  weight: number | null
+  unit: string | null
+  quantity: number | null
+  stock_count: number | null
+  status: string
+  /** JSON: the images in order, each an uploaded image ({id, type, size}: its bytes in the ImageStore) or a URL ({url}) */
+  images: string
+  created_at: string
+  updated_at: string
+}
+
 export interface Database {
   apps: AppsTable
   api_keys: ApiKeysTable
@@ -298,4 +320,5 @@ export interface Database {
   wallets: WalletsTable
   exchange_rates: ExchangeRatesTable
   drains: DrainsTable
+  products: ProductsTable
 }

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { TSchema } from 'typebox'
 import type { ExchangeRates } from '../ledger/rates.js'
 import type { DrainTimings } from './drains/lifecycle.js'
+import type { ImageStore } from '../products/image-store.js'
 import type { Manifest } from './manifest.js'
 
 /** What the health check says of Redis. */
@@ -15,6 +16,8 @@ export interface ResourceOptions {
   redisState: () => Promise<RedisState>
   /** every event type of the resources being registered (a webhook's event_types choose among them) */
   eventTypes: readonly string[]
+  /** where product images are stored (PRODUCT_IMAGES_DIR) */
+  productImages: ImageStore
   /** the exchange rates every conversion and rate read uses (EXCHANGE_RATE_MAX_AGE_SECONDS) */
   exchangeRates: ExchangeRates
   /** how long each step of a drain waits, by rail (DRAIN_DELAY_*_MS) */

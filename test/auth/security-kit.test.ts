@@ -18,6 +18,7 @@ interface Ids {
   tax: string
   /** a sandbox drain at the liquidation address */
   drain: string
+  product: string
 }
 
 interface RouteCase {
@@ -39,6 +40,7 @@ const readCustomer = (ids: Ids) => `/api/v0/customers/${ids.customer}`
 const readTax = (ids: Ids) => `/api/v0/taxes/${ids.tax}`
 const readSecret = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/secret`
 const readDelivery = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}`
+const readProduct = (ids: Ids) => `/api/v0/products/${ids.product}`
 
 const ROUTES: RouteCase[] = [
   { method: 'GET', path: () => '/api/v0/health', operationId: 'healthControllerCheckV0' },
@@ -90,6 +92,19 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerFindOne', otherTenant: 'Tax not found', readBack: readTax },
   { method: 'PUT', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerUpdate', body: () => ({ name: 'u' }), otherTenant: 'Tax not found', readBack: readTax },
   { method: 'DELETE', path: (ids) => `/api/v0/taxes/${ids.tax}`, operationId: 'taxControllerRemove', otherTenant: 'Tax not found', readBack: readTax },
+  { method: 'POST', path: () => '/api/v0/products', operationId: 'productControllerCreate', body: () => ({ name: 'p', price: '1.00' }) },
+  { method: 'GET', path: () => '/api/v0/products', operationId: 'productControllerFindAll' },
+  { method: 'GET', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerFindOne', otherTenant: 'Product not found', readBack: readProduct },
+  { method: 'PUT', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerUpdate', body: () => ({ name: 'u' }), otherTenant: 'Product not found', readBack: readProduct },
+  { method: 'DELETE', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerRemove', otherTenant: 'Product not found', readBack: readProduct },
+  {
+    method: 'POST',
+    path: (ids) => `/api/v0/products/${ids.product}/images`,
+    operationId: 'productControllerUploadImage',
+    body: () => ({ images: ['https://example.com/p.png'] }),
+    otherTenant: 'Product not found',
+    readBack: readProduct,
+  },
   {
     method: 'POST',
     path: (ids) => `/api/v0/customers/${ids.customer}/liquidation_addresses/${ids.liquidationAddress}/simulate_deposit`,
@@ -131,6 +146,12 @@ let other: TestKey
 let inactive: TestKey
 let ids: Ids
 
+async function newProduct(key: TestKey): Promise<string> {
+  const product = await server.request<{ id: string }>('POST', '/api/v0/products', { key, body: { name: 'p', price: '1.00' } })
+  expect(product.status).toBe(201)
+  return product.body.id
+}
+
 async function createResources(key: TestKey): Promise<Ids> {
   const webhook = await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key, body: { name: 'w', url: 'https://example.com/h' } })
   const customer = await server.request<{ id: string }>('POST', '/api/v0/customers', { key, body: { first_name: 'A', last_name: 'B', phone_number: '1' } })
@@ -150,7 +171,7 @@ async function createResources(key: TestKey): Promise<Ids> {
   const sandbox = await server.createKey({ appId: key.appId, environment: 'development' })
   const drain = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses/${address.body.id}/simulate_deposit`, { key: sandbox, body: { amount: '2' } })
   expect(drain.status).toBe(201)
-  return { webhook: webhook.body.id, delivery: delivery.id, customer: customer.body.id, liquidationAddress: address.body.id, tax: tax.body.id, drain: drain.body.id }
+  return { webhook: webhook.body.id, delivery: delivery.id, customer: customer.body.id, liquidationAddress: address.body.id, tax: tax.body.id, drain: drain.body.id, product: await newProduct(key) }
 }
 
 beforeAll(async () => {

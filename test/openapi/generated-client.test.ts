@@ -23,7 +23,10 @@ interface CallOptions {
   path?: Record<string, string>
   query?: Record<string, string | number | boolean>
   body?: unknown
-  headers?: Record<string, string>
+  /** null removes a header the SDK would send (a multipart body's Content-Type is fetch's, with its boundary) */
+  headers?: Record<string, string | null>
+  /** how the body is encoded, when not as the SDK's first media type (the products' forms) */
+  bodySerializer?: (body: unknown) => unknown
 }
 
 /** What a generated SDK function resolves to (hey-api's default "fields" response style). */
@@ -55,6 +58,8 @@ interface Fixture {
 }
 
 const TSCONFIG = fileURLToPath(new URL('../../tsconfig.json', import.meta.url))
+/** where this server stores product images */
+const PRODUCT_IMAGES = join(tmpdir(), `devplatform-client-images-${process.pid}`)
 const A_VALID_DATE = expect.toSatisfy((value: unknown) => value instanceof Date && !Number.isNaN(value.getTime()), 'a valid Date')
 const A_UUID = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/)
 
@@ -136,7 +141,7 @@ async function deliveredTest(): Promise<{ webhookId: string; deliveryId: string 
 beforeAll(async () => {
   receiver = await startReceiver()
   // The dispatcher on, so deliveries end and the delivery routes have something to show and retry.
-  server = await startTestServer({ webhooks: { dispatcher: true, timeoutMs: 1000, pollIntervalMs: 20 } })
+  server = await startTestServer({ webhooks: { dispatcher: true, timeoutMs: 1000, pollIntervalMs: 20 }, config: { productImagesDir: PRODUCT_IMAGES } })
   key = await server.createKey()
   directory = await mkdtemp(join(tmpdir(), 'devplatform-client-'))
   await generateClient({
@@ -161,6 +166,7 @@ afterAll(async () => {
   await server.close()
   await receiver.close()
   await rm(directory, { recursive: true, force: true })
+  await rm(PRODUCT_IMAGES, { recursive: true, force: true })
 })
 
 describe('health', () => {
@@ -513,6 +519,98 @@ describe('exchange rates', () => {
     const { data, response } = await call('exchangeRateControllerGetUSDToEURRate')
     expect(response.status).toBe(200)
     expect(data).toEqual(USD_TO_EUR)
+  })
+})
+
+describe('products', () => {
+  const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 7)])
+  const PRODUCT_SHAPE = {
+    id: A_UUID,
+    name: expect.any(String),
+    price: expect.any(String),
+    currency: expect.any(String),
+    status: 'ACTIVE',
+    images: expect.any(Array),
+    created_at: A_VALID_DATE,
+    updated_at: A_VALID_DATE,
+  }
+  const newProduct = () => created('/api/v0/products', { name: `Widget ${crypto.randomUUID()}`, price: '9.99' })
+
+  interface BodySerializers {
+    urlSearchParamsBodySerializer: { bodySerializer: (body: unknown) => unknown }
+    formDataBodySerializer: { bodySerializer: (body: unknown) => unknown }
+  }
+  const serializers = async () => (await import(join(directory, 'client', 'index.ts'))) as BodySerializers
+  /** As the published client sends create and update: url-encoded, numbers as text, `images` one comma-joined value. */
+  const urlEncoded = async (): Promise<CallOptions> => ({
+    bodySerializer: (await serializers()).urlSearchParamsBodySerializer.bodySerializer,
+    headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+  })
+  const multipart = async (): Promise<CallOptions> => ({ bodySerializer: (await serializers()).formDataBodySerializer.bodySerializer, headers: { 'Content-Type': null } })
+
+  it('productControllerCreate: POST /products, url-encoded as the published client sends it', async () => {
+    const images = ['https://example.com/a.png', 'https://example.com/b.png']
+    const { data, response } = await call('productControllerCreate', {
+      ...(await urlEncoded()),
+      body: { name: 'Widget', description: 'A widget', price: 19.99, currency: 'EUR', stockCount: 3, images: images.join(',') },
+    })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...PRODUCT_SHAPE, name: 'Widget', description: 'A widget', price: '19.99', currency: 'EUR', stockCount: 3, images })
+  })
+
+  it('productControllerFindAll: GET /products', async () => {
+    const product = await newProduct()
+    const name = (await server.request<{ name: string }>('GET', `/api/v0/products/${product.id}`, { key })).body.name
+    const { data, response } = await call('productControllerFindAll', { query: { name, skip: 0, take: 10 } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual({ data: [expect.objectContaining({ ...PRODUCT_SHAPE, id: product.id })], total: 1, skip: 0, take: 10 })
+  })
+
+  it('productControllerFindOne: GET /products/{id}', async () => {
+    const product = await newProduct()
+    const { data, response } = await call('productControllerFindOne', { path: { id: product.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...PRODUCT_SHAPE, id: product.id, price: '9.99', currency: 'USD' })
+  })
+
+  it('productControllerUpdate: PUT /products/{id}, url-encoded (an empty images value clears the images)', async () => {
+    const product = await created('/api/v0/products', { name: 'Old', price: '1.00', images: ['https://example.com/old.png'] })
+    const { data, response } = await call('productControllerUpdate', { ...(await urlEncoded()), path: { id: product.id }, body: { name: 'New', price: 1500, currency: 'JPY', images: '' } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...PRODUCT_SHAPE, id: product.id, name: 'New', price: '1500', currency: 'JPY', images: [] })
+  })
+
+  it('productControllerRemove: DELETE /products/{id}', async () => {
+    const product = await newProduct()
+    const { data, response } = await call('productControllerRemove', { path: { id: product.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...PRODUCT_SHAPE, id: product.id })
+    expect((await server.request('GET', `/api/v0/products/${product.id}`, { key })).status).toBe(404)
+  })
+
+  it('productControllerUploadImage: POST /products/{id}/images, an image file in a multipart body', async () => {
+    const product = await newProduct()
+    const { data, response } = await call('productControllerUploadImage', {
+      ...(await multipart()),
+      path: { id: product.id },
+      body: { images: [new Blob([PNG], { type: 'image/png' })] },
+    })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...PRODUCT_SHAPE, id: product.id, images: [expect.stringMatching(new RegExp(`^${server.baseUrl}/api/v0/products/${product.id}/images/`))] })
+  })
+
+  it('productControllerGetImage: GET /products/{id}/images/{imageId}, without a key', async () => {
+    const form = new FormData()
+    form.append('images', new Blob([PNG]), 'a.png')
+    const product = await newProduct()
+    const uploaded = await fetch(`${server.baseUrl}/api/v0/products/${product.id}/images`, { method: 'POST', headers: key.headers, body: form })
+    const url = ((await uploaded.json()) as { images: string[] }).images[0] ?? ''
+    const imageId = url.split('/').at(-1) ?? ''
+    const { data, response } = await call('productControllerGetImage', { client: anonymous, path: { id: product.id, imageId } })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('image/png')
+    expect(data).toBeInstanceOf(Blob)
+    expect(Buffer.from(await (data as Blob).arrayBuffer())).toEqual(PNG)
   })
 })
 

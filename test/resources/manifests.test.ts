@@ -1,3 +1,4 @@
+import { tmpdir } from 'node:os'
 import Fastify from 'fastify'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { EVENT_TYPES, OPERATIONS, RESOURCES, SCOPES } from '../../src/resources/index.js'
@@ -6,6 +7,7 @@ import { applyManifest, registerResources } from '../../src/resources/register.j
 import type { Resource } from '../../src/resources/resource.js'
 import { taxesManifest } from '../../src/resources/taxes/manifest.js'
 import { ExchangeRates } from '../../src/ledger/rates.js'
+import { DirectoryImageStore } from '../../src/products/image-store.js'
 
 describe('the resource manifests', () => {
   it('an operation without a scope is not an operation (the compiler refuses it)', () => {
@@ -94,6 +96,7 @@ describe('registering routes against the manifests', () => {
 const OPTIONS = {
   urlAddressProblem: undefined,
   redisState: async () => 'not configured' as const,
+  productImages: new DirectoryImageStore(tmpdir()),
   exchangeRates: new ExchangeRates({ maxAgeMs: 60_000 }),
   drainTimings: { fastDelayMs: 1_000, achDelayMs: 3_000 },
 }
