@@ -14,7 +14,33 @@ describe('loadConfig', () => {
       requestTimeoutMs: 30_000,
       redisTimeoutMs: 100,
       authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 },
+      drains: { scheduler: true, fastDelayMs: 1_000, achDelayMs: 3_000, pollIntervalMs: 250, concurrency: 4 },
+      exchangeRateMaxAgeMs: 3_600_000,
     })
+  })
+
+  it('reads the drain scheduler and the rates age at their bounds; a value past one is refused naming it', () => {
+    const low = { DRAIN_SCHEDULER: 'off', DRAIN_DELAY_FAST_MS: '0', DRAIN_DELAY_ACH_MS: '0', DRAIN_POLL_MS: '10', DRAIN_CONCURRENCY: '1', EXCHANGE_RATE_MAX_AGE_SECONDS: '1' }
+    expect(loadConfig(low).drains).toEqual({ scheduler: false, fastDelayMs: 0, achDelayMs: 0, pollIntervalMs: 10, concurrency: 1 })
+    expect(loadConfig(low).exchangeRateMaxAgeMs).toBe(1_000)
+    const high = { DRAIN_DELAY_FAST_MS: '86400000', DRAIN_DELAY_ACH_MS: '86400000', DRAIN_POLL_MS: '60000', DRAIN_CONCURRENCY: '256', EXCHANGE_RATE_MAX_AGE_SECONDS: '31536000' }
+    expect(loadConfig(high).drains).toEqual({ scheduler: true, fastDelayMs: 86_400_000, achDelayMs: 86_400_000, pollIntervalMs: 60_000, concurrency: 256 })
+    expect(loadConfig(high).exchangeRateMaxAgeMs).toBe(31_536_000_000)
+    const bad: Record<string, string>[] = [
+      { DRAIN_DELAY_FAST_MS: '86400001' },
+      { DRAIN_DELAY_ACH_MS: '-1' },
+      { DRAIN_POLL_MS: '9' },
+      { DRAIN_POLL_MS: '60001' },
+      { DRAIN_CONCURRENCY: '0' },
+      { DRAIN_CONCURRENCY: '257' },
+      { EXCHANGE_RATE_MAX_AGE_SECONDS: '0' },
+      { EXCHANGE_RATE_MAX_AGE_SECONDS: '31536001' },
+    ]
+    for (const env of bad) {
+      const [name] = Object.keys(env)
+      expect(() => loadConfig(env)).toThrow(`${name ?? ''} must be an integer from`)
+    }
+    expect(() => loadConfig({ DRAIN_SCHEDULER: 'yes' })).toThrow('DRAIN_SCHEDULER must be one of on, off (got "yes")')
   })
 
   it('reads every variable', () => {
@@ -43,6 +69,8 @@ describe('loadConfig', () => {
       requestTimeoutMs: 600_000,
       redisTimeoutMs: 100,
       authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 },
+      drains: { scheduler: true, fastDelayMs: 1_000, achDelayMs: 3_000, pollIntervalMs: 250, concurrency: 4 },
+      exchangeRateMaxAgeMs: 3_600_000,
     })
     expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', filename: '/tmp/x.db' })
   })

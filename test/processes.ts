@@ -53,6 +53,13 @@ const SERVICE_VARIABLES = [
   'WEBHOOK_CONCURRENCY',
   'WEBHOOK_CONCURRENCY_PER_WEBHOOK',
   'WEBHOOK_POLL_MS',
+  'DRAIN_SCHEDULER',
+  'DRAIN_DELAY_FAST_MS',
+  'DRAIN_DELAY_ACH_MS',
+  'DRAIN_POLL_MS',
+  'DRAIN_CONCURRENCY',
+  'EXCHANGE_RATE_MAX_AGE_SECONDS',
+  'EXCHANGE_RATES_FILE',
 ]
 
 /** The parent's environment without any of the service's variables, plus the given ones. */
