@@ -102,6 +102,9 @@ function describeAge(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${ms} ms`
 }
 
+/** How long a caller is told to wait when no rate is fresh (an operator has to load one): the API's Retry-After. */
+export const RATE_RETRY_AFTER_SECONDS = 60
+
 /** No rate of the pair is fresh enough: a conversion waits or fails, it never guesses. */
 export class RateUnavailable extends Error {
   constructor(

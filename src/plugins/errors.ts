@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream'
 import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
+import { RATE_RETRY_AFTER_SECONDS, RateUnavailable } from '../ledger/rates.js'
 import { ConflictError, isDatabaseClosed, isDatabaseUnavailable, isStorageFault } from '../db/errors.js'
 import { ApiError, errorBody } from '../errors.js'
 import { answerAndClose } from '../http/client-errors.js'
@@ -127,6 +128,13 @@ export const errorsPlugin = fp(
       if (error instanceof ApiError) return sendApiError(reply, error)
       if (error instanceof ConflictError) {
         return reply.code(409).send(errorBody(409, error.message))
+      }
+      if (error instanceof RateUnavailable) {
+        // No fresh rate until an operator loads one: transient for the caller, never a guess.
+        return reply
+          .code(503)
+          .header('Retry-After', String(RATE_RETRY_AFTER_SECONDS))
+          .send(errorBody(503, error.message, 'An operator loads rates with `devplatform rates load` or EXCHANGE_RATES_FILE; retry later'))
       }
       if (isDatabaseUnavailable(error)) {
         // Passing faults (an outage, a restart, a held lock, a full disk) ask the client to retry.

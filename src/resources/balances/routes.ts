@@ -1,13 +1,11 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
-import { ApiError } from '../../errors.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
-import { convert, type ExchangeRates, RateUnavailable } from '../../ledger/rates.js'
+import { convert, type ExchangeRates } from '../../ledger/rates.js'
 import { type Holding, WALLET_CURRENCIES, type WalletCurrency, WalletsRepository } from '../../ledger/wallets.js'
 import { errorResponses } from '../../schemas/common.js'
-import { RATE_RETRY_AFTER_SECONDS } from '../exchange-rates/routes.js'
 import { walletsOf } from '../wallets/provision.js'
 import { toAggregatedBalance, toAllBalances } from './objects.js'
 import { type AggregatedBalanceResponse, AggregatedBalanceResponseSchema, type AllBalancesResponse, AllBalancesResponseSchema } from './schemas.js'
@@ -42,16 +40,8 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<BalanceRoutesOptions> = as
     const eurc = total(holdings, 'eurc')
     let usdc = total(holdings, 'usdc')
     if (eurc > 0n) {
-      try {
-        const rate = await options.exchangeRates.current(app.db, environment, 'eur', 'usd')
-        usdc += convert(eurc, 'eurc', 'usdc', rate.midmarket)
-      } catch (error) {
-        if (!(error instanceof RateUnavailable)) throw error
-        throw new ApiError(503, error.message, {
-          details: 'total_usd_value needs a EUR to USD rate for the EURC balance; an operator loads rates with `devplatform rates load` or EXCHANGE_RATES_FILE; retry later',
-          headers: { 'Retry-After': String(RATE_RETRY_AFTER_SECONDS) },
-        })
-      }
+      const rate = await options.exchangeRates.current(app.db, environment, 'eur', 'usd')
+      usdc += convert(eurc, 'eurc', 'usdc', rate.midmarket)
     }
     return convert(usdc, 'usdc', 'usd', '1')
   }

@@ -3,13 +3,10 @@ import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
 import { ApiError } from '../../errors.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
-import { type ExchangeRates, RateUnavailable } from '../../ledger/rates.js'
+import type { ExchangeRates } from '../../ledger/rates.js'
 import { errorResponses } from '../../schemas/common.js'
 import { toExchangeRate } from './objects.js'
 import { type ApiRateCurrency, ExchangeRateQuery, type ExchangeRateBody, ExchangeRateSchema } from './schemas.js'
-
-/** How long a caller is told to wait when no rate is fresh: an operator has to load one. */
-export const RATE_RETRY_AFTER_SECONDS = 60
 
 export interface ExchangeRateRoutesOptions {
   /** the instance every conversion uses (EXCHANGE_RATE_MAX_AGE_SECONDS), so the API shows the rate a drain would take */
@@ -22,15 +19,7 @@ const DESCRIPTION =
 export const exchangeRateRoutes: FastifyPluginAsyncTypebox<ExchangeRateRoutesOptions> = async (app, options) => {
   /** The current rate of the caller's environment; 503 while none is fresh. */
   async function rateFor(request: FastifyRequest, from: ApiRateCurrency, to: ApiRateCurrency): Promise<ExchangeRateBody> {
-    try {
-      return toExchangeRate(await options.exchangeRates.current(app.db, ledgerEnvironmentOf(callerOf(request).environment), from, to))
-    } catch (error) {
-      if (!(error instanceof RateUnavailable)) throw error
-      throw new ApiError(503, error.message, {
-        details: 'An operator loads rates with `devplatform rates load` or EXCHANGE_RATES_FILE; retry later',
-        headers: { 'Retry-After': String(RATE_RETRY_AFTER_SECONDS) },
-      })
-    }
+    return toExchangeRate(await options.exchangeRates.current(app.db, ledgerEnvironmentOf(callerOf(request).environment), from, to))
   }
 
   app.get(
