@@ -225,7 +225,7 @@ export function getWebhook(server: Pick<Server, 'base'>, app: BenchApp): autocan
   return { url: `${server.base}/api/v0/webhooks/${app.webhookIds[0] ?? ''}`, headers: app.headers }
 }
 
-export function postAddress(server: Server, app: BenchApp, customerId: string): autocannon.Options {
+export function postAddress(server: Pick<Server, 'base'>, app: BenchApp, customerId: string): autocannon.Options {
   return {
     url: `${server.base}/api/v0/customers/${customerId}/liquidation_addresses`,
     method: 'POST',
@@ -241,14 +241,30 @@ export function postAddress(server: Server, app: BenchApp, customerId: string): 
   }
 }
 
-/** DELETE of the pool's webhooks, each request the next one (past the pool's end: a missing one, 404, counted as non-2xx). */
-export function deletePool(server: Server, app: BenchApp, pool: number, amount?: number): autocannon.Options {
+/**
+ * DELETE of the pool's webhooks from `offset` on, each request the next one (past `pool` of them: a
+ * missing one, 404, counted as non-2xx).
+ */
+export function deletePool(server: Pick<Server, 'base'>, app: BenchApp, pool: number, amount?: number, offset = 0): autocannon.Options {
   let next = 0
   return {
-    url: `${server.base}/api/v0/webhooks/${poolWebhookId(0)}`,
+    url: `${server.base}/api/v0/webhooks/${poolWebhookId(offset)}`,
     method: 'DELETE',
     headers: { 'x-client-key': app.headers['x-client-key'] ?? '', 'x-client-secret': app.headers['x-client-secret'] ?? '' },
     ...(amount === undefined ? {} : { amount }),
-    requests: [{ setupRequest: (request) => ({ ...request, path: `/api/v0/webhooks/${poolWebhookId(Math.min(next++, pool))}` }) }],
+    requests: [{ setupRequest: (request) => ({ ...request, path: `/api/v0/webhooks/${next < pool ? poolWebhookId(offset + next++) : '00000000-0000-4000-8000-000000000000'}` }) }],
   }
+}
+
+export interface Floor {
+  base: string
+  pid: number
+  stop(): void
+}
+
+/** bench/fastify-floor.mjs on `database` (REDIS_URL passed on), from the build. */
+export async function startFloor(database: BenchDatabase): Promise<Floor> {
+  const target = database.location.kind === 'sqlite' ? database.location.filename : database.location.url
+  const { child, port } = await forkChild('./fastify-floor.mjs', [target])
+  return { base: `http://127.0.0.1:${port}`, pid: child.pid ?? 0, stop: () => child.kill('SIGTERM') }
 }

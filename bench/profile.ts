@@ -2,14 +2,15 @@
  * Where a request's time goes: each operation of bench:api's baseline, loaded with autocannon
  * against a server of its own, reported as requests per second AND as the server's CPU time per
  * request (user + system, from /proc), beside the bare Fastify hello measured the same way in the
- * same run (`post-many`: bench:api's POST for an application with 1,000 active webhooks; `floor`:
- * bench/fastify-floor.mjs, the least any server must do for the GET on the same database, to tell
- * the server's own cost from what the request needs). CPU
+ * same run (`post-many`: bench:api's POST for an application with 1,000 active webhooks; `floor`,
+ * `floor-delete`, `floor-post`: bench/fastify-floor.mjs, the least any server must do for the GET,
+ * the DELETE and the POST on the same database, to tell the server's own cost from what the
+ * request needs). CPU
  * per request is steadier than req/s on a shared 2-core machine: the client's share of the cores
  * moves the rate, much less the server's cost. With --cpu-prof, each operation's
  * server writes a V8 CPU profile (summarise it with bench/cpu-profile-summary.ts).
  *
- *   npm run bench:profile [-- --ops health,floor,get,delete,post,post-many --seconds 10 --connections 50 --cpu-prof DIR]
+ *   npm run bench:profile [-- --ops health,floor,get,floor-delete,delete,floor-post,post,post-many --seconds 10 --connections 50 --cpu-prof DIR]
  */
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
@@ -28,11 +29,13 @@ import {
   processCpuMs,
   type Server,
   servicesCpuMs,
+  startFloor,
   startServer,
 } from './api-harness.js'
 import { bulkConnection, seedWebhookPool } from './api-seed.js'
 
-const OPS = ['health', 'floor', 'get', 'delete', 'post', 'post-many'] as const
+const OPS = ['health', 'floor', 'get', 'floor-delete', 'delete', 'floor-post', 'post', 'post-many'] as const
+const FLOOR_OPS: readonly Op[] = ['floor', 'floor-delete', 'floor-post']
 type Op = (typeof OPS)[number]
 
 const { values } = parseArgs({
@@ -51,7 +54,7 @@ const ops = values.ops.split(',').map((name) => {
   if (op === undefined) throw new Error(`--ops: unknown operation ${JSON.stringify(name)} (operations: ${OPS.join(', ')})`)
   return op
 })
-/** The DELETE pool: more than any run can use up at this machine's rates. */
+/** The DELETE pool: more than any run can use up at this machine's rates (as many again for the floor's DELETE). */
 const POOL = seconds * 25_000
 
 interface Figures {
@@ -103,9 +106,9 @@ await onFreshDatabase(async (database) => {
   // post-many: bench:api's 1,000-webhook write, every webhook at the receiver
   const many = ops.includes('post-many') ? await createApplication(db, 'many webhooks', 1_000, receiverUrl) : undefined
   const manyCustomerId = many === undefined ? '' : await createCustomer(db, many.id)
-  if (ops.includes('delete')) {
+  if (ops.includes('delete') || ops.includes('floor-delete')) {
     const bulk = bulkConnection(database.location, db)
-    await seedWebhookPool(bulk.db, poolApp.id, POOL, generateSigningSecret())
+    await seedWebhookPool(bulk.db, poolApp.id, 2 * POOL, generateSigningSecret())
     await bulk.close()
   }
   await db.destroy()
@@ -116,13 +119,12 @@ await onFreshDatabase(async (database) => {
     if (op === 'post-many' && many !== undefined) return postAddress(server, many, manyCustomerId)
     return postAddress(server, bench, customerId)
   }
+  const floor = ops.some((op) => FLOOR_OPS.includes(op)) ? await startFloor(database) : undefined
   for (const op of ops) {
-    if (op === 'floor') {
-      const target = database.location.kind === 'sqlite' ? database.location.filename : database.location.url
-      const floor = await forkChild('./fastify-floor.mjs', [target])
-      log('floor…')
-      rows.push({ op, figures: await load(getWebhook({ base: `http://127.0.0.1:${floor.port}` }, app), () => processCpuMs(floor.child.pid ?? 0), database.location.kind === 'postgres') })
-      floor.child.kill('SIGTERM')
+    if (floor !== undefined && FLOOR_OPS.includes(op)) {
+      log(`${op}…`)
+      const options = op === 'floor' ? getWebhook(floor, app) : op === 'floor-delete' ? deletePool(floor, poolApp, POOL, undefined, POOL) : postAddress(floor, app, customerId)
+      rows.push({ op, figures: await load(options, () => processCpuMs(floor.pid), database.location.kind === 'postgres') })
       continue
     }
     const profileDir = values['cpu-prof']
@@ -131,6 +133,7 @@ await onFreshDatabase(async (database) => {
     rows.push({ op, figures: await load(scenario(op, server, app, poolApp), server.cpuMs, database.location.kind === 'postgres') })
     await server.stop()
   }
+  floor?.stop()
 })
 clearInterval(drain)
 receiver.child.disconnect()

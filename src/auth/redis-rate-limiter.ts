@@ -31,7 +31,7 @@ const RESTORE_COMMAND = 'devplatformRestoreAdmissions'
  * leaves the window (-1 when count is 0), 1 when these are the full guard's (else 0) } —
  * integers only, so no float precision is lost.
  */
-const SLIDING_LOG_LUA = `
+export const SLIDING_LOG_LUA = `
 if redis.replicate_commands then redis.replicate_commands() end -- TIME before writes on Redis < 5
 local t = redis.call('TIME')
 local usec = tonumber(t[2])
