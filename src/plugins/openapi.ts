@@ -1,9 +1,12 @@
+import { STATUS_CODES } from 'node:http'
 import swagger from '@fastify/swagger'
 import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type, type TSchema } from 'typebox'
-import { RESOURCES } from '../resources/index.js'
+import { KEY_IN_PROGRESS, KEY_REUSED } from '../idempotency/plugin.js'
+import { OPERATIONS, RESOURCES } from '../resources/index.js'
+import { ANY_VALID_KEY } from '../resources/manifest.js'
 import type { Resource } from '../resources/resource.js'
 import { ErrorSchema, Timestamp } from '../schemas/common.js'
 
@@ -15,12 +18,80 @@ interface DocumentShape {
   webhooks?: Record<string, unknown>
 }
 
-/** The error body with a real example (the docs page shows it instead of "string"). */
+/**
+ * The error body. Each error response of an operation gets an example of its own where the
+ * message is known (errorExample); the schema's example is what any other shows.
+ */
 const DocumentedErrorSchema = Type.Object(ErrorSchema.properties, {
   $id: 'Error',
   description: 'The error body of every failed request',
-  examples: [{ statusCode: 404, error: 'Not Found', message: 'Customer not found' }],
+  examples: [{ statusCode: 400, error: 'Bad Request', message: 'percentage must not be greater than 100' }],
 })
+
+interface ParameterShape {
+  in?: string
+  description?: string
+  'x-message'?: string
+  schema?: { format?: string; 'x-message'?: string }
+}
+
+interface ErrorOperationShape extends OperationShape {
+  operationId?: string
+  requestBody?: { content?: Record<string, { schema?: { required?: string[] } }> }
+}
+
+const ERROR_REF = '#/components/schemas/Error'
+
+/** What an operation answers with `status`, when the message does not depend on the request's data; else undefined. */
+function errorExample(operation: ErrorOperationShape, status: number): Record<string, unknown> | undefined {
+  const body = (message: string, details?: string) => ({ statusCode: status, error: STATUS_CODES[status], message, ...(details === undefined ? {} : { details }) })
+  const uuidParams = (operation.parameters ?? []).filter(
+    (parameter): parameter is ParameterShape => typeof parameter === 'object' && parameter !== null && (parameter as ParameterShape).schema?.format === 'uuid',
+  )
+  const lastId = uuidParams.at(-1)
+  switch (status) {
+    case 400: {
+      const invalidId = lastId?.schema?.['x-message']
+      if (invalidId !== undefined) return body(invalidId)
+      const required = operation.requestBody?.content?.['application/json']?.schema?.required?.[0]
+      return required === undefined ? undefined : body(`${required} is required`)
+    }
+    case 401:
+      return body('Invalid client app credentials', 'The client key or client secret is invalid')
+    case 403: {
+      const scope = [...OPERATIONS.values()].find((candidate) => candidate.operationId === operation.operationId)?.scope
+      if (scope === undefined || scope === ANY_VALID_KEY) return body('API key is inactive', 'This API key has been deactivated')
+      return body('Missing required scope', `This API key lacks the required scope: ${scope}`)
+    }
+    case 404: {
+      // "webhook id (UUID)": the resource the last id names
+      const resource = lastId?.description?.replace(/ id \(UUID\)$/, '')
+      return resource === undefined ? undefined : body(`${resource.charAt(0).toUpperCase()}${resource.slice(1)} not found`)
+    }
+    case 409:
+      return (operation.parameters ?? []).some((parameter) => JSON.stringify(parameter).includes('IdempotencyKey')) ? body(KEY_IN_PROGRESS) : undefined
+    case 422:
+      return body(KEY_REUSED)
+    case 429:
+      return body('Rate limit exceeded', 'This API key may make 1000 requests per hour; retry in 1712 seconds')
+    default:
+      return undefined
+  }
+}
+
+/** An example on each error response whose message is known, so the docs page shows what that status really answers. */
+function documentErrorExamples(document: DocumentShape): void {
+  for (const pathItem of Object.values(document.paths ?? {})) {
+    for (const operation of Object.values(pathItem ?? {}) as ErrorOperationShape[]) {
+      for (const [code, response] of Object.entries(operation.responses ?? {})) {
+        const media = (response as { content?: Record<string, { schema?: { $ref?: string }; example?: unknown }> }).content?.['application/json']
+        if (media?.schema?.$ref !== ERROR_REF) continue
+        const example = errorExample(operation, Number(code))
+        if (example !== undefined) media.example = example
+      }
+    }
+  }
+}
 
 const ERROR_RESPONSE = (description: string) => ({
   description,
@@ -313,6 +384,7 @@ export const openapiPlugin = fp(
         if (!('openapiObject' in documentObject)) return documentObject.swaggerObject
         const document = documentObject.openapiObject as unknown as DocumentShape
         documentIdempotency(document)
+        documentErrorExamples(document)
         documentTags(document)
         documentEvents(document, RESOURCES)
         return documentObject.openapiObject

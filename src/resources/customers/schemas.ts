@@ -4,16 +4,25 @@ import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 export const CUSTOMER_TYPES = ['Individual', 'Startup', 'Small Business', 'Medium Business', 'Enterprise', 'Non-Profit', 'Government'] as const
 export const CUSTOMER_STATUSES = ['ACTIVE', 'BLACKLISTED', 'DEACTIVATED', 'DELETED'] as const
 
+/** The customer the docs page shows (the schemas' examples). */
+export const CUSTOMER_EXAMPLE = {
+  id: 'ecc58e04-2544-46c2-85ff-05567e53cf9d',
+  first_name: 'Ada',
+  last_name: 'Lovelace',
+  phone_number: '+14155550123',
+  email: 'ada.lovelace@example.com',
+} as const
+
 const customerType = Type.Enum([...CUSTOMER_TYPES])
 const status = Type.Enum([...CUSTOMER_STATUSES])
 
 export const CustomerSchema = Type.Object(
   {
-    id: Type.String({ format: 'uuid' }),
-    first_name: Type.String(),
-    last_name: Type.String(),
-    phone_number: Type.String(),
-    email: Type.Union([Type.String(), Type.Null()]),
+    id: Type.String({ format: 'uuid', examples: [CUSTOMER_EXAMPLE.id] }),
+    first_name: Type.String({ examples: [CUSTOMER_EXAMPLE.first_name] }),
+    last_name: Type.String({ examples: [CUSTOMER_EXAMPLE.last_name] }),
+    phone_number: Type.String({ examples: [CUSTOMER_EXAMPLE.phone_number] }),
+    email: Type.Union([Type.String({ examples: [CUSTOMER_EXAMPLE.email] }), Type.Null()]),
     customer_type: Type.Union([customerType, Type.Null()]),
     status,
     created_at: Timestamp,
@@ -24,10 +33,10 @@ export const CustomerSchema = Type.Object(
 export type Customer = Static<typeof CustomerSchema>
 
 const fields = {
-  first_name: Type.String({ minLength: 1, maxLength: 100 }),
-  last_name: Type.String({ minLength: 1, maxLength: 100 }),
-  phone_number: Type.String({ minLength: 1, maxLength: 20 }),
-  email: Type.String({ format: 'email', maxLength: 255 }),
+  first_name: Type.String({ minLength: 1, maxLength: 100, examples: [CUSTOMER_EXAMPLE.first_name] }),
+  last_name: Type.String({ minLength: 1, maxLength: 100, examples: [CUSTOMER_EXAMPLE.last_name] }),
+  phone_number: Type.String({ minLength: 1, maxLength: 20, examples: [CUSTOMER_EXAMPLE.phone_number] }),
+  email: Type.String({ format: 'email', maxLength: 255, examples: [CUSTOMER_EXAMPLE.email] }),
   customer_type: customerType,
   status,
 }

@@ -1,12 +1,21 @@
 import { Type, type Static } from 'typebox'
 import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 
+/** The tax the docs page shows. */
+const EXAMPLE = {
+  id: '953850ec-e363-4e91-b1da-adc738d68836',
+  name: 'California sales tax',
+  description: 'State sales tax on taxable goods',
+  percentage: 7.25,
+  appId: 'ee60ee84-f6d9-41a4-9f72-41c7646070b7',
+} as const
+
 export const TaxSchema = Type.Object(
   {
-    id: Type.String({ format: 'uuid' }),
-    name: Type.String(),
-    description: Type.Union([Type.String(), Type.Null()]),
-    percentage: Type.Number(),
+    id: Type.String({ format: 'uuid', examples: [EXAMPLE.id] }),
+    name: Type.String({ examples: [EXAMPLE.name] }),
+    description: Type.Union([Type.String({ examples: [EXAMPLE.description] }), Type.Null()]),
+    percentage: Type.Number({ examples: [EXAMPLE.percentage] }),
     active: Type.Boolean(),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -16,12 +25,12 @@ export const TaxSchema = Type.Object(
 export type Tax = Static<typeof TaxSchema>
 
 const fields = {
-  name: Type.String({ minLength: 1, maxLength: 100 }),
+  name: Type.String({ minLength: 1, maxLength: 100, examples: [EXAMPLE.name] }),
   // Free text: tab and line breaks allowed.
-  description: Type.String({ maxLength: 255, 'x-free-text': true }),
-  percentage: Type.Number({ minimum: 0, maximum: 100 }),
+  description: Type.String({ maxLength: 255, 'x-free-text': true, examples: [EXAMPLE.description] }),
+  percentage: Type.Number({ minimum: 0, maximum: 100, examples: [EXAMPLE.percentage] }),
   active: Type.Boolean(),
-  appIds: Type.Array(Type.String({ minLength: 1, maxLength: 100 }), { maxItems: 100 }),
+  appIds: Type.Array(Type.String({ minLength: 1, maxLength: 100, examples: [EXAMPLE.appId] }), { maxItems: 100 }),
 }
 
 export const CreateTaxBody = Type.Object(

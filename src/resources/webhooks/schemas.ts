@@ -1,6 +1,15 @@
 import { Type, type Static } from 'typebox'
 import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 
+/** The webhook the docs page shows. */
+export const WEBHOOK_EXAMPLE = {
+  id: '27ccc52b-84b4-46c0-9b26-a5ae0ebdac9d',
+  name: 'Payouts to our ledger',
+  url: 'https://hooks.example.com/devplatform',
+  signingSecret: 'whsec_uuiM+JPzwlP8avlCAArE3o5hnXEOEYs4WItpZAu8y78=',
+  eventTypes: ['customer.created', 'liquidation_address.created'],
+} as const
+
 export const DeliveryStatsSchema = Type.Object({
   total_events: Type.Integer({ description: 'events queued for this webhook' }),
   successful_deliveries: Type.Integer({ description: 'events delivered with a 2xx answer' }),
@@ -10,12 +19,12 @@ export const DeliveryStatsSchema = Type.Object({
 
 export const WebhookSchema = Type.Object(
   {
-    id: Type.String({ format: 'uuid' }),
-    name: Type.String(),
-    url: Type.String(),
+    id: Type.String({ format: 'uuid', examples: [WEBHOOK_EXAMPLE.id] }),
+    name: Type.String({ examples: [WEBHOOK_EXAMPLE.name] }),
+    url: Type.String({ examples: [WEBHOOK_EXAMPLE.url] }),
     isActive: Type.Boolean(),
     encrypted: Type.Boolean(),
-    event_types: Type.Union([Type.Array(Type.String()), Type.Null()], {
+    event_types: Type.Union([Type.Array(Type.String({ examples: [WEBHOOK_EXAMPLE.eventTypes[0]] }), { examples: [[...WEBHOOK_EXAMPLE.eventTypes]] }), Type.Null()], {
       description: 'the event types this webhook receives (its webhook.test events aside); null: every event type',
     }),
     created_at: Timestamp,
@@ -30,19 +39,23 @@ export const CreatedWebhookSchema = Type.Object(
   {
     ...WebhookSchema.properties,
     signing_secret: Type.Optional(
-      Type.String({ description: 'the generated signing secret; returned only here, once, when the request did not supply one' }),
+      Type.String({
+        description: 'the generated signing secret; returned only here, once, when the request did not supply one',
+        examples: [WEBHOOK_EXAMPLE.signingSecret],
+      }),
     ),
   },
   { $id: 'CreatedWebhook' },
 )
 export type CreatedWebhook = Static<typeof CreatedWebhookSchema>
 
-const name = Type.String({ minLength: 1, maxLength: 100 })
-const url = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL (http to a loopback host outside production)' })
+const name = Type.String({ minLength: 1, maxLength: 100, examples: [WEBHOOK_EXAMPLE.name] })
+const url = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL (http to a loopback host outside production)', examples: [WEBHOOK_EXAMPLE.url] })
 const signingSecret = Type.String({
   minLength: 1,
   maxLength: 128,
   description: 'whsec_ followed by base64 of 24 to 64 random bytes; generated when absent',
+  examples: [WEBHOOK_EXAMPLE.signingSecret],
 })
 
 /**
@@ -58,6 +71,8 @@ function eventTypesSchema(catalogue: readonly string[]) {
   return Type.Unsafe<string[] | null>({
     type: ['array', 'null'],
     items: { type: 'string', enum: [...catalogue] },
+    // Types every catalogue has (the customers' and liquidation addresses' resources).
+    examples: [[...WEBHOOK_EXAMPLE.eventTypes]],
     minItems: 1,
     maxItems: catalogue.length,
     uniqueItems: true,
@@ -103,7 +118,7 @@ export const WebhookParams = Type.Object({ id: UuidParam('webhook') })
 export const ListWebhooksQuery = Type.Object(Pagination)
 
 export const WebhookSecretSchema = Type.Object(
-  { signing_secret: Type.String({ description: 'the current signing secret (whsec_…)' }) },
+  { signing_secret: Type.String({ description: 'the current signing secret (whsec_…)', examples: [WEBHOOK_EXAMPLE.signingSecret] }) },
   { $id: 'WebhookSecret' },
 )
 
