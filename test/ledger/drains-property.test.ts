@@ -23,7 +23,7 @@ import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from
  * unit: nothing created, nothing lost.
  */
 
-const RUNS = Number(process.env.DRAIN_PROPERTY_RUNS ?? 60)
+const RUNS = Number(process.env.DRAIN_PROPERTY_RUNS ?? 50)
 const MAX_AGE_MS = 60_000
 const TIMINGS = { fastDelayMs: 1_000, achDelayMs: 3_000 }
 const ACH_RAILS = new Set(['ach', 'ach_push', 'ach_same_day'])
