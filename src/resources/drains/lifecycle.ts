@@ -40,6 +40,8 @@ export interface DrainContext {
   rates: ExchangeRates
   timings: DrainTimings
   now: () => number
+  /** rows each hot account is spread over; HOT_ACCOUNT_SHARDS when unset (bench:money measures others) */
+  hotAccountShards?: number
 }
 
 const ACH_RAILS: ReadonlySet<string> = new Set(['ach', 'ach_push', 'ach_same_day'])
@@ -69,12 +71,13 @@ function sandboxFailureOf(row: DrainRow): 'undeliverable' | 'returned' | 'error'
 /** Writes to hot accounts (the fee account, the outside world's) spread over this many rows. */
 const HOT_ACCOUNT_SHARDS = 8
 
-function shardOf(drainId: string): number {
-  return Number.parseInt(drainId.slice(-2), 16) % HOT_ACCOUNT_SHARDS
+/** The row of a hot account a drain writes to: its id's last byte, spread over the context's shards. */
+function shardOf(drainId: string, context: DrainContext): number {
+  return Number.parseInt(drainId.slice(-2), 16) % (context.hotAccountShards ?? HOT_ACCOUNT_SHARDS)
 }
 
-function worldAccount(environment: LedgerEnvironment, appId: string, currency: Currency, what: string, drainId: string): AccountKey {
-  return { environment, appId, kind: 'world', currency, reference: `${what}#${shardOf(drainId)}` }
+function worldAccount(context: DrainContext, environment: LedgerEnvironment, appId: string, currency: Currency, what: string, drainId: string): AccountKey {
+  return { environment, appId, kind: 'world', currency, reference: `${what}#${shardOf(drainId, context)}` }
 }
 
 function clearingAccount(row: { environment: string; app_id: string; liquidation_address_id: string; currency: string }): AccountKey {
@@ -179,7 +182,7 @@ export async function receiveDeposit(tx: Transaction, context: DrainContext, dep
     reasonId: row.id,
     status: 'posted',
     postings: [
-      { accountId: await ledger.account(worldAccount(deposit.environment, deposit.appId, currency, `chain:${chain}`, row.id)), direction: 'debit', amount },
+      { accountId: await ledger.account(worldAccount(context, deposit.environment, deposit.appId, currency, `chain:${chain}`, row.id)), direction: 'debit', amount },
       { accountId: await ledger.account(clearingAccount(row)), direction: 'credit', amount },
     ],
   })
@@ -302,13 +305,13 @@ class DrainStep {
     const key = (kind: AccountKey['kind'], currency: Currency, reference: string): AccountKey => ({ environment: this.environment, appId: this.row.app_id, kind, currency, reference })
     const account = (accountKey: AccountKey) => this.ledger.account(accountKey)
     const postings: Posting[] = [{ accountId: await account(clearingAccount(this.row)), direction: 'debit', amount }]
-    if (fee > 0n) postings.push({ accountId: await account(key('developer_fee', from, `fee#${shardOf(this.row.id)}`)), direction: 'credit', amount: fee })
-    const receiving = wallet !== undefined ? walletAccountKey(wallet, to) : worldAccount(this.environment, this.row.app_id, to, `payout:${destination.payment_rail}`, this.row.id)
+    if (fee > 0n) postings.push({ accountId: await account(key('developer_fee', from, `fee#${shardOf(this.row.id, this.context)}`)), direction: 'credit', amount: fee })
+    const receiving = wallet !== undefined ? walletAccountKey(wallet, to) : worldAccount(this.context, this.environment, this.row.app_id, to, `payout:${destination.payment_rail}`, this.row.id)
     if (from === to) {
       postings.push({ accountId: await account(receiving), direction: 'credit', amount: subtotal })
     } else {
-      if (subtotal > 0n) postings.push({ accountId: await account(worldAccount(this.environment, this.row.app_id, from, 'exchange', this.row.id)), direction: 'credit', amount: subtotal })
-      postings.push({ accountId: await account(worldAccount(this.environment, this.row.app_id, to, 'exchange', this.row.id)), direction: 'debit', amount: converted })
+      if (subtotal > 0n) postings.push({ accountId: await account(worldAccount(this.context, this.environment, this.row.app_id, from, 'exchange', this.row.id)), direction: 'credit', amount: subtotal })
+      postings.push({ accountId: await account(worldAccount(this.context, this.environment, this.row.app_id, to, 'exchange', this.row.id)), direction: 'debit', amount: converted })
       postings.push({ accountId: await account(receiving), direction: 'credit', amount: converted })
     }
     const entryId = await this.ledger.record({ environment: this.environment, appId: this.row.app_id, reasonType: 'drain', reasonId: this.row.id, status: 'pending', postings })
@@ -360,7 +363,7 @@ class DrainStep {
       status: 'posted',
       postings: [
         { accountId: await this.ledger.account(clearingAccount(this.row)), direction: 'debit', amount },
-        { accountId: await this.ledger.account(worldAccount(this.environment, this.row.app_id, currency, `refund:${this.row.source_payment_rail}`, this.row.id)), direction: 'credit', amount },
+        { accountId: await this.ledger.account(worldAccount(this.context, this.environment, this.row.app_id, currency, `refund:${this.row.source_payment_rail}`, this.row.id)), direction: 'credit', amount },
       ],
     })
     this.entries.push('posted')

@@ -1,0 +1,542 @@
+// bench:money's floor: a bare Fastify 5 (the project's own, logger off, no hooks) writing the same
+// ledger rows as the server for a deposit, on the same database, with nothing of the API around
+// them. Run after `npm run build` (it answers through the server's own toDrain and DrainSchema).
+//
+// POST .../simulate_deposit: one statement reads the key, the address and the application's
+// active webhook; the secret's SHA-256 digest is compared in constant time; on PostgreSQL one
+// Redis INCR (the shared rate-limit count any multi-instance server needs); then ONE transaction
+// writes the drain, the intake entry (chain inflow → the address's clearing account, posted) with
+// its postings and both accounts' sums (locked, found by their keys in one statement), the event
+// and its delivery. The drain is answered 201 once that is durable.
+//
+// Mode `pipeline` also moves each drain on as the server's scheduler does, each step one
+// transaction: submitted (the drain locked; clearing → developer fee + payout, pending; three
+// accounts' sums; the drain; event + delivery) and processed (the entry posted; its accounts'
+// sums; the drain; event + delivery). Both modes send every delivery to its webhook, signed
+// (Standard Webhooks), and record each attempt (attempt row + delivery succeeded, in one
+// transaction per event-loop turn).
+//
+// What it leaves out, being a floor: no request id, logging, idempotency, error bodies; due drains
+// and deliveries are handed on in memory after the commit (the rows are durable, so a server
+// could find them again after a crash, but nothing here polls for them); no claims (one process);
+// no webhook statistics; on SQLite no WAL checkpoints.
+//
+// Durability as the server's: SQLite in WAL mode with synchronous = NORMAL, write transactions
+// that arrive together committed as one (each in a savepoint), and nothing answered or handed on
+// before the WAL is synced (fdatasync, shared by the commits before it); PostgreSQL commits as
+// configured (synchronous_commit on by default), a pool of 10 connections, named statements.
+//
+// Arguments: target (SQLite file or postgres:// URL), Redis URL or '-', mode (intake | pipeline),
+// hot-account shards (8 by default, as the server's), port (0: a free one). Sends the port over
+// IPC and exits when the parent goes away.
+import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { open } from 'node:fs/promises'
+import http from 'node:http'
+import Database from 'better-sqlite3'
+import Fastify from 'fastify'
+import { Redis } from 'ioredis'
+import pg from 'pg'
+import { feeOf, parseAmount } from '../dist/ledger/amount.js'
+import { isoOf, newId } from '../dist/db/time.js'
+import { toDrain } from '../dist/resources/drains/objects.js'
+import { DrainSchema } from '../dist/resources/drains/schemas.js'
+
+const [target, redisUrl = '-', mode = 'intake', shardsArg = '8', portArg = '0'] = process.argv.slice(2)
+const postgres = target.startsWith('postgres')
+const SHARDS = Number(shardsArg)
+const SENDS_AT_ONCE = 64
+const ADVANCES_AT_ONCE = 4 // the server's DRAIN_CONCURRENCY default
+
+// ---- the database: q(sql, params) → rows, inside tx(work) --------------------------------------
+
+/** PostgreSQL: BEGIN … COMMIT on one pooled connection; statements named, so prepared once per connection. */
+function postgresDatabase() {
+  const pool = new pg.Pool({ connectionString: target, max: 10 })
+  const names = new Map()
+  const nameOf = (text) => {
+    let name = names.get(text)
+    if (name === undefined) names.set(text, (name = `floor${names.size}`))
+    return name
+  }
+  return {
+    async read(text, values) {
+      return (await pool.query({ name: nameOf(text), text, values })).rows
+    },
+    async tx(work) {
+      const client = await pool.connect()
+      try {
+        await client.query('begin')
+        const value = await work(async (text, values) => (await client.query({ name: nameOf(text), text, values })).rows)
+        await client.query('commit')
+        return value
+      } catch (error) {
+        await client.query('rollback').catch(() => undefined)
+        throw error
+      } finally {
+        client.release()
+      }
+    },
+  }
+}
+
+/**
+ * SQLite: the write transactions waiting when the connection comes free run one after another in
+ * one transaction, each in a savepoint, and are settled once that commit's WAL is synced.
+ */
+function sqliteDatabase() {
+  const sqlite = new Database(target, { fileMustExist: true })
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma('synchronous = NORMAL')
+  sqlite.pragma('wal_autocheckpoint = 0')
+  const statements = new Map()
+  const prepared = (text) => {
+    let statement = statements.get(text)
+    if (statement === undefined) statements.set(text, (statement = sqlite.prepare(text.replace(/\$\d+/g, '?'))))
+    return statement
+  }
+  const q = async (text, values = []) => {
+    const statement = prepared(text)
+    if (statement.reader) return statement.all(...values)
+    statement.run(...values)
+    return []
+  }
+  const wal = open(`${target}-wal`, 'r')
+  let waiting = []
+  let draining = false
+  async function drain() {
+    while (waiting.length > 0) {
+      const group = waiting
+      waiting = []
+      const done = []
+      prepared('begin immediate').run()
+      for (const member of group) {
+        prepared('savepoint member').run()
+        try {
+          const value = await member.work(q)
+          prepared('release member').run()
+          done.push([member, value])
+        } catch (error) {
+          prepared('rollback to member').run()
+          prepared('release member').run()
+          member.reject(error)
+        }
+      }
+      prepared('commit').run()
+      await (await wal).datasync()
+      for (const [member, value] of done) member.resolve(value)
+    }
+    draining = false
+  }
+  return {
+    async read(text, values) {
+      return prepared(text).all(...values)
+    },
+    tx(work) {
+      return new Promise((resolve, reject) => {
+        waiting.push({ work, resolve, reject })
+        if (!draining) {
+          draining = true
+          setImmediate(() => void drain())
+        }
+      })
+    },
+  }
+}
+
+const db = postgres ? postgresDatabase() : sqliteDatabase()
+const redis = postgres && redisUrl !== '-' ? new Redis(redisUrl) : undefined
+const forUpdate = postgres ? ' for update' : ''
+
+// ---- statements --------------------------------------------------------------------------------
+
+const KEY_ADDRESS_WEBHOOK = `select k.active, k.secret_digest, k.environment as key_environment, k.app_id as key_app_id,
+    a.id, a.app_id, a.customer_id, a.chain, a.currency, a.custom_developer_fee_percent, a.destination_payment_rail,
+    a.destination_currency, a.destination_address, a.external_account_id, a.bridge_wallet_id, a.destination_blockchain_memo,
+    a.destination_wire_message, a.destination_sepa_reference, a.destination_ach_reference,
+    (select w.id from webhooks w where w.app_id = k.app_id and w.deleted_at is null and w.is_active = 1 order by w.id limit 1) as webhook_id
+  from api_keys k left join liquidation_addresses a on a.app_id = k.app_id and a.customer_id = $1 and a.id = $2
+  where k.client_key = $3`
+const WEBHOOKS = 'select id, url, signing_secret from webhooks where deleted_at is null and is_active = 1'
+const INSERT_DRAIN = `insert into drains (id, environment, app_id, customer_id, liquidation_address_id, state, amount, currency, deposit_tx_hash,
+    from_address, source_payment_rail, destination, developer_fee, subtotal_amount, exchange_rate, converted_amount, outgoing_amount,
+    destination_tx_hash, refund_tx_hash, return_reason, pending_entry_id, next_step_at, created_at, updated_at)
+  values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`
+const LOCK_DRAIN = `select * from drains where id = $1${forUpdate}`
+const UPDATE_DRAIN = `update drains set state = $1, destination = $2, exchange_rate = $3, converted_amount = $4, outgoing_amount = $5,
+    destination_tx_hash = $6, pending_entry_id = $7, next_step_at = $8, updated_at = $9 where id = $10`
+/** The accounts named by (kind, reference) of one application, currency and environment, locked, in id order. */
+const lockAccountsByKey = (count) =>
+  `select * from ledger_accounts where environment = $1 and app_id = $2 and currency = $3 and (${Array.from(
+    { length: count },
+    (_, i) => `(kind = $${4 + 2 * i} and reference = $${5 + 2 * i})`,
+  ).join(' or ')}) order by id${forUpdate}`
+const LOCK_ACCOUNTS = [undefined, undefined, lockAccountsByKey(2), lockAccountsByKey(3)]
+const lockAccountsById = (count) => `select * from ledger_accounts where id in (${Array.from({ length: count }, (_, i) => `$${i + 1}`).join(', ')}) order by id${forUpdate}`
+const LOCK_BY_ID = [undefined, undefined, lockAccountsById(2), lockAccountsById(3)]
+const INSERT_ACCOUNT = `insert into ledger_accounts (id, environment, app_id, kind, currency, reference, may_go_negative, debits_posted, credits_posted,
+    debits_pending, credits_pending, available, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, '0', '0', '0', '0', '0', $8, $9) on conflict do nothing`
+const UPDATE_ACCOUNT = `update ledger_accounts set debits_posted = $1, credits_posted = $2, debits_pending = $3, credits_pending = $4, available = $5,
+    updated_at = $6 where id = $7`
+const INSERT_ENTRY = `insert into ledger_entries (id, environment, app_id, status, reason_type, reason_id, created_at, updated_at)
+  values ($1, $2, $3, $4, 'drain', $5, $6, $7)`
+const SETTLE_ENTRY = 'update ledger_entries set status = $1, updated_at = $2 where id = $3'
+const insertPostings = (count) =>
+  `insert into ledger_postings (id, entry_id, account_id, direction, amount) values ${Array.from({ length: count }, (_, i) => `($${5 * i + 1}, $${5 * i + 2}, $${5 * i + 3}, $${5 * i + 4}, $${5 * i + 5})`).join(', ')}`
+const INSERT_POSTINGS = [undefined, undefined, insertPostings(2), insertPostings(3)]
+const POSTINGS_OF = 'select account_id, direction, amount from ledger_postings where entry_id = $1'
+const INSERT_EVENT = 'insert into events (id, app_id, type, payload, created_at, fanout_pending) values ($1, $2, $3, $4, $5, 0)'
+const INSERT_DELIVERY = `insert into deliveries (id, event_id, webhook_id, app_id, status, attempts, next_attempt_at, claim_token, resend, created_at, updated_at)
+  values ($1, $2, $3, $4, 'pending', 0, $5, null, 0, $6, $7)`
+const insertAttempts = (count) =>
+  `insert into delivery_attempts (id, delivery_id, webhook_id, attempt, started_at, duration_ms, outcome, status_code) values ${Array.from(
+    { length: count },
+    (_, i) => `($${5 * i + 1}, $${5 * i + 2}, $${5 * i + 3}, 1, $${5 * i + 4}, $${5 * i + 5}, 'succeeded', 200)`,
+  ).join(', ')}`
+const succeeded = (count) => `update deliveries set status = 'succeeded', attempts = 1, updated_at = $1 where id in (${Array.from({ length: count }, (_, i) => `$${i + 2}`).join(', ')})`
+
+// ---- the ledger --------------------------------------------------------------------------------
+
+const shardOf = (drainId) => Number.parseInt(drainId.slice(-2), 16) % SHARDS
+
+/** The accounts of `keys` ([kind, reference]) locked, made first when missing: a Map from `kind reference` to the row. */
+async function lockAccounts(q, environment, appId, currency, keys) {
+  const values = [environment, appId, currency, ...keys.flat()]
+  let rows = await q(LOCK_ACCOUNTS[keys.length], values)
+  if (rows.length < keys.length) {
+    const now = isoOf(Date.now())
+    for (const [kind, reference] of keys) await q(INSERT_ACCOUNT, [newId(), environment, appId, kind, currency, reference, kind === 'world' ? 1 : 0, now, now])
+    rows = await q(LOCK_ACCOUNTS[keys.length], values)
+  }
+  return new Map(rows.map((row) => [`${row.kind} ${row.reference}`, row]))
+}
+
+/** Sums of a row as bigints, changed by `postings` ([row, direction, amount]), `to`: 'pending', 'posted' (new entry) or 'post' (a pending one posted). */
+async function applyPostings(q, postings, to, now) {
+  const sums = new Map()
+  for (const [row, direction, amount] of postings) {
+    const sum = sums.get(row.id) ?? {
+      id: row.id,
+      negative: row.may_go_negative === 1,
+      debitsPosted: BigInt(row.debits_posted),
+      creditsPosted: BigInt(row.credits_posted),
+      debitsPending: BigInt(row.debits_pending),
+      creditsPending: BigInt(row.credits_pending),
+      available: BigInt(row.available),
+    }
+    if (direction === 'debit') {
+      if (to === 'pending') {
+        sum.debitsPending += amount
+        sum.available -= amount
+      } else if (to === 'posted') {
+        sum.debitsPosted += amount
+        sum.available -= amount
+      } else {
+        sum.debitsPending -= amount
+        sum.debitsPosted += amount
+      }
+    } else if (to === 'pending') sum.creditsPending += amount
+    else if (to === 'posted') {
+      sum.creditsPosted += amount
+      sum.available += amount
+    } else {
+      sum.creditsPending -= amount
+      sum.creditsPosted += amount
+      sum.available += amount
+    }
+    sums.set(row.id, sum)
+  }
+  for (const sum of sums.values()) {
+    if (!sum.negative && sum.available < 0n) throw new Error('insufficient funds')
+    await q(UPDATE_ACCOUNT, [String(sum.debitsPosted), String(sum.creditsPosted), String(sum.debitsPending), String(sum.creditsPending), String(sum.available), now, sum.id])
+  }
+}
+
+async function writeEntry(q, drain, status, postings, now) {
+  const entryId = newId()
+  await q(INSERT_ENTRY, [entryId, drain.environment, drain.app_id, status, drain.id, now, now])
+  await q(
+    INSERT_POSTINGS[postings.length],
+    postings.flatMap(([row, direction, amount]) => [newId(), entryId, row.id, direction, String(amount)]),
+  )
+  await applyPostings(q, postings, status, now)
+  return entryId
+}
+
+/** The event and its delivery to the application's webhook; what the sender needs after the commit. */
+async function emit(q, drain, webhookId, type, now) {
+  const eventId = newId()
+  const payload = JSON.stringify({ id: eventId, type, created_at: now, data: toDrain(drain) })
+  await q(INSERT_EVENT, [eventId, drain.app_id, type, payload, now])
+  const deliveryId = newId()
+  await q(INSERT_DELIVERY, [deliveryId, eventId, webhookId, drain.app_id, now, now, now])
+  return { eventId, deliveryId, webhookId, payload }
+}
+
+// ---- deliveries --------------------------------------------------------------------------------
+
+const webhooks = new Map()
+async function webhookOf(id) {
+  let webhook = webhooks.get(id)
+  if (webhook === undefined) {
+    for (const row of await db.read(WEBHOOKS, [])) {
+      webhooks.set(row.id, { url: new URL(row.url), key: Buffer.from(row.signing_secret.replace(/^whsec_/, ''), 'base64') })
+    }
+    webhook = webhooks.get(id)
+  }
+  return webhook
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: SENDS_AT_ONCE })
+const toSend = []
+let sending = 0
+let outcomes = []
+let recording = false
+
+function send(delivery) {
+  toSend.push(delivery)
+  pump()
+}
+
+function pump() {
+  while (sending < SENDS_AT_ONCE && toSend.length > 0) {
+    sending++
+    const delivery = toSend.shift()
+    void sendOne(delivery)
+      .catch((error) => console.error('floor: a delivery failed', error))
+      .finally(() => {
+        sending--
+        pump()
+      })
+  }
+}
+
+async function sendOne(delivery) {
+  const webhook = await webhookOf(delivery.webhookId)
+  const startedMs = Date.now()
+  const timestamp = Math.floor(startedMs / 1000)
+  const signature = createHmac('sha256', webhook.key).update(`${delivery.eventId}.${timestamp}.${delivery.payload}`).digest('base64')
+  await new Promise((resolve, reject) => {
+    const request = http.request(
+      {
+        host: webhook.url.hostname,
+        port: webhook.url.port,
+        path: webhook.url.pathname,
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(delivery.payload),
+          'webhook-id': delivery.eventId,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': `v1,${signature}`,
+        },
+      },
+      (response) => {
+        response.resume()
+        response.on('end', resolve)
+      },
+    )
+    request.on('error', reject)
+    request.end(delivery.payload)
+  })
+  outcomes.push([delivery, isoOf(startedMs), Date.now() - startedMs])
+  if (!recording) {
+    recording = true
+    setImmediate(() => void record())
+  }
+}
+
+/** The attempts that ended in one event-loop turn, written in one transaction. */
+async function record() {
+  while (outcomes.length > 0) {
+    const batch = outcomes.splice(0, 100)
+    const now = isoOf(Date.now())
+    await db.tx(async (q) => {
+      await q(
+        insertAttempts(batch.length),
+        batch.flatMap(([delivery, startedAt, durationMs]) => [newId(), delivery.deliveryId, delivery.webhookId, startedAt, durationMs]),
+      )
+      await q(succeeded(batch.length), [now, ...batch.map(([delivery]) => delivery.deliveryId)])
+    })
+  }
+  recording = false
+}
+
+// ---- the drain's steps (pipeline) ----------------------------------------------------------------
+
+const toAdvance = []
+let advancing = 0
+
+function advanceLater(step) {
+  toAdvance.push(step)
+  pumpAdvances()
+}
+
+function pumpAdvances() {
+  while (advancing < ADVANCES_AT_ONCE && toAdvance.length > 0) {
+    advancing++
+    void advance(toAdvance.shift())
+      .catch((error) => console.error('floor: a step failed', error))
+      .finally(() => {
+        advancing--
+        pumpAdvances()
+      })
+  }
+}
+
+const CHAIN_RAILS = new Set(['ethereum', 'solana', 'polygon', 'avalanche_c_chain', 'base', 'arbitrum', 'optimism', 'stellar', 'tron'])
+
+async function advance({ drainId, webhookId }) {
+  const outcome = await db.tx(async (q) => {
+    const [drain] = await q(LOCK_DRAIN, [drainId])
+    const nowMs = Date.now()
+    const now = isoOf(nowMs)
+    const amount = BigInt(drain.amount)
+    if (drain.state === 'funds_received') {
+      const fee = BigInt(drain.developer_fee)
+      const subtotal = amount - fee
+      const destination = JSON.parse(drain.destination)
+      const shard = shardOf(drain.id)
+      const keys = [
+        ['clearing', drain.liquidation_address_id],
+        ['world', `payout:${destination.payment_rail}#${shard}`],
+      ]
+      if (fee > 0n) keys.push(['developer_fee', `fee#${shard}`])
+      const accounts = await lockAccounts(q, drain.environment, drain.app_id, drain.currency, keys)
+      const postings = [[accounts.get(`clearing ${drain.liquidation_address_id}`), 'debit', amount]]
+      if (fee > 0n) postings.push([accounts.get(`developer_fee fee#${shard}`), 'credit', fee])
+      postings.push([accounts.get(`world payout:${destination.payment_rail}#${shard}`), 'credit', subtotal])
+      const entryId = await writeEntry(q, drain, 'pending', postings, now)
+      Object.assign(drain, {
+        state: 'payment_submitted',
+        exchange_rate: '1',
+        converted_amount: String(subtotal),
+        outgoing_amount: String(subtotal),
+        pending_entry_id: entryId,
+        next_step_at: now,
+        updated_at: now,
+      })
+    } else {
+      const postings = await q(POSTINGS_OF, [drain.pending_entry_id])
+      const ids = [...new Set(postings.map((posting) => posting.account_id))].sort()
+      const rows = new Map((await q(LOCK_BY_ID[ids.length], ids)).map((row) => [row.id, row]))
+      await q(SETTLE_ENTRY, ['posted', now, drain.pending_entry_id])
+      await applyPostings(
+        q,
+        postings.map((posting) => [rows.get(posting.account_id), posting.direction, BigInt(posting.amount)]),
+        'post',
+        now,
+      )
+      const rail = JSON.parse(drain.destination).payment_rail
+      Object.assign(drain, {
+        state: 'payment_processed',
+        destination_tx_hash: CHAIN_RAILS.has(rail) ? `0x${randomBytes(32).toString('hex')}` : null,
+        next_step_at: null,
+        updated_at: now,
+      })
+    }
+    await q(UPDATE_DRAIN, [
+      drain.state,
+      drain.destination,
+      drain.exchange_rate,
+      drain.converted_amount,
+      drain.outgoing_amount,
+      drain.destination_tx_hash,
+      drain.pending_entry_id,
+      drain.next_step_at,
+      drain.updated_at,
+      drain.id,
+    ])
+    const delivery = webhookId === null ? undefined : await emit(q, drain, webhookId, 'liquidation_address.drain.updated', now)
+    return { delivery, more: drain.state === 'payment_submitted' }
+  })
+  if (outcome.delivery !== undefined) send(outcome.delivery)
+  if (outcome.more) advanceLater({ drainId, webhookId })
+}
+
+// ---- the intake ----------------------------------------------------------------------------------
+
+function destinationOf(address) {
+  const destination = { payment_rail: address.destination_payment_rail, currency: address.destination_currency }
+  if (address.destination_address !== null) destination.to_address = address.destination_address
+  if (address.external_account_id !== null) destination.external_account_id = address.external_account_id
+  if (address.bridge_wallet_id !== null) destination.bridge_wallet_id = address.bridge_wallet_id
+  if (address.destination_blockchain_memo !== null) destination.blockchain_memo = address.destination_blockchain_memo
+  if (address.destination_wire_message !== null) destination.wire_message = address.destination_wire_message
+  if (address.destination_sepa_reference !== null) destination.sepa_reference = address.destination_sepa_reference
+  if (address.destination_ach_reference !== null) destination.ach_reference = address.destination_ach_reference
+  return destination
+}
+
+const app = Fastify({ logger: false })
+app.post(
+  '/api/v0/customers/:customerId/liquidation_addresses/:liquidationAddressId/simulate_deposit',
+  { schema: { response: { 201: DrainSchema } } },
+  async (request, reply) => {
+    const { customerId, liquidationAddressId } = request.params
+    const clientKey = String(request.headers['x-client-key'])
+    const [found] = await db.read(KEY_ADDRESS_WEBHOOK, [customerId, liquidationAddressId, clientKey])
+    const presented = Buffer.from(hash('sha256', String(request.headers['x-client-secret']), 'hex'), 'latin1')
+    if (found === undefined || found.active !== 1 || !timingSafeEqual(presented, Buffer.from(found.secret_digest, 'latin1'))) return reply.code(401).send({ error: 'no' })
+    if (redis !== undefined) await redis.incr(`floor:${clientKey}`)
+    if (found.id === null) return reply.code(404).send({ error: 'no' })
+    if (found.key_environment !== 'development') return reply.code(403).send({ error: 'no' })
+    const amount = parseAmount(String(request.body.amount), found.currency)
+    if (amount <= 0n) return reply.code(400).send({ error: 'no' })
+    const { fee, rest } = feeOf(amount, found.custom_developer_fee_percent ?? '0')
+    const nowMs = Date.now()
+    const now = isoOf(nowMs)
+    const drain = {
+      id: newId(),
+      environment: 'sandbox',
+      app_id: found.app_id,
+      customer_id: found.customer_id,
+      liquidation_address_id: found.id,
+      state: 'funds_received',
+      amount: String(amount),
+      currency: found.currency,
+      deposit_tx_hash: `0x${randomBytes(32).toString('hex')}`,
+      from_address: null,
+      source_payment_rail: found.chain,
+      destination: JSON.stringify(destinationOf(found)),
+      developer_fee: String(fee),
+      subtotal_amount: String(rest),
+      exchange_rate: null,
+      converted_amount: null,
+      outgoing_amount: null,
+      destination_tx_hash: null,
+      refund_tx_hash: null,
+      return_reason: null,
+      pending_entry_id: null,
+      next_step_at: now,
+      created_at: now,
+      updated_at: now,
+    }
+    const delivery = await db.tx(async (q) => {
+      await q(INSERT_DRAIN, Object.values(drain))
+      const inflow = `chain:${drain.source_payment_rail}#${shardOf(drain.id)}`
+      const accounts = await lockAccounts(q, drain.environment, drain.app_id, drain.currency, [
+        ['world', inflow],
+        ['clearing', drain.liquidation_address_id],
+      ])
+      await writeEntry(
+        q,
+        drain,
+        'posted',
+        [
+          [accounts.get(`world ${inflow}`), 'debit', amount],
+          [accounts.get(`clearing ${drain.liquidation_address_id}`), 'credit', amount],
+        ],
+        now,
+      )
+      return found.webhook_id === null ? undefined : emit(q, drain, found.webhook_id, 'liquidation_address.drain.created', now)
+    })
+    if (delivery !== undefined) send(delivery)
+    if (mode === 'pipeline') advanceLater({ drainId: drain.id, webhookId: found.webhook_id })
+    return reply.code(201).send(toDrain(drain))
+  },
+)
+await app.listen({ port: Number(portArg), host: '127.0.0.1' })
+const address = app.server.address()
+process.send?.({ port: typeof address === 'object' && address !== null ? address.port : 0 })
+process.on('disconnect', () => process.exit(0))
