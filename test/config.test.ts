@@ -16,6 +16,7 @@ describe('loadConfig', () => {
       authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 },
       drains: { scheduler: true, fastDelayMs: 1_000, achDelayMs: 3_000, pollIntervalMs: 250, concurrency: 4 },
       exchangeRateMaxAgeMs: 3_600_000,
+      productImagesDir: `${process.cwd()}/data/product-images`,
     })
   })
 
@@ -71,6 +72,7 @@ describe('loadConfig', () => {
       authFailures: { perAddress: 20, perKey: 20, windowSeconds: 60 },
       drains: { scheduler: true, fastDelayMs: 1_000, achDelayMs: 3_000, pollIntervalMs: 250, concurrency: 4 },
       exchangeRateMaxAgeMs: 3_600_000,
+      productImagesDir: `${process.cwd()}/data/product-images`,
     })
     expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', filename: '/tmp/x.db' })
   })
