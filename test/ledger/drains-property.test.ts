@@ -649,7 +649,7 @@ async function startRun(): Promise<void> {
 }
 
 describe(`drains against the ledger, random sequences (${TEST_BACKEND})`, () => {
-  it(`${RUNS} random sequences of deposits, deactivations, rates and steps keep every drain and the ledger exact`, { timeout: 120_000 }, async () => {
+  it(`${RUNS} random sequences of deposits, deactivations, rates and steps keep every drain and the ledger exact`, { timeout: Math.max(120_000, RUNS * 2_000) }, async () => {
     let drains = 0
     const paths = new Map<string, number>()
     await fc.assert(

@@ -94,17 +94,15 @@ async function kill9(instance: Running): Promise<void> {
   expect(exit.signal).toBe('SIGKILL')
 }
 
-/** Waits until no drain has a step to come. */
+/** Waits until no drain has a step to come; fails naming the states of those that still have one. */
 async function allEnded(query: Query, timeoutMs: number): Promise<void> {
-  await waitUntil(
-    'every drain to end',
-    async () => {
-      const [row] = await query<{ n: number | string }>('select count(*) as n from drains where next_step_at is not null')
-      return Number(row?.n) === 0 ? true : undefined
-    },
-    timeoutMs,
-    100,
-  )
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const waiting = await query<{ state: string; n: number | string }>('select state, count(*) as n from drains where next_step_at is not null group by state')
+    if (waiting.length === 0) return
+    if (Date.now() > deadline) throw new Error(`drains still to end after ${timeoutMs} ms: ${waiting.map((row) => `${Number(row.n)} ${row.state}`).join(', ')}`)
+    await sleep(100)
+  }
 }
 
 /**
