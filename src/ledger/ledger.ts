@@ -1,5 +1,6 @@
-import type { Selectable } from 'kysely'
+import { type Compilable, type Selectable, sql } from 'kysely'
 import { backendOf, type Db } from '../db/database.js'
+import { PreparedInsert, PreparedQuery } from '../db/prepared.js'
 import type { LedgerAccountsTable } from '../db/schema.js'
 import { newId, nowIso } from '../db/time.js'
 import type { Currency } from './amount.js'
@@ -70,6 +71,106 @@ export class InsufficientFunds extends LedgerError {
 
 type AccountRow = Selectable<LedgerAccountsTable>
 
+/**
+ * A statement whose shape depends on a count (of keys, accounts, postings): one PreparedQuery per
+ * count, of `slots(count)` values, each built once.
+ */
+function perCount<Row>(slots: (count: number) => number, build: (count: number) => (db: Db, ...slots: string[]) => Compilable<Row>): (count: number) => PreparedQuery<Row> {
+  const built = new Map<number, PreparedQuery<Row>>()
+  return (count) => {
+    let query = built.get(count)
+    if (query === undefined) {
+      query = new PreparedQuery(slots(count), build(count))
+      built.set(count, query)
+    }
+    return query
+  }
+}
+
+/** The slots of row `i` of `count`-slot rows. */
+const rowOf = (slots: readonly string[], i: number, count: number) => slots.slice(i * count, (i + 1) * count) as string[]
+
+const KEY_FIELDS = 5
+const keyValues = (key: AccountKey) => [key.environment, key.appId, key.kind, key.currency, key.reference]
+const keyText = (key: AccountKey) => keyValues(key).join('\u0000')
+
+/** The ids of the accounts of `count` keys, found through the unique key (ledger_accounts_key): one statement. */
+const FIND_ACCOUNTS = perCount<Pick<AccountRow, 'id' | 'environment' | 'app_id' | 'kind' | 'currency' | 'reference'>>((count) => KEY_FIELDS * count, (count) => (db, ...slots) =>
+  db
+    .selectFrom('ledger_accounts')
+    .select(['id', 'environment', 'app_id', 'kind', 'currency', 'reference'])
+    .where((eb) =>
+      eb.or(
+        Array.from({ length: count }, (_, i) => {
+          const [environment, appId, kind, currency, reference] = rowOf(slots, i, KEY_FIELDS)
+          return eb.and([eb('environment', '=', environment ?? ''), eb('app_id', '=', appId ?? ''), eb('kind', '=', kind ?? ''), eb('currency', '=', currency ?? ''), eb('reference', '=', reference ?? '')])
+        }),
+      ),
+    ),
+)
+
+/** `count` accounts by id, in id order, locked for the transaction on PostgreSQL (SQLite: the write lock is held). */
+const LOCK_ACCOUNTS = perCount<AccountRow>((count) => count, () => (db, ...ids) => {
+  const query = db.selectFrom('ledger_accounts').selectAll().where('id', 'in', ids).orderBy('id')
+  return backendOf(db) === 'postgres' ? query.forUpdate() : query
+})
+
+const POSTING_FIELDS = 5
+const postingRows = (slots: readonly string[], count: number) =>
+  Array.from({ length: count }, (_, i) => {
+    const [id, entry_id, account_id, direction, amount] = rowOf(slots, i, POSTING_FIELDS)
+    return { id: id ?? '', entry_id: entry_id ?? '', account_id: account_id ?? '', direction: direction ?? '', amount: amount ?? '' }
+  })
+
+const INSERT_ENTRY = new PreparedInsert('ledger_entries')
+const INSERT_POSTINGS = perCount<never>((count) => POSTING_FIELDS * count, (count) => (db, ...slots) => db.insertInto('ledger_postings').values(postingRows(slots, count)))
+
+const ENTRY_FIELDS = 8
+/**
+ * PostgreSQL: the entry and its `count` postings in one statement (one round trip where there were
+ * two); the postings' foreign key to the entry is checked at the end of the statement.
+ */
+const ENTRY_WITH_POSTINGS = perCount<never>((count) => ENTRY_FIELDS + POSTING_FIELDS * count, (count) => (db, ...slots) => {
+  const [id, environment, app_id, status, reason_type, reason_id, created_at, updated_at] = slots.slice(0, ENTRY_FIELDS) as string[]
+  return db
+    .with('entry', () =>
+      db.insertInto('ledger_entries').values({
+        id: id ?? '',
+        environment: environment ?? '',
+        app_id: app_id ?? '',
+        status: status ?? '',
+        reason_type: reason_type ?? '',
+        reason_id: reason_id ?? '',
+        created_at: created_at ?? '',
+        updated_at: updated_at ?? '',
+      }),
+    )
+    .insertInto('ledger_postings')
+    .values(postingRows(slots.slice(ENTRY_FIELDS), count))
+})
+
+const BALANCE_FIELDS = 7
+/** The sums of `count` accounts in one statement (UPDATE … FROM VALUES, on both backends). */
+const STORE_BALANCES = perCount<never>((count) => BALANCE_FIELDS * count, (count) => (db, ...slots) => {
+  const rows = Array.from({ length: count }, (_, i) => sql`(${sql.join(rowOf(slots, i, BALANCE_FIELDS))})`)
+  const statement = sql<never>`update ledger_accounts set debits_posted = v.column2, credits_posted = v.column3, debits_pending = v.column4,
+    credits_pending = v.column5, available = v.column6, updated_at = v.column7
+    from (values ${sql.join(rows)}) as v where ledger_accounts.id = v.column1`
+  return { compile: () => statement.compile(db) }
+})
+
+const SETTLE_ENTRY = new PreparedQuery<never>(3, (db, status, updatedAt, entryId) => db.updateTable('ledger_entries').set({ status, updated_at: updatedAt }).where('id', '=', entryId))
+
+/** A pending entry's status, locked for the transaction on PostgreSQL, with its postings: one statement. */
+const LOCK_ENTRY_WITH_POSTINGS = new PreparedQuery<{ status: string; account_id: string; direction: string; amount: string }>(1, (db, entryId) => {
+  const query = db
+    .selectFrom('ledger_entries as e')
+    .innerJoin('ledger_postings as p', 'p.entry_id', 'e.id')
+    .select(['e.status', 'p.account_id', 'p.direction', 'p.amount'])
+    .where('e.id', '=', entryId)
+  return backendOf(db) === 'postgres' ? query.forUpdate('e') : query
+})
+
 function balanceOf(row: AccountRow): Balance {
   return {
     accountId: row.id,
@@ -88,45 +189,53 @@ export class LedgerRepository {
 
   /** The account of `key`, made the first time it is asked for; only the world's accounts may go negative. */
   async account(key: AccountKey): Promise<string> {
-    const found = await this.findAccount(key)
-    if (found !== undefined) return found.id
-    const now = nowIso()
-    const id = newId()
-    await this.db
-      .insertInto('ledger_accounts')
-      .values({
-        id,
-        environment: key.environment,
-        app_id: key.appId,
-        kind: key.kind,
-        currency: key.currency,
-        reference: key.reference,
-        may_go_negative: key.kind === 'world' ? 1 : 0,
-        debits_posted: '0',
-        credits_posted: '0',
-        debits_pending: '0',
-        credits_pending: '0',
-        available: '0',
-        created_at: now,
-        updated_at: now,
-      })
-      .onConflict((conflict) => conflict.doNothing())
-      .execute()
-    const row = await this.findAccount(key)
-    if (row === undefined) throw new LedgerError('account could not be made')
-    return row.id
+    return (await this.accounts([key]))[0] as string
   }
 
-  private findAccount(key: AccountKey): Promise<AccountRow | undefined> {
-    return this.db
-      .selectFrom('ledger_accounts')
-      .selectAll()
-      .where('environment', '=', key.environment)
-      .where('app_id', '=', key.appId)
-      .where('kind', '=', key.kind)
-      .where('currency', '=', key.currency)
-      .where('reference', '=', key.reference)
-      .executeTakeFirst()
+  /**
+   * The accounts of `keys`, in their order, each made the first time it is asked for: one
+   * statement when they all exist. Only the world's accounts may go negative.
+   */
+  async accounts(keys: readonly AccountKey[]): Promise<string[]> {
+    const found = await this.findAccounts(keys)
+    const missing = [...new Map(keys.filter((key) => !found.has(keyText(key))).map((key) => [keyText(key), key])).values()]
+    if (missing.length > 0) {
+      const now = nowIso()
+      await this.db
+        .insertInto('ledger_accounts')
+        .values(
+          missing.map((key) => ({
+            id: newId(),
+            environment: key.environment,
+            app_id: key.appId,
+            kind: key.kind,
+            currency: key.currency,
+            reference: key.reference,
+            may_go_negative: key.kind === 'world' ? 1 : 0,
+            debits_posted: '0',
+            credits_posted: '0',
+            debits_pending: '0',
+            credits_pending: '0',
+            available: '0',
+            created_at: now,
+            updated_at: now,
+          })),
+        )
+        .onConflict((conflict) => conflict.doNothing())
+        .execute()
+      for (const [text, id] of await this.findAccounts(missing)) found.set(text, id)
+    }
+    return keys.map((key) => {
+      const id = found.get(keyText(key))
+      if (id === undefined) throw new LedgerError('account could not be made')
+      return id
+    })
+  }
+
+  /** The ids of the accounts of `keys` that exist, by keyText. */
+  private async findAccounts(keys: readonly AccountKey[]): Promise<Map<string, string>> {
+    const rows = await FIND_ACCOUNTS(keys.length).execute(this.db, ...keys.flatMap(keyValues))
+    return new Map(rows.map((row) => [keyText({ environment: row.environment as LedgerEnvironment, appId: row.app_id, kind: row.kind as AccountKind, currency: row.currency as Currency, reference: row.reference }), row.id]))
   }
 
   async balances(accountIds: readonly string[]): Promise<Balance[]> {
@@ -177,14 +286,13 @@ export class LedgerRepository {
     }
     const now = nowIso()
     const entryId = newId()
-    await this.db
-      .insertInto('ledger_entries')
-      .values({ id: entryId, environment: entry.environment, app_id: entry.appId, status: entry.status, reason_type: entry.reasonType, reason_id: entry.reasonId, created_at: now, updated_at: now })
-      .execute()
-    await this.db
-      .insertInto('ledger_postings')
-      .values(entry.postings.map((posting) => ({ id: newId(), entry_id: entryId, account_id: posting.accountId, direction: posting.direction, amount: posting.amount.toString() })))
-      .execute()
+    const postings = entry.postings.flatMap((posting) => [newId(), entryId, posting.accountId, posting.direction, posting.amount.toString()])
+    if (backendOf(this.db) === 'postgres') {
+      await ENTRY_WITH_POSTINGS(entry.postings.length).execute(this.db, entryId, entry.environment, entry.appId, entry.status, entry.reasonType, entry.reasonId, now, now, ...postings)
+    } else {
+      await INSERT_ENTRY.execute(this.db, { id: entryId, environment: entry.environment, app_id: entry.appId, status: entry.status, reason_type: entry.reasonType, reason_id: entry.reasonId, created_at: now, updated_at: now })
+      await INSERT_POSTINGS(entry.postings.length).execute(this.db, ...postings)
+    }
     await this.store([...changed.values()], now)
     return entryId
   }
@@ -200,10 +308,10 @@ export class LedgerRepository {
   }
 
   private async settle(entryId: string, to: 'posted' | 'voided'): Promise<void> {
-    const entry = await this.lockedEntry(entryId)
-    if (entry === undefined) throw new LedgerError(`unknown entry ${entryId}`)
-    if (entry.status !== 'pending') throw new LedgerError(`entry ${entryId} is ${entry.status}, not pending`)
-    const postings = await this.db.selectFrom('ledger_postings').selectAll().where('entry_id', '=', entryId).execute()
+    const postings = await LOCK_ENTRY_WITH_POSTINGS.execute(this.db, entryId)
+    const status = postings[0]?.status
+    if (status === undefined) throw new LedgerError(`unknown entry ${entryId}`)
+    if (status !== 'pending') throw new LedgerError(`entry ${entryId} is ${status}, not pending`)
     const accounts = await this.locked(postings.map((posting) => posting.account_id))
     const changed = new Map<string, Balance>()
     for (const posting of postings) {
@@ -224,40 +332,29 @@ export class LedgerRepository {
       changed.set(account.id, balance)
     }
     const now = nowIso()
-    await this.db.updateTable('ledger_entries').set({ status: to, updated_at: now }).where('id', '=', entryId).execute()
+    await SETTLE_ENTRY.execute(this.db, to, now, entryId)
     await this.store([...changed.values()], now)
-  }
-
-  private async lockedEntry(entryId: string) {
-    let query = this.db.selectFrom('ledger_entries').selectAll().where('id', '=', entryId)
-    if (backendOf(this.db) === 'postgres') query = query.forUpdate()
-    return query.executeTakeFirst()
   }
 
   /** The accounts, each locked for this transaction, in id order so two entries never wait on each other. */
   private async locked(accountIds: readonly string[]): Promise<Map<string, AccountRow>> {
     const ids = [...new Set(accountIds)].sort()
-    let query = this.db.selectFrom('ledger_accounts').selectAll().where('id', 'in', ids).orderBy('id')
-    if (backendOf(this.db) === 'postgres') query = query.forUpdate()
-    const rows = await query.execute()
+    const rows = await LOCK_ACCOUNTS(ids.length).execute(this.db, ...ids)
     return new Map(rows.map((row) => [row.id, row]))
   }
 
+  /** Every changed account's sums, in one statement. */
   private async store(balances: readonly Balance[], now: string): Promise<void> {
-    for (const balance of balances) {
-      await this.db
-        .updateTable('ledger_accounts')
-        .set({
-          debits_posted: balance.debitsPosted.toString(),
-          credits_posted: balance.creditsPosted.toString(),
-          debits_pending: balance.debitsPending.toString(),
-          credits_pending: balance.creditsPending.toString(),
-          available: balance.available.toString(),
-          updated_at: now,
-        })
-        .where('id', '=', balance.accountId)
-        .execute()
-    }
+    const values = balances.flatMap((balance) => [
+      balance.accountId,
+      balance.debitsPosted.toString(),
+      balance.creditsPosted.toString(),
+      balance.debitsPending.toString(),
+      balance.creditsPending.toString(),
+      balance.available.toString(),
+      now,
+    ])
+    await STORE_BALANCES(balances.length).execute(this.db, ...values)
   }
 }
 

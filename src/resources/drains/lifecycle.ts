@@ -175,6 +175,7 @@ export async function receiveDeposit(tx: Transaction, context: DrainContext, dep
   }
   await new DrainsRepository(tx.db).insert(row)
   const ledger = new LedgerRepository(tx.db)
+  const [inflow, clearing] = (await ledger.accounts([worldAccount(context, deposit.environment, deposit.appId, currency, `chain:${chain}`, row.id), clearingAccount(row)])) as [string, string]
   await ledger.record({
     environment: deposit.environment,
     appId: deposit.appId,
@@ -182,8 +183,8 @@ export async function receiveDeposit(tx: Transaction, context: DrainContext, dep
     reasonId: row.id,
     status: 'posted',
     postings: [
-      { accountId: await ledger.account(worldAccount(context, deposit.environment, deposit.appId, currency, `chain:${chain}`, row.id)), direction: 'debit', amount },
-      { accountId: await ledger.account(clearingAccount(row)), direction: 'credit', amount },
+      { accountId: inflow, direction: 'debit', amount },
+      { accountId: clearing, direction: 'credit', amount },
     ],
   })
   const drain = toDrain(row)
@@ -302,18 +303,20 @@ class DrainStep {
     const subtotal = amount - fee
     const converted = convert(subtotal, from, to, rate)
     if (converted <= 0n) return this.stopped('canceled', `the amount after fees is below the smallest unit of ${to}`)
-    const key = (kind: AccountKey['kind'], currency: Currency, reference: string): AccountKey => ({ environment: this.environment, appId: this.row.app_id, kind, currency, reference })
-    const account = (accountKey: AccountKey) => this.ledger.account(accountKey)
-    const postings: Posting[] = [{ accountId: await account(clearingAccount(this.row)), direction: 'debit', amount }]
-    if (fee > 0n) postings.push({ accountId: await account(key('developer_fee', from, `fee#${shardOf(this.row.id, this.context)}`)), direction: 'credit', amount: fee })
+    const feeAccount: AccountKey = { environment: this.environment, appId: this.row.app_id, kind: 'developer_fee', currency: from, reference: `fee#${shardOf(this.row.id, this.context)}` }
     const receiving = wallet !== undefined ? walletAccountKey(wallet, to) : worldAccount(this.context, this.environment, this.row.app_id, to, `payout:${destination.payment_rail}`, this.row.id)
+    // The entry's postings, each naming its account by key: the accounts are found in one statement.
+    const moves: { account: AccountKey; direction: Posting['direction']; amount: bigint }[] = [{ account: clearingAccount(this.row), direction: 'debit', amount }]
+    if (fee > 0n) moves.push({ account: feeAccount, direction: 'credit', amount: fee })
     if (from === to) {
-      postings.push({ accountId: await account(receiving), direction: 'credit', amount: subtotal })
+      moves.push({ account: receiving, direction: 'credit', amount: subtotal })
     } else {
-      if (subtotal > 0n) postings.push({ accountId: await account(worldAccount(this.context, this.environment, this.row.app_id, from, 'exchange', this.row.id)), direction: 'credit', amount: subtotal })
-      postings.push({ accountId: await account(worldAccount(this.context, this.environment, this.row.app_id, to, 'exchange', this.row.id)), direction: 'debit', amount: converted })
-      postings.push({ accountId: await account(receiving), direction: 'credit', amount: converted })
+      if (subtotal > 0n) moves.push({ account: worldAccount(this.context, this.environment, this.row.app_id, from, 'exchange', this.row.id), direction: 'credit', amount: subtotal })
+      moves.push({ account: worldAccount(this.context, this.environment, this.row.app_id, to, 'exchange', this.row.id), direction: 'debit', amount: converted })
+      moves.push({ account: receiving, direction: 'credit', amount: converted })
     }
+    const accountIds = await this.ledger.accounts(moves.map((move) => move.account))
+    const postings = moves.map((move, i): Posting => ({ accountId: accountIds[i] as string, direction: move.direction, amount: move.amount }))
     const entryId = await this.ledger.record({ environment: this.environment, appId: this.row.app_id, reasonType: 'drain', reasonId: this.row.id, status: 'pending', postings })
     this.entries.push('pending')
     return {
@@ -355,6 +358,10 @@ class DrainStep {
     if (returnAddress == null) return { next_step_at: null }
     const amount = BigInt(this.row.amount)
     const currency = this.row.currency as Currency
+    const [clearing, outflow] = (await this.ledger.accounts([
+      clearingAccount(this.row),
+      worldAccount(this.context, this.environment, this.row.app_id, currency, `refund:${this.row.source_payment_rail}`, this.row.id),
+    ])) as [string, string]
     await this.ledger.record({
       environment: this.environment,
       appId: this.row.app_id,
@@ -362,8 +369,8 @@ class DrainStep {
       reasonId: this.row.id,
       status: 'posted',
       postings: [
-        { accountId: await this.ledger.account(clearingAccount(this.row)), direction: 'debit', amount },
-        { accountId: await this.ledger.account(worldAccount(this.context, this.environment, this.row.app_id, currency, `refund:${this.row.source_payment_rail}`, this.row.id)), direction: 'credit', amount },
+        { accountId: clearing, direction: 'debit', amount },
+        { accountId: outflow, direction: 'credit', amount },
       ],
     })
     this.entries.push('posted')

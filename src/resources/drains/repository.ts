@@ -1,10 +1,14 @@
 import type { Selectable, Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
 import { ConflictError, isUniqueViolation } from '../../db/errors.js'
+import { PreparedInsert } from '../../db/prepared.js'
 import type { DrainsTable } from '../../db/schema.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 
 export type DrainRow = Selectable<DrainsTable>
+
+/** Every deposit's drain: its insert built once (PreparedInsert). */
+const INSERT_DRAIN = new PreparedInsert('drains')
 
 /** Drains of one application in one environment; every read of the API starts from `owned`. */
 export class DrainsRepository {
@@ -23,7 +27,7 @@ export class DrainsRepository {
   /** 409 when the address already received a deposit of this transaction. */
   async insert(row: DrainRow): Promise<void> {
     try {
-      await this.db.insertInto('drains').values(row).execute()
+      await INSERT_DRAIN.execute(this.db, row)
     } catch (error) {
       if (isUniqueViolation(error)) throw new ConflictError('A deposit with this deposit_tx_hash was already received at this liquidation address')
       throw error
