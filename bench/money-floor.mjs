@@ -6,8 +6,10 @@
 // active webhook; the secret's SHA-256 digest is compared in constant time; on PostgreSQL one
 // Redis INCR (the shared rate-limit count any multi-instance server needs); then ONE transaction
 // writes the drain, the intake entry (chain inflow → the address's clearing account, posted) with
-// its postings and both accounts' sums (locked, found by their keys in one statement), the event
-// and its delivery. The drain is answered 201 once that is durable.
+// its postings, both accounts' sums (locked, found by their keys, in one statement; updated in
+// one), the event and its delivery. On PostgreSQL the entry and its postings are one statement, and
+// so are the event and its delivery (as the server writes those). The drain is answered 201 once
+// that is durable.
 //
 // Mode `pipeline` also moves each drain on as the server's scheduler does, each step one
 // transaction: submitted (the drain locked; clearing → developer fee + payout, pending; three
@@ -175,18 +177,32 @@ const lockAccountsById = (count) => `select * from ledger_accounts where id in (
 const LOCK_BY_ID = [undefined, undefined, lockAccountsById(2), lockAccountsById(3)]
 const INSERT_ACCOUNT = `insert into ledger_accounts (id, environment, app_id, kind, currency, reference, may_go_negative, debits_posted, credits_posted,
     debits_pending, credits_pending, available, created_at, updated_at) values ($1, $2, $3, $4, $5, $6, $7, '0', '0', '0', '0', '0', $8, $9) on conflict do nothing`
-const UPDATE_ACCOUNT = `update ledger_accounts set debits_posted = $1, credits_posted = $2, debits_pending = $3, credits_pending = $4, available = $5,
-    updated_at = $6 where id = $7`
+/** Every changed account's sums in one statement (UPDATE … FROM VALUES, on both backends). */
+const updateAccounts = (count) =>
+  `update ledger_accounts set debits_posted = v.column2, credits_posted = v.column3, debits_pending = v.column4, credits_pending = v.column5,
+    available = v.column6, updated_at = v.column7 from (values ${Array.from({ length: count }, (_, i) => `(${Array.from({ length: 7 }, (_, j) => `$${7 * i + j + 1}`).join(', ')})`).join(', ')}) as v
+    where ledger_accounts.id = v.column1`
+const UPDATE_ACCOUNTS = [undefined, updateAccounts(1), updateAccounts(2), updateAccounts(3)]
 const INSERT_ENTRY = `insert into ledger_entries (id, environment, app_id, status, reason_type, reason_id, created_at, updated_at)
   values ($1, $2, $3, $4, 'drain', $5, $6, $7)`
 const SETTLE_ENTRY = 'update ledger_entries set status = $1, updated_at = $2 where id = $3'
-const insertPostings = (count) =>
-  `insert into ledger_postings (id, entry_id, account_id, direction, amount) values ${Array.from({ length: count }, (_, i) => `($${5 * i + 1}, $${5 * i + 2}, $${5 * i + 3}, $${5 * i + 4}, $${5 * i + 5})`).join(', ')}`
+const postingValues = (count, first) =>
+  Array.from({ length: count }, (_, i) => `($${first + 5 * i}, $${first + 5 * i + 1}, $${first + 5 * i + 2}, $${first + 5 * i + 3}, $${first + 5 * i + 4})`).join(', ')
+const insertPostings = (count) => `insert into ledger_postings (id, entry_id, account_id, direction, amount) values ${postingValues(count, 1)}`
 const INSERT_POSTINGS = [undefined, undefined, insertPostings(2), insertPostings(3)]
+/** PostgreSQL: the entry and its postings in one statement (the postings' foreign key is checked at its end). */
+const entryWithPostings = (count) =>
+  `with entry as (insert into ledger_entries (id, environment, app_id, status, reason_type, reason_id, created_at, updated_at)
+    values ($1, $2, $3, $4, 'drain', $5, $6, $7)) insert into ledger_postings (id, entry_id, account_id, direction, amount) values ${postingValues(count, 8)}`
+const ENTRY_WITH_POSTINGS = [undefined, undefined, entryWithPostings(2), entryWithPostings(3)]
 const POSTINGS_OF = 'select account_id, direction, amount from ledger_postings where entry_id = $1'
 const INSERT_EVENT = 'insert into events (id, app_id, type, payload, created_at, fanout_pending) values ($1, $2, $3, $4, $5, 0)'
 const INSERT_DELIVERY = `insert into deliveries (id, event_id, webhook_id, app_id, status, attempts, next_attempt_at, claim_token, resend, created_at, updated_at)
   values ($1, $2, $3, $4, 'pending', 0, $5, null, 0, $6, $7)`
+/** PostgreSQL: the event and its delivery in one statement, as the server writes them. */
+const EVENT_WITH_DELIVERY = `with event as (insert into events (id, app_id, type, payload, created_at, fanout_pending) values ($1, $2, $3, $4, $5, 0))
+  insert into deliveries (id, event_id, webhook_id, app_id, status, attempts, next_attempt_at, claim_token, resend, created_at, updated_at)
+  values ($6, $1, $7, $2, 'pending', 0, $5, null, 0, $5, $5)`
 const insertAttempts = (count) =>
   `insert into delivery_attempts (id, delivery_id, webhook_id, attempt, started_at, duration_ms, outcome, status_code) values ${Array.from(
     { length: count },
@@ -245,19 +261,22 @@ async function applyPostings(q, postings, to, now) {
     }
     sums.set(row.id, sum)
   }
-  for (const sum of sums.values()) {
-    if (!sum.negative && sum.available < 0n) throw new Error('insufficient funds')
-    await q(UPDATE_ACCOUNT, [String(sum.debitsPosted), String(sum.creditsPosted), String(sum.debitsPending), String(sum.creditsPending), String(sum.available), now, sum.id])
-  }
+  for (const sum of sums.values()) if (!sum.negative && sum.available < 0n) throw new Error('insufficient funds')
+  await q(
+    UPDATE_ACCOUNTS[sums.size],
+    [...sums.values()].flatMap((sum) => [sum.id, String(sum.debitsPosted), String(sum.creditsPosted), String(sum.debitsPending), String(sum.creditsPending), String(sum.available), now]),
+  )
 }
 
 async function writeEntry(q, drain, status, postings, now) {
   const entryId = newId()
-  await q(INSERT_ENTRY, [entryId, drain.environment, drain.app_id, status, drain.id, now, now])
-  await q(
-    INSERT_POSTINGS[postings.length],
-    postings.flatMap(([row, direction, amount]) => [newId(), entryId, row.id, direction, String(amount)]),
-  )
+  const entry = [entryId, drain.environment, drain.app_id, status, drain.id, now, now]
+  const rows = postings.flatMap(([row, direction, amount]) => [newId(), entryId, row.id, direction, String(amount)])
+  if (postgres) await q(ENTRY_WITH_POSTINGS[postings.length], [...entry, ...rows])
+  else {
+    await q(INSERT_ENTRY, entry)
+    await q(INSERT_POSTINGS[postings.length], rows)
+  }
   await applyPostings(q, postings, status, now)
   return entryId
 }
@@ -266,9 +285,12 @@ async function writeEntry(q, drain, status, postings, now) {
 async function emit(q, drain, webhookId, type, now) {
   const eventId = newId()
   const payload = JSON.stringify({ id: eventId, type, created_at: now, data: toDrain(drain) })
-  await q(INSERT_EVENT, [eventId, drain.app_id, type, payload, now])
   const deliveryId = newId()
-  await q(INSERT_DELIVERY, [deliveryId, eventId, webhookId, drain.app_id, now, now, now])
+  if (postgres) await q(EVENT_WITH_DELIVERY, [eventId, drain.app_id, type, payload, now, deliveryId, webhookId])
+  else {
+    await q(INSERT_EVENT, [eventId, drain.app_id, type, payload, now])
+    await q(INSERT_DELIVERY, [deliveryId, eventId, webhookId, drain.app_id, now, now, now])
+  }
   return { eventId, deliveryId, webhookId, payload }
 }
 
