@@ -139,8 +139,10 @@ interface OperationShape {
 
 /**
  * The tags in the order a user meets them: the health check, customers, their liquidation
- * addresses, webhooks to hear about them, taxes. Tags not named here follow, in the order their
- * first operation appears (Swagger UI lists the document's declared tags first, then the others).
+ * addresses, webhooks to hear about them, taxes; then the money: the wallets that hold it, their
+ * balances, the rates it converts at, the drains that move a deposit to its payout; then products.
+ * Tags not named here follow, in the order their first operation appears (Swagger UI lists the
+ * document's declared tags first, then the others).
  */
 export const TAG_ORDER: readonly { name: string; description: string }[] = [
   { name: 'health', description: 'Is the service up, and does the key work' },
@@ -148,6 +150,11 @@ export const TAG_ORDER: readonly { name: string; description: string }[] = [
   { name: 'liquidation addresses', description: "Blockchain addresses that turn what a customer's address receives into a payout" },
   { name: 'webhooks', description: 'Where events are sent, their signing secrets and their delivery logs (the events themselves are under Webhooks, below)' },
   { name: 'taxes', description: 'Tax rates your applications apply' },
+  { name: 'wallets', description: "The application's custodial wallets: one per chain, each holding USDC and EURC" },
+  { name: 'balances', description: 'What the wallets hold, per currency and in US dollars' },
+  { name: 'exchange rates', description: 'The rates between US dollars (USDC) and euros (EURC) that conversions use' },
+  { name: 'drains', description: 'Deposits to a liquidation address and their way to its payout, with the receipt of each' },
+  { name: 'products', description: 'What your applications sell, with their images' },
 ]
 
 /** The tags of TAG_ORDER the document's operations use, declared in that order with their descriptions. */
