@@ -4,7 +4,7 @@ import { ApiError } from '../../errors.js'
 import { AmountError, type Currency, feeOf, parseAmount } from '../../ledger/amount.js'
 import { type AccountKey, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
 import { convert, type ExchangeRates, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
-import { walletAccountKey, WalletsRepository } from '../../ledger/wallets.js'
+import { WALLET_CURRENCIES, walletAccountKey, WalletsRepository } from '../../ledger/wallets.js'
 import { isoOf, newId } from '../../db/time.js'
 import { moneyActivity } from '../../ledger/activity.js'
 import type { Transaction } from '../../types.js'
@@ -193,12 +193,13 @@ export async function receiveDeposit(tx: Transaction, context: DrainContext, dep
   return drain
 }
 
-/** The currency a wallet holds for a destination currency: a fiat is held as its stablecoin. */
+/**
+ * The currency a wallet holds for a destination currency: a fiat is held as its stablecoin; one
+ * a wallet does not hold (WALLET_CURRENCIES) is none, since no balance would ever show it.
+ */
 function walletCurrencyOf(currency: Currency): Currency | undefined {
-  if (currency === 'usd') return 'usdc'
-  if (currency === 'eur') return 'eurc'
-  if (currency === 'mxn') return undefined
-  return currency
+  const held = currency === 'usd' ? 'usdc' : currency === 'eur' ? 'eurc' : currency
+  return (WALLET_CURRENCIES as readonly string[]).includes(held) ? held : undefined
 }
 
 type Changes = Partial<Omit<DrainRow, 'id'>>
