@@ -255,8 +255,9 @@ class Model {
         let to: Currency = destination.currency
         const wallet = destination.kind === 'own wallet' && drain.address.ownWallet?.environment === drain.environment ? drain.address.ownWallet : undefined
         if (wallet !== undefined) {
-          if (to === 'mxn') return stopped('undeliverable')
+          // A wallet holds USDC and EURC; a fiat is held as its stablecoin, anything else cannot be.
           to = to === 'usd' ? 'usdc' : to === 'eur' ? 'eurc' : to
+          if (to !== 'usdc' && to !== 'eurc') return stopped('undeliverable')
         }
         const rateText = this.rate(drain.environment, rateCurrencyOf(drain.currency), rateCurrencyOf(to), now)
         if (rateText === undefined) return { state: 'funds_received', nextStepAt: isoOf(now + RATE_RETRY_MS) }
