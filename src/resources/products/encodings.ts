@@ -94,7 +94,12 @@ export function registerProductEncodings(app: FastifyInstance, store: ImageStore
     if (upload !== undefined && !upload.kept && upload.staged.length > 0) {
       const keys = upload.staged.map((image) => image.key)
       upload.staged = []
-      await store.remove(keys)
+      try {
+        await store.remove(keys)
+      } catch (error) {
+        // The answer stands; the files are left where no product names them.
+        request.log.warn({ err: error, images: keys }, 'images of a refused request could not be removed from the store')
+      }
     }
     return payload
   })
