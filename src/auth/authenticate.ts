@@ -1,11 +1,12 @@
-import type { FastifyReply, FastifyRequest, onRequestAsyncHookHandler } from 'fastify'
+import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { AppsRepository } from '../db/repositories/apps.js'
 import { ApiError } from '../errors.js'
 import { ANY_VALID_KEY } from '../resources/manifest.js'
 import type { AuthContext } from '../types.js'
-import { hourlyLimitOf, secretMatches } from '../keys/credentials.js'
+import { secretMatches } from '../keys/credentials.js'
 import type { FailureThrottle } from './failure-throttle.js'
-import type { RateLimitDecision, RateLimiter } from './rate-limiter.js'
+import { type KnownKey, KnownKeys } from './known-keys.js'
+import type { GuardedDecision, RateLimiter } from './rate-limiter.js'
 
 function header(request: FastifyRequest, name: string): string | undefined {
   const value = request.headers[name]
@@ -17,61 +18,108 @@ function header(request: FastifyRequest, name: string): string | undefined {
  * contract's order: missing headers 401, too many failures from this address 429, bad credentials
  * 401 (429 once the key's failures are full), inactive key 403, rate limit 429, missing scope 403;
  * validation (400) and existence (404) come after it.
+ *
+ * The key is checked as the database holds it when the request is checked (KnownKeys), so a
+ * deactivation by the CLI in another process takes effect on the very next request. Where that
+ * and the rate limit can be told at once (SQLite, the in-process limiter) the hook answers in the
+ * same turn, without a promise; on PostgreSQL + Redis the rate limit's round trip to Redis is made
+ * beside the key's read when the key was read before (both are awaited before the request goes
+ * on: a key found deactivated meanwhile is refused, its one count in the window spent).
  */
-export function authenticate(apps: AppsRepository, limiter: RateLimiter, failures?: FailureThrottle): onRequestAsyncHookHandler {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const clientKey = header(request, 'x-client-key')
-    const clientSecret = header(request, 'x-client-secret')
-    if (clientKey === undefined || clientSecret === undefined) {
-      throw new ApiError(401, 'Client key or secret missing', {
-        details: 'Both the x-client-key and x-client-secret headers must be provided',
-      })
-    }
-    // Looked up on every request (an indexed read), so a deactivation by the CLI in another
-    // process takes effect on the very next request.
-    const key = await apps.findCredentials(clientKey)
-    // An address whose failures are full is answered 429 before anything about its credentials
-    // is told, so a throttled guess learns nothing (not even that it was right). For a good key
-    // the address's count guards the rate limit's consume: one call (one Redis round trip).
-    const matches = secretMatches(clientSecret, key?.secret_digest)
-    if (key === undefined || !matches || !key.active) {
-      const addressWait = await failures?.addressRetryAfter(request.ip)
-      if (addressWait !== undefined) throw tooManyFailures(addressWait)
-      if (key === undefined || !matches) {
-        const wait = await failures?.failed(request.ip, clientKey, key?.id)
-        if (wait !== undefined) throw tooManyFailures(wait)
-        throw new ApiError(401, 'Invalid client app credentials', { details: 'The client key or client secret is invalid' })
-      }
-      throw new ApiError(403, 'API key is inactive', { details: 'This API key has been deactivated' })
-    }
+export function authenticate(apps: AppsRepository, limiter: RateLimiter, failures?: FailureThrottle): onRequestHookHandler {
+  const keys = new KnownKeys(apps)
 
-    const limit = hourlyLimitOf(key)
+  /** The rate limit's count of one request of `key` (guarded by the address's failures), at once when the limiter can tell. */
+  function count(key: KnownKey, request: FastifyRequest): GuardedDecision | Promise<GuardedDecision> {
     const guard = failures?.addressGuard(request.ip)
-    let decision: RateLimitDecision
-    if (guard === undefined || failures === undefined) {
-      decision = await limiter.consume(key.id, limit)
-    } else {
-      const guarded = await limiter.consumeGuarded(key.id, limit, guard)
-      if (guarded.guardFull) throw tooManyFailures(failures.addressFull(request.ip, guarded.guard))
-      decision = guarded.decision
-    }
-    reply.header('RateLimit-Policy', `"hour";q=${limit};w=${decision.windowSeconds}`)
+    const now = limiter.consumeAtOnce?.(key.credentials.id, key.limit, guard)
+    if (now !== undefined) return now
+    if (guard === undefined) return limiter.consume(key.credentials.id, key.limit).then((decision) => ({ guardFull: false, decision }))
+    return limiter.consumeGuarded(key.credentials.id, key.limit, guard)
+  }
+
+  /** The checks after the key's credentials: the rate limit's answer, then the route's scope. */
+  function admit(request: FastifyRequest, reply: FastifyReply, key: KnownKey, guarded: GuardedDecision): void {
+    if (guarded.guardFull) throw tooManyFailures(failures?.addressFull(request.ip, guarded.guard) ?? Math.max(1, guarded.guard.resetSeconds))
+    const decision = guarded.decision
+    reply.header('RateLimit-Policy', key.policyHeader(decision.windowSeconds))
     reply.header('RateLimit', `"hour";r=${decision.remaining};t=${decision.resetSeconds}`)
     if (!decision.allowed) {
       throw new ApiError(429, 'Rate limit exceeded', {
-        details: `This API key may make ${limit} requests per hour; retry in ${decision.resetSeconds} seconds`,
+        details: `This API key may make ${key.limit} requests per hour; retry in ${decision.resetSeconds} seconds`,
         headers: { 'Retry-After': String(decision.resetSeconds) },
       })
     }
-
     // Every authenticated route has its manifest's scope (src/resources/register.ts).
     const scope = request.routeOptions.config.scope
     if (scope === undefined) throw new Error(`route ${request.routeOptions.method} ${request.routeOptions.url} has no scope`)
-    if (scope !== ANY_VALID_KEY && !key.scopes.includes(scope)) {
+    if (scope !== ANY_VALID_KEY && !key.scopes.has(scope)) {
       throw new ApiError(403, 'Missing required scope', { details: `This API key lacks the required scope: ${scope}` })
     }
-    const auth: AuthContext = { appId: key.app_id, keyId: key.id, environment: key.environment, scopes: key.scopes }
-    request.auth = auth
+    request.auth = key.auth
+  }
+
+  /**
+   * Everything after the key is known: its credentials, then the rate limit (`early`: its count,
+   * made for this key beside the key's read, when made) and the scope.
+   */
+  function check(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    clientKey: string,
+    clientSecret: string,
+    key: KnownKey | undefined,
+    early: GuardedDecision | undefined,
+  ): void | Promise<void> {
+    // An address whose failures are full is answered 429 before anything about its credentials
+    // is told, so a throttled guess learns nothing (not even that it was right). For a good key
+    // the address's count guards the rate limit's consume: one call (one Redis round trip).
+    const matches = secretMatches(clientSecret, key?.credentials.secret_digest)
+    if (key === undefined || !matches || !key.credentials.active) return refuse(request, clientKey, key, matches)
+    if (early !== undefined) return admit(request, reply, key, early)
+    const counted = count(key, request)
+    if (counted instanceof Promise) return counted.then((guarded) => admit(request, reply, key, guarded))
+    return admit(request, reply, key, counted)
+  }
+
+  async function refuse(request: FastifyRequest, clientKey: string, key: KnownKey | undefined, matches: boolean): Promise<never> {
+    const addressWait = await failures?.addressRetryAfter(request.ip)
+    if (addressWait !== undefined) throw tooManyFailures(addressWait)
+    if (key === undefined || !matches) {
+      const wait = await failures?.failed(request.ip, clientKey, key?.credentials.id)
+      if (wait !== undefined) throw tooManyFailures(wait)
+      throw new ApiError(401, 'Invalid client app credentials', { details: 'The client key or client secret is invalid' })
+    }
+    throw new ApiError(403, 'API key is inactive', { details: 'This API key has been deactivated' })
+  }
+
+  return (request, reply, done) => {
+    const clientKey = header(request, 'x-client-key')
+    const clientSecret = header(request, 'x-client-secret')
+    if (clientKey === undefined || clientSecret === undefined) {
+      done(new ApiError(401, 'Client key or secret missing', { details: 'Both the x-client-key and x-client-secret headers must be provided' }))
+      return
+    }
+    let checked: void | Promise<void>
+    try {
+      const current = keys.current(clientKey)
+      if (current instanceof Promise) {
+        // The key as last read, if its secret matches, has its request counted meanwhile; the
+        // count stands only for the key read now if that is the same key, active, with the same limit.
+        const lastRead = keys.lastRead(clientKey)
+        const early = lastRead?.credentials.active === true && secretMatches(clientSecret, lastRead.credentials.secret_digest) ? count(lastRead, request) : undefined
+        checked = Promise.all([current, early]).then(([key, counted]) =>
+          check(request, reply, clientKey, clientSecret, key, key !== undefined && key.credentials.id === lastRead?.credentials.id && key.limit === lastRead.limit ? counted : undefined),
+        )
+      } else {
+        checked = check(request, reply, clientKey, clientSecret, current, undefined)
+      }
+    } catch (error) {
+      done(error instanceof Error ? error : new Error(String(error)))
+      return
+    }
+    if (checked instanceof Promise) checked.then(() => done(), done)
+    else done()
   }
 }
 

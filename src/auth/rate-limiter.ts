@@ -18,6 +18,12 @@ export interface RateLimiter {
    * consumes nothing. Where both counts live in one Redis, in one round trip.
    */
   consumeGuarded(key: string, limit: number, guard: RateLimitGuard): Promise<GuardedDecision>
+  /**
+   * consume or consumeGuarded (with `guard`) answered at once, by a limiter that counts in this
+   * process; absent where an answer has to be waited for, and undefined when the guard's counter
+   * can't answer at once.
+   */
+  consumeAtOnce?(key: string, limit: number, guard: RateLimitGuard | undefined): GuardedDecision | undefined
 }
 
 /** A limiter that can also tell whether a key is full without counting anything (failure throttle). */
@@ -131,6 +137,15 @@ export class MemoryRateLimiter implements PeekableRateLimiter {
 
   consumeGuarded(key: string, limit: number, guard: RateLimitGuard): Promise<GuardedDecision> {
     return consumeAfterPeek(this, key, limit, guard)
+  }
+
+  consumeAtOnce(key: string, limit: number, guard: RateLimitGuard | undefined): GuardedDecision | undefined {
+    if (guard !== undefined) {
+      if (!(guard.counter instanceof MemoryRateLimiter)) return undefined
+      const peeked = guard.counter.peekSync(guard.key, guard.limit)
+      if (!peeked.allowed) return { guardFull: true, guard: peeked }
+    }
+    return { guardFull: false, decision: this.consumeSync(key, limit) }
   }
 
   consumeSync(key: string, limit: number): RateLimitDecision {

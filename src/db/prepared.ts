@@ -38,9 +38,14 @@ export class PreparedQuery<Row> {
   ) {}
 
   async execute(db: Db, ...values: (string | number)[]): Promise<Row[]> {
-    if (values.length !== this.slots) throw new Error(`prepared query: ${this.slots} values expected, ${values.length} given`)
-    const query = bound(this.compiledOn(db), (slot) => values[slot])
+    const query = this.bind(db, ...values)
     return readNow(db, query) ?? (await db.executeQuery<Row>(query)).rows
+  }
+
+  /** The statement as `db`'s backend runs it, with `values` in its slots. */
+  bind(db: Db, ...values: (string | number)[]): CompiledQuery<Row> {
+    if (values.length !== this.slots) throw new Error(`prepared query: ${this.slots} values expected, ${values.length} given`)
+    return bound(this.compiledOn(db), (slot) => values[slot])
   }
 
   async executeTakeFirst(db: Db, ...values: (string | number)[]): Promise<Row | undefined> {

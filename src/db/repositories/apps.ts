@@ -1,8 +1,10 @@
+import { CompiledQuery } from 'kysely'
 import type { Environment } from '../../keys/credentials.js'
 import { generateKeyPair } from '../../keys/credentials.js'
-import type { Db } from '../database.js'
+import { backendOf, type Db } from '../database.js'
 import { PreparedQuery } from '../prepared.js'
 import type { ApiKeysTable } from '../schema.js'
+import { dataVersionOf, readNow } from '../sqlite/open.js'
 import { newId, nowIso } from '../time.js'
 
 export interface App {
@@ -50,11 +52,27 @@ function publicKey({ secret_digest: _digest, ...key }: KeyCredentials): ApiKey {
   return key
 }
 
-/** Every authenticated request looks its key up: built once (PreparedQuery). */
+/** A key's row looked up by its client key: built once (PreparedQuery). */
 const FIND_CREDENTIALS = new PreparedQuery<ApiKeysTable>(1, (db, clientKey) => db.selectFrom('api_keys').selectAll().where('client_key', '=', clientKey))
+
+/** PostgreSQL: the rows of several client keys in one statement, whatever their number (one array parameter). */
+const POSTGRES_CREDENTIALS_OF = 'select * from api_keys where client_key = any($1)'
+
+/**
+ * Changes to keys made by this process: SQLite's data_version counts only other connections'
+ * commits, so a key this process changes (through this repository) is counted here, after the
+ * change is committed.
+ */
+let keyChangesHere = 0
+
+/** findCredentialsAtOnce: the key must be read through findCredentials instead. */
+export const NOT_AT_ONCE = Symbol('not at once')
 
 /** Applications and their API keys: operator-side, used by the CLI, start-up and the auth hook. */
 export class AppsRepository {
+  /** keysVersion's counts when it last looked, and the version it answered */
+  private readonly seen = { dataVersion: 0, keyChangesHere: 0, version: 0 }
+
   constructor(private readonly db: Db) {}
 
   async createApp(name: string): Promise<App> {
@@ -96,6 +114,7 @@ export class AppsRepository {
       deactivated_at: null,
     }
     await this.db.insertInto('api_keys').values(row).execute()
+    keyChangesHere++
     return { ...publicKey(toApiKey(row)), client_secret: pair.clientSecret }
   }
 
@@ -109,6 +128,49 @@ export class AppsRepository {
     return row === undefined ? undefined : toApiKey(row)
   }
 
+  /**
+   * SQLite: the key's row read at once, when the connection is free and nothing has to be waited
+   * for (readNow); NOT_AT_ONCE when it must be read through findCredentials. PostgreSQL: always
+   * NOT_AT_ONCE.
+   */
+  findCredentialsAtOnce(clientKey: string): KeyCredentials | undefined | typeof NOT_AT_ONCE {
+    const rows = readNow(this.db, FIND_CREDENTIALS.bind(this.db, clientKey))
+    if (rows === undefined) return NOT_AT_ONCE
+    const [row] = rows
+    return row === undefined ? undefined : toApiKey(row)
+  }
+
+  /** The keys of several client keys in one statement (those that exist). */
+  async findCredentialsOf(clientKeys: readonly string[]): Promise<KeyCredentials[]> {
+    if (backendOf(this.db) === 'postgres') {
+      const { rows } = await this.db.executeQuery<ApiKeysTable>(CompiledQuery.raw(POSTGRES_CREDENTIALS_OF, [clientKeys]))
+      return rows.map(toApiKey)
+    }
+    const found: KeyCredentials[] = []
+    for (const clientKey of clientKeys) {
+      const key = await this.findCredentials(clientKey)
+      if (key !== undefined) found.push(key)
+    }
+    return found
+  }
+
+  /**
+   * SQLite: a number that changes whenever a key may have changed since it was last taken: a commit
+   * of another connection (SQLite's data_version) or a key changed by this process. Taken before a
+   * key is read, it tells later whether what was read may have changed since. Undefined on
+   * PostgreSQL, and when SQLite cannot tell at once (another process's lock).
+   */
+  keysVersion(): number | undefined {
+    const dataVersion = dataVersionOf(this.db)
+    if (dataVersion === undefined) return undefined
+    if (dataVersion !== this.seen.dataVersion || keyChangesHere !== this.seen.keyChangesHere) {
+      this.seen.dataVersion = dataVersion
+      this.seen.keyChangesHere = keyChangesHere
+      this.seen.version++
+    }
+    return this.seen.version
+  }
+
   /** Deactivates by client key or id; undefined when neither matches. Idempotent. */
   async deactivateKey(clientKeyOrId: string): Promise<ApiKey | undefined> {
     const row = await this.db
@@ -119,6 +181,7 @@ export class AppsRepository {
     if (row === undefined) return undefined
     if (row.active === 1) {
       await this.db.updateTable('api_keys').set({ active: 0, deactivated_at: nowIso() }).where('id', '=', row.id).execute()
+      keyChangesHere++
     }
     return { ...publicKey(toApiKey(row)), active: false }
   }

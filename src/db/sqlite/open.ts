@@ -2,6 +2,7 @@ import { closeSync, mkdirSync, openSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { CompiledQuery, Kysely } from 'kysely'
+import { isSqliteBusy } from '../errors.js'
 import type { Database } from '../schema.js'
 import { COMMIT, type Db, onOneConnection } from '../transaction.js'
 import { WalCheckpointer } from './checkpointer.js'
@@ -15,8 +16,8 @@ import { SqliteWriteGroups } from './write-groups.js'
  */
 export const SQLITE_LOCK_WAIT_MS = 5_000
 
-/** What openSqlite made for each SQLite database: its dialect (readNow) and its write groups (writeTransaction). */
-const sqliteParts = new WeakMap<Db, { dialect: LockWaitingSqliteDialect; writeGroups: SqliteWriteGroups }>()
+/** What openSqlite made for each SQLite database: its dialect (readNow), its write groups (writeTransaction) and its data version. */
+const sqliteParts = new WeakMap<Db, { dialect: LockWaitingSqliteDialect; writeGroups: SqliteWriteGroups; dataVersion: () => number | undefined }>()
 
 /**
  * The rows of a read-only statement of `db` run at once, when `db` is a SQLite database (not a
@@ -26,6 +27,33 @@ const sqliteParts = new WeakMap<Db, { dialect: LockWaitingSqliteDialect; writeGr
 export function readNow<Row>(db: Db, query: CompiledQuery<Row>): Row[] | undefined {
   // The rows are the statement's, as kysely would hand them out (no plugins transform them).
   return sqliteParts.get(db)?.dialect.readNow(query) as Row[] | undefined
+}
+
+/**
+ * SQLite's data_version of `db` (a SQLite database opened by openSqlite, not a transaction of
+ * one): it changes whenever another connection, in this process or another, has committed since
+ * it was last read (not with this connection's own commits). Read at once, on the event loop (it
+ * takes SQLite's read lock and lets it go, 0.7 µs); undefined for PostgreSQL, a closed database,
+ * or while another process's lock keeps it from being read.
+ */
+export function dataVersionOf(db: Db): number | undefined {
+  return sqliteParts.get(db)?.dataVersion()
+}
+
+/** `pragma data_version` of a connection, prepared once (dataVersionOf). */
+function dataVersionReader(sqlite: SQLite.Database): () => number | undefined {
+  let statement: SQLite.Statement | undefined
+  return () => {
+    if (!sqlite.open) return undefined
+    statement ??= sqlite.prepare('pragma data_version').pluck()
+    try {
+      const version: unknown = statement.get()
+      return typeof version === 'number' ? version : undefined
+    } catch (error) {
+      if (isSqliteBusy(error)) return undefined
+      throw error
+    }
+  }
 }
 
 /**
@@ -78,7 +106,7 @@ export function openSqlite(filename: string, lockWaitMs: number): Db {
   const dialect = new LockWaitingSqliteDialect(withStatementCache(sqlite, walSync), sqlite, lockWaitMs, () => walSync?.pending())
   const db = new Kysely<Database>({ dialect })
   const checkpointer = filename === ':memory:' ? undefined : new WalCheckpointer(filename)
-  sqliteParts.set(db, { dialect, writeGroups: new SqliteWriteGroups(db, () => sqlite.inTransaction, walSync, checkpointer) })
+  sqliteParts.set(db, { dialect, writeGroups: new SqliteWriteGroups(db, () => sqlite.inTransaction, walSync, checkpointer), dataVersion: dataVersionReader(sqlite) })
   return db
 }
 
