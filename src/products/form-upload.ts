@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream'
 import { ApiError } from '../errors.js'
 import { detectImageType, type ImageType, SNIFF_BYTES } from './image-type.js'
 import type { ImageStore, ImageWriter } from './image-store.js'
-import { MultipartError, type MultipartEvent, MultipartParser, type PartHeaders } from './multipart.js'
+import { type MultipartEvent, MultipartParser, type PartHeaders } from './multipart.js'
 
 /** What a product request may carry: at most this many images, each at most this many bytes. */
 export const MAX_IMAGES = 10
@@ -58,8 +58,9 @@ export function isUploadToken(value: string): boolean {
  * Reads a multipart/form-data body as it arrives: text parts into fields, file parts straight
  * into the store, each checked as it streams (its type from its first bytes, its size as it
  * grows, the count of images). A refused body leaves nothing in the store: what it wrote is
- * removed before the error is thrown. The stream is never destroyed here, so the refusal can
- * still be answered on its connection.
+ * removed before the error is thrown (a MultipartError for a body that is not multipart, an
+ * ApiError for a limit). The stream is never destroyed here, so the refusal can still be answered
+ * on its connection.
  */
 export async function readMultipartForm(body: Readable, boundary: string, options: UploadOptions): Promise<UploadedForm> {
   const parser = new MultipartParser(boundary)
@@ -74,7 +75,6 @@ export async function readMultipartForm(body: Readable, boundary: string, option
   } catch (error) {
     await reader.abort()
     await options.store.remove(form.images.map((image) => image.key))
-    if (error instanceof MultipartError) throw ApiError.badRequest(error.message)
     throw error
   }
 }

@@ -6,6 +6,7 @@ import { drainBody } from '../../http/drain-body.js'
 import { IMAGE_FIELD, MAX_IMAGES, MAX_PARTS, readMultipartForm, type StagedImage } from '../../products/form-upload.js'
 import type { ImageStore } from '../../products/image-store.js'
 import { boundaryOf, MultipartError } from '../../products/multipart.js'
+import { TOO_MANY_IMAGES } from './images.js'
 
 /**
  * The three encodings the product routes read, on the same routes: JSON (the app's own parser),
@@ -34,8 +35,10 @@ interface Upload {
 const uploads = new WeakMap<FastifyRequest, Upload>()
 
 /** How many images the request may name (set before its body is read; MAX_IMAGES unless said). */
-export function allowImages(request: FastifyRequest, room: number, tooMany: string): void {
-  uploads.set(request, { room, tooMany, staged: [], kept: false })
+export function allowImages(request: FastifyRequest, room: number, tooMany: string): Upload {
+  const upload: Upload = { room, tooMany, staged: [], kept: false }
+  uploads.set(request, upload)
+  return upload
 }
 
 /** The images the request's multipart body uploaded (none for the other encodings). */
@@ -63,20 +66,11 @@ export function registerProductEncodings(app: FastifyInstance, store: ImageStore
     try {
       refuseUnreadable(request.headers, false)
       const boundary = boundaryOf(request.headers['content-type'] ?? '')
-      let upload = uploads.get(request)
-      if (upload === undefined) {
-        allowImages(request, MAX_IMAGES, `A product has at most ${MAX_IMAGES} images`)
-        upload = uploads.get(request) as Upload
-      }
+      const upload = uploads.get(request) ?? allowImages(request, MAX_IMAGES, TOO_MANY_IMAGES)
       const form = await readMultipartForm(payload, boundary, { store, room: upload.room, tooMany: upload.tooMany })
+      // From here on a refusal (this form's fields included) removes them before it is answered.
       upload.staged.push(...form.images)
-      try {
-        return formBody(form.fields)
-      } catch (error) {
-        upload.staged = []
-        await store.remove(form.images.map((image) => image.key))
-        throw error
-      }
+      return formBody(form.fields)
     } catch (error) {
       throw await answerable(request, requestError(request, error))
     }
