@@ -1,15 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { formatAmount, parseAmount } from '../../src/ledger/amount.js'
+import type { LedgerEnvironment } from '../../src/ledger/ledger.js'
+import { WALLET_CURRENCIES } from '../../src/ledger/wallets.js'
+import { MISSING_UUID, randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { deposit, storedWallet, withdraw } from '../resources/wallets/money.js'
 
 /**
- * The examples the docs page shows are real: every field of the core resources' schemas has one
+ * The examples the docs page shows are real: every field of the resources' schemas has one
  * (no "string" placeholders), the request bodies built from them the way Swagger UI builds its
- * "Example Value" are accepted by the server, and each documented error example is what the
- * server answers for that status.
+ * "Example Value" are accepted by the server, each documented error example is what the server
+ * answers for that status, and the money examples (a drain, wallets, balances, a rate) are what
+ * the server answers for that money.
  */
 
-/** The tags whose schemas carry examples everywhere (the core resources; TAG_ORDER in src/plugins/openapi.ts). */
-const EXAMPLED_TAGS = ['health', 'customers', 'liquidation addresses', 'webhooks', 'taxes']
+/** The tags whose schemas carry examples everywhere (TAG_ORDER in src/plugins/openapi.ts; products are not held to it yet). */
+const EXAMPLED_TAGS = ['health', 'customers', 'liquidation addresses', 'webhooks', 'taxes', 'wallets', 'balances', 'exchange rates', 'drains']
 
 interface Schema {
   type?: string | string[]
@@ -39,6 +44,15 @@ interface Operation {
   responses: Record<string, { content?: Record<string, Media> }>
 }
 
+interface Drain {
+  id: string
+  state: string
+  deposit_tx_hash: string
+  destination: Record<string, string>
+  created_at: string
+  updated_at: string
+}
+
 interface Document {
   paths: Record<string, Record<string, Operation>>
   components: { schemas: Record<string, Schema> }
@@ -47,15 +61,22 @@ interface Document {
 
 let server: TestServer
 let key: TestKey
+/** The same application's development key: simulate_deposit answers 403 to a production key. */
+let sandboxKey: TestKey
 let document: Document
+/** The address made from the docs page's example bodies, and the drain its example deposit made. */
+let exampleAddress: { customerId: string; id: string } | undefined
+let exampleDrain: Drain | undefined
 beforeAll(async () => {
-  server = await startTestServer()
+  // Drains move on in milliseconds, so the example drain is paid out within the test.
+  server = await startTestServer({ config: { drains: { scheduler: true, fastDelayMs: 40, achDelayMs: 120, pollIntervalMs: 20, concurrency: 4 } } })
   key = await server.createKey()
+  sandboxKey = await server.createKey({ appId: key.appId, environment: 'development' })
   document = (await server.request<Document>('GET', '/api/v0/openapi.json')).body
 })
 afterAll(async () => server.close())
 
-/** Every operation of the core tags: [method, path, operation]. */
+/** Every operation of the exampled tags: [method, path, operation]. */
 function coreOperations(): [string, string, Operation][] {
   return Object.entries(document.paths).flatMap(([path, methods]) =>
     Object.entries(methods)
@@ -71,16 +92,24 @@ function resolve(schema: Schema): Schema {
   return target
 }
 
-/** Where a schema would show a placeholder ("string", 0.0) instead of a real value: the JSON pointers of its fields without an example. */
+const ERROR_REF = '#/components/schemas/Error'
+
+/**
+ * Where a schema would show a placeholder ("string", 0.0) instead of a real value: the JSON
+ * pointers of its fields without an example. An object with an example of its own still needs
+ * one on each field, which the schema view shows; except the error body, the same on every
+ * operation, whose example each error response gives.
+ */
 function placeholders(schema: Schema, at: string): string[] {
   const resolved = resolve(schema)
+  if (resolved.properties !== undefined && schema.$ref !== ERROR_REF) return Object.entries(resolved.properties).flatMap(([name, property]) => placeholders(property, `${at}/${name}`))
   if (resolved.examples !== undefined || resolved.enum !== undefined || resolved.const !== undefined) return []
   if (resolved.anyOf !== undefined) return resolved.anyOf.flatMap((branch, i) => placeholders(branch, `${at}/anyOf/${i}`))
   if (resolved.allOf !== undefined) return resolved.allOf.flatMap((branch, i) => placeholders(branch, `${at}/allOf/${i}`))
   const types = Array.isArray(resolved.type) ? resolved.type : [resolved.type]
   if (types.includes('string') || types.includes('number')) return [at]
   if (types.includes('array') && resolved.items !== undefined) return placeholders(resolved.items, `${at}/items`)
-  return Object.entries(resolved.properties ?? {}).flatMap(([name, property]) => placeholders(property, `${at}/${name}`))
+  return []
 }
 
 /** The value Swagger UI's "Example Value" shows for a schema: its example, else its default or first enum value, else built from its parts. */
@@ -107,8 +136,8 @@ function bodySample(method: string, path: string): unknown {
   return media.example ?? sample(media.schema)
 }
 
-describe('every field of the core schemas has an example', () => {
-  it('request bodies and responses of every operation of health, customers, liquidation addresses, webhooks and taxes', () => {
+describe('every field of the schemas has an example', () => {
+  it('request bodies and responses of every operation of the exampled tags', () => {
     const missing = coreOperations().flatMap(([method, path, operation]) => [
       ...Object.entries(operation.requestBody?.content ?? {}).flatMap(([type, media]) =>
         media.schema === undefined ? [] : placeholders(media.schema, `${method} ${path} body ${type}`),
@@ -118,29 +147,37 @@ describe('every field of the core schemas has an example', () => {
       ),
     ])
     expect(missing).toEqual([])
-    expect(coreOperations().length).toBeGreaterThanOrEqual(25)
+    expect(coreOperations().length).toBeGreaterThanOrEqual(35)
   })
 
   it('the error body, and each event of the webhooks section with its envelope and data', () => {
-    expect(placeholders({ $ref: '#/components/schemas/Error' }, 'Error')).toEqual([])
+    expect(placeholders({ $ref: ERROR_REF }, 'Error')).toEqual([])
     const events = Object.entries(document.webhooks)
-      .filter(([type]) => ['webhook.', 'customer.', 'liquidation_address.created', 'tax.'].some((prefix) => type.startsWith(prefix)))
+      .filter(([type]) => ['webhook.', 'customer.', 'liquidation_address.', 'tax.'].some((prefix) => type.startsWith(prefix)))
       .flatMap(([type, entry]) => placeholders(entry.post.requestBody?.content['application/json']?.schema ?? {}, type))
     expect(events).toEqual([])
   })
 })
 
 describe("the docs page's example bodies are accepted as they are", () => {
-  it('create a customer, a liquidation address for it, a webhook and a tax; update each; rotate the secret', async () => {
+  it('create a customer, a liquidation address for it, a webhook and a tax; update each; rotate the secret; a deposit to the address', async () => {
     const customer = await server.request<{ id: string; first_name: string }>('POST', '/api/v0/customers', { key, body: bodySample('POST', '/api/v0/customers') })
     expect(customer.status, JSON.stringify(customer.body)).toBe(201)
     expect(customer.body.first_name).toBe('Ada')
     const addressBody = bodySample('POST', '/api/v0/customers/{customerId}/liquidation_addresses')
-    const address = await server.request<{ address: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses`, { key, body: addressBody })
+    const address = await server.request<{ id: string; address: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses`, { key, body: addressBody })
     expect(address.status, JSON.stringify(address.body)).toBe(201)
     expect(address.body.address).toBe((addressBody as { address: string }).address)
     const customerUpdate = await server.request('PATCH', `/api/v0/customers/${customer.body.id}`, { key, body: bodySample('PATCH', '/api/v0/customers/{id}') })
     expect(customerUpdate.status, JSON.stringify(customerUpdate.body)).toBe(200)
+    // simulate_deposit takes a development key; the drain is checked against the Drain example below.
+    exampleAddress = { customerId: customer.body.id, id: address.body.id }
+    const drain = await server.request<Drain>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses/${address.body.id}/simulate_deposit`, {
+      key: sandboxKey,
+      body: bodySample('POST', '/api/v0/customers/{customerId}/liquidation_addresses/{liquidationAddressId}/simulate_deposit'),
+    })
+    expect(drain.status, JSON.stringify(drain.body)).toBe(201)
+    exampleDrain = drain.body
 
     const webhook = await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key, body: bodySample('POST', '/api/v0/webhooks') })
     expect(webhook.status, JSON.stringify(webhook.body)).toBe(201)
@@ -157,10 +194,10 @@ describe("the docs page's example bodies are accepted as they are", () => {
 })
 
 describe('each documented error example is what the server answers', () => {
-  /** The operation's path with `id` for its last path parameter and MISSING_UUID for the others. */
-  function pathWith(path: string, id: string): string {
-    const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1])
-    return names.reduce<string>((built, name, i) => built.replace(`{${name}}`, i === names.length - 1 ? id : MISSING_UUID), path)
+  /** The operation's path with `id` for its last path parameter and, for the others, the id in `parents` by name, else MISSING_UUID. */
+  function pathWith(path: string, id: string, parents: Record<string, string> = {}): string {
+    const names = [...path.matchAll(/\{(\w+)\}/g)].map((match) => match[1] ?? '')
+    return names.reduce<string>((built, name, i) => built.replace(`{${name}}`, i === names.length - 1 ? id : (parents[name] ?? MISSING_UUID)), path)
   }
 
   function example(operation: Operation, status: number): Record<string, unknown> | undefined {
@@ -192,7 +229,19 @@ describe('each documented error example is what the server answers', () => {
     expect(checked).toBeGreaterThanOrEqual(40)
   })
 
-  it('400 for a malformed id or a body without its first required field; 404 for a missing resource (operations with one id)', async () => {
+  it('400 for a malformed id or a body without its first required field; 404 for a missing resource (under existing parents)', async () => {
+    // An application of its own (the example customer exists in the first), with the parents of the paths with
+    // several ids: /webhooks/{id}/deliveries/…, /customers/{customerId}/liquidation_addresses/{liquidationAddressId}/….
+    const key = await server.createKey()
+    const webhook = await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key, body: bodySample('POST', '/api/v0/webhooks') })
+    const customer = await server.request<{ id: string }>('POST', '/api/v0/customers', { key, body: bodySample('POST', '/api/v0/customers') })
+    // Another address than the example's: an address is taken once.
+    const address = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses`, {
+      key,
+      body: { ...(bodySample('POST', '/api/v0/customers/{customerId}/liquidation_addresses') as object), address: randomEvmAddress() },
+    })
+    expect([webhook.status, customer.status, address.status]).toEqual([201, 201, 201])
+    const parents = { id: webhook.body.id, customerId: customer.body.id, liquidationAddressId: address.body.id }
     let checked = 0
     for (const [method, path, operation] of coreOperations()) {
       const badRequest = example(operation, 400)
@@ -207,13 +256,105 @@ describe('each documented error example is what the server answers', () => {
         checked++
       }
       const notFound = example(operation, 404)
-      if (notFound !== undefined && path.split('{').length === 2) {
+      if (notFound !== undefined) {
         const body = operation.requestBody === undefined ? {} : { body: bodySample(method, path) }
-        const res = await server.request(method, pathWith(path, MISSING_UUID), { key, ...body })
+        const res = await server.request(method, pathWith(path, MISSING_UUID, parents), { key, ...body })
         expect(res.body, `${method} ${path} 404`).toEqual(notFound)
         checked++
       }
     }
-    expect(checked).toBeGreaterThanOrEqual(25)
+    expect(checked).toBeGreaterThanOrEqual(35)
+  })
+})
+
+describe('the money examples are what the server answers for that money', () => {
+  /** What "Example Value" shows for an operation's answer: the response's own example, else built from its fields. */
+  function exampleOf<T>(method: string, path: string, status = '200'): T {
+    const media = document.paths[path]?.[method.toLowerCase()]?.responses[status]?.content?.['application/json']
+    if (media?.schema === undefined) throw new Error(`${method} ${path} has no JSON answer ${status}`)
+    return (media.example ?? sample(media.schema)) as T
+  }
+
+  /** `value` with each example id or address (a key of `actual`) written as the server's. */
+  function withActual<T>(value: T, actual: ReadonlyMap<string, string>): T {
+    let text = JSON.stringify(value)
+    for (const [example, served] of actual) text = text.replaceAll(example, served)
+    return JSON.parse(text) as T
+  }
+
+  it("the example deposit at the example liquidation address: its drain, paid out by ACH, is the Drain example (a list of one, the DrainList's)", async () => {
+    if (exampleAddress === undefined || exampleDrain === undefined) throw new Error('the example deposit was not made')
+    const drainsPath = '/api/v0/customers/{customerId}/liquidation_addresses/{liquidationAddressId}/drains'
+    const expected = exampleOf<Drain & Record<string, unknown>>('GET', `${drainsPath}/{drainId}`)
+    expect(exampleOf('POST', '/api/v0/customers/{customerId}/liquidation_addresses/{liquidationAddressId}/simulate_deposit', '201')).toEqual(expected)
+    // The example's parents are the customer and liquidation address examples.
+    expect(expected.customer_id).toBe(exampleOf<{ id: string }>('GET', '/api/v0/customers/{id}').id)
+    expect(expected.liquidation_address_id).toBe(exampleOf<{ id: string }>('GET', '/api/v0/customers/{customerId}/liquidation_addresses/{liquidationAddressId}').id)
+    const path = `/api/v0/customers/${exampleAddress.customerId}/liquidation_addresses/${exampleAddress.id}/drains`
+    let paid = exampleDrain
+    const deadline = Date.now() + 10_000
+    while (paid.state !== expected.state && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      paid = (await server.request<Drain>('GET', `${path}/${exampleDrain.id}`, { key: sandboxKey })).body
+    }
+    // What differs is the server's own: ids, times, the generated hash and trace number (of the example's form).
+    expect(paid.deposit_tx_hash).toMatch(/^0x[0-9a-f]{64}$/)
+    expect(expected.deposit_tx_hash).toMatch(/^0x[0-9a-f]{64}$/)
+    expect(paid.destination.trace_number).toMatch(/^[0-9]{15}$/)
+    expect(expected.destination.trace_number).toMatch(/^[0-9]{15}$/)
+    expect(paid).toEqual({
+      ...expected,
+      id: exampleDrain.id,
+      customer_id: exampleAddress.customerId,
+      liquidation_address_id: exampleAddress.id,
+      deposit_tx_hash: paid.deposit_tx_hash,
+      destination: { ...expected.destination, trace_number: paid.destination.trace_number },
+      created_at: paid.created_at,
+      updated_at: paid.updated_at,
+    })
+    const list = await server.request('GET', path, { key: sandboxKey })
+    expect(list.body).toEqual({ ...exampleOf<object>('GET', drainsPath), data: [paid] })
+  })
+
+  it('wallets holding the example money: GET /wallets, /balance, /balance/usdc and /balance/eurc answer the examples', async () => {
+    const examples = exampleOf<{ data: { id: string; address: string; created_at: string; updated_at: string; app: { id: string; name: string } }[] }>('GET', '/api/v0/wallets')
+    const application = await server.app.repos.apps.createApp(examples.data[0]?.app.name ?? '')
+    const owner = await server.createKey({ appId: application.id, environment: 'development' })
+    const wallets = (await server.request<typeof examples>('GET', '/api/v0/wallets', { key: owner })).body.data
+    const allBalances = exampleOf<Record<'usdc' | 'eurc', { balances: { balance: string; pending_incoming: string; pending_outgoing: string }[] }>>('GET', '/api/v0/balance')
+    const environment: LedgerEnvironment = 'sandbox'
+    for (const [i, wallet] of wallets.entries()) {
+      const stored = await storedWallet(server.app.db, environment, owner.appId, wallet.id)
+      for (const currency of WALLET_CURRENCIES) {
+        const holding = allBalances[currency].balances[i]
+        if (holding === undefined) throw new Error(`no example holding of ${currency} for wallet ${i}`)
+        // Reserved money left the balance: it arrived with it.
+        const arrived = parseAmount(holding.balance, currency) + parseAmount(holding.pending_outgoing, currency)
+        if (arrived > 0n) await deposit(server.app.db, stored, currency, formatAmount(arrived, currency))
+        if (holding.pending_outgoing !== '0.000000') await withdraw(server.app.db, stored, currency, holding.pending_outgoing, 'pending')
+        if (holding.pending_incoming !== '0.000000') await deposit(server.app.db, stored, currency, holding.pending_incoming, 'pending')
+      }
+    }
+    const actual = new Map<string, string>([[examples.data[0]?.app.id ?? '', application.id]])
+    for (const [i, wallet] of wallets.entries()) {
+      actual.set(examples.data[i]?.id ?? '', wallet.id)
+      actual.set(examples.data[i]?.address ?? '', wallet.address)
+    }
+    const listed = await server.request<typeof examples>('GET', '/api/v0/wallets', { key: owner })
+    const times = (index: number) => ({ created_at: listed.body.data[index]?.created_at, updated_at: listed.body.data[index]?.updated_at })
+    expect(listed.body).toEqual({ data: withActual(examples, actual).data.map((wallet, i) => ({ ...wallet, ...times(i) })) })
+    expect((await server.request('GET', '/api/v0/balance', { key: owner })).body).toEqual(withActual(allBalances, actual))
+    expect((await server.request('GET', '/api/v0/balance/usdc', { key: owner })).body).toEqual(withActual(exampleOf<object>('GET', '/api/v0/balance/usdc'), actual))
+    expect((await server.request('GET', '/api/v0/balance/eurc', { key: owner })).body).toEqual(withActual(allBalances.eurc, actual))
+  })
+
+  it("the sandbox's rate from usd to eur is the ExchangeRate example: buy < mid < sell", async () => {
+    const expected = exampleOf<{ midmarket_rate: string; buy_rate: string; sell_rate: string }>('GET', '/api/v0/exchange-rate')
+    expect(Number(expected.buy_rate)).toBeLessThan(Number(expected.midmarket_rate))
+    expect(Number(expected.midmarket_rate)).toBeLessThan(Number(expected.sell_rate))
+    for (const path of ['/api/v0/exchange-rate?from=usd&to=eur', '/api/v0/exchange-rate/usd-to-eur']) {
+      const res = await server.request<{ timestamp: string }>('GET', path, { key: sandboxKey })
+      expect(res.body, path).toEqual({ ...expected, timestamp: res.body.timestamp })
+    }
   })
 })
