@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type, type TSchema } from 'typebox'
 import { KEY_IN_PROGRESS, KEY_REUSED } from '../idempotency/plugin.js'
+import { DATABASE_UNAVAILABLE } from './errors.js'
 import { OPERATIONS, RESOURCES } from '../resources/index.js'
 import { ANY_VALID_KEY } from '../resources/manifest.js'
 import type { Resource } from '../resources/resource.js'
@@ -30,6 +31,8 @@ const DocumentedErrorSchema = Type.Object(ErrorSchema.properties, {
 
 interface ParameterShape {
   in?: string
+  name?: string
+  required?: boolean
   description?: string
   'x-message'?: string
   schema?: { format?: string; 'x-message'?: string }
@@ -54,7 +57,12 @@ function errorExample(operation: ErrorOperationShape, status: number): Record<st
       const invalidId = lastId?.schema?.['x-message']
       if (invalidId !== undefined) return body(invalidId)
       const required = operation.requestBody?.content?.['application/json']?.schema?.required?.[0]
-      return required === undefined ? undefined : body(`${required} is required`)
+      if (required !== undefined) return body(`${required} is required`)
+      // A request without its required query parameters: each one named, as the validator names them.
+      const requiredQuery = (operation.parameters ?? []).filter(
+        (parameter): parameter is ParameterShape & { name: string } => typeof parameter === 'object' && parameter !== null && (parameter as ParameterShape).in === 'query' && (parameter as ParameterShape).required === true,
+      )
+      return requiredQuery.length === 0 ? undefined : body(requiredQuery.map((parameter) => `${parameter.name} is required`).join('; '))
     }
     case 401:
       return body('Invalid client app credentials', 'The client key or client secret is invalid')
@@ -74,6 +82,11 @@ function errorExample(operation: ErrorOperationShape, status: number): Record<st
       return body(KEY_REUSED)
     case 429:
       return body('Rate limit exceeded', 'This API key may make 1000 requests per hour; retry in 1712 seconds')
+    case 503:
+      // The routes that read an exchange rate answer 503 while no fresh one is loaded; every route while the database is down.
+      return (operation.tags ?? []).some((tag) => tag === 'exchange rates' || tag === 'balances')
+        ? body('No live eur to usd exchange rate is at most 3600 s old: none has been loaded', 'An operator loads rates with `devplatform rates load` or EXCHANGE_RATES_FILE; retry later')
+        : body(DATABASE_UNAVAILABLE, 'Retry the request shortly')
     default:
       return undefined
   }
