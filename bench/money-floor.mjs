@@ -2,14 +2,14 @@
 // ledger rows as the server for a deposit, on the same database, with nothing of the API around
 // them. Run after `npm run build` (it answers through the server's own toDrain and DrainSchema).
 //
-// POST .../simulate_deposit: one statement reads the key, the address and the application's
-// active webhook; the secret's SHA-256 digest is compared in constant time; on PostgreSQL one
-// Redis INCR (the shared rate-limit count any multi-instance server needs); then ONE transaction
-// writes the drain, the intake entry (chain inflow → the address's clearing account, posted) with
-// its postings, both accounts' sums (locked, found by their keys, in one statement; updated in
-// one), the event and its delivery. On PostgreSQL the entry and its postings are one statement, and
-// so are the event and its delivery (as the server writes those). The drain is answered 201 once
-// that is durable.
+// POST .../simulate_deposit: one statement reads the key and the address; the secret's SHA-256
+// digest is compared in constant time; on PostgreSQL one Redis INCR (the shared rate-limit count
+// any multi-instance server needs); then ONE transaction writes the drain, the intake entry (chain
+// inflow → the address's clearing account, posted) with its postings, both accounts' sums (locked,
+// found by their keys, in one statement; updated in one), the event and its delivery to the
+// application's active webhook (read in the transaction, on PostgreSQL locked FOR KEY SHARE as
+// the server's outbox locks it). On PostgreSQL the entry and its postings are one statement, and
+// so are the webhook, the event and its delivery. The drain is answered 201 once that is durable.
 //
 // Mode `pipeline` also moves each drain on as the server's scheduler does, each step one
 // transaction: submitted (the drain locked; clearing → developer fee + payout, pending; three
@@ -151,11 +151,10 @@ const forUpdate = postgres ? ' for update' : ''
 
 // ---- statements --------------------------------------------------------------------------------
 
-const KEY_ADDRESS_WEBHOOK = `select k.active, k.secret_digest, k.environment as key_environment, k.app_id as key_app_id,
+const KEY_AND_ADDRESS = `select k.active, k.secret_digest, k.environment as key_environment,
     a.id, a.app_id, a.customer_id, a.chain, a.currency, a.custom_developer_fee_percent, a.destination_payment_rail,
     a.destination_currency, a.destination_address, a.external_account_id, a.bridge_wallet_id, a.destination_blockchain_memo,
-    a.destination_wire_message, a.destination_sepa_reference, a.destination_ach_reference,
-    (select w.id from webhooks w where w.app_id = k.app_id and w.deleted_at is null and w.is_active = 1 order by w.id limit 1) as webhook_id
+    a.destination_wire_message, a.destination_sepa_reference, a.destination_ach_reference
   from api_keys k left join liquidation_addresses a on a.app_id = k.app_id and a.customer_id = $1 and a.id = $2
   where k.client_key = $3`
 const WEBHOOKS = 'select id, url, signing_secret from webhooks where deleted_at is null and is_active = 1'
@@ -197,12 +196,19 @@ const entryWithPostings = (count) =>
 const ENTRY_WITH_POSTINGS = [undefined, undefined, entryWithPostings(2), entryWithPostings(3)]
 const POSTINGS_OF = 'select account_id, direction, amount from ledger_postings where entry_id = $1'
 const INSERT_EVENT = 'insert into events (id, app_id, type, payload, created_at, fanout_pending) values ($1, $2, $3, $4, $5, 0)'
+/**
+ * The application's active webhook, read in the event's transaction and, on PostgreSQL, locked FOR
+ * KEY SHARE (as the server's outbox does): a DELETE of the webhook either committed before (no
+ * delivery) or waits for this commit.
+ */
+const ACTIVE_WEBHOOK = `select id from webhooks where app_id = $1 and deleted_at is null and is_active = 1 order by id limit 1${postgres ? ' for key share' : ''}`
 const INSERT_DELIVERY = `insert into deliveries (id, event_id, webhook_id, app_id, status, attempts, next_attempt_at, claim_token, resend, created_at, updated_at)
   values ($1, $2, $3, $4, 'pending', 0, $5, null, 0, $6, $7)`
-/** PostgreSQL: the event and its delivery in one statement, as the server writes them. */
-const EVENT_WITH_DELIVERY = `with event as (insert into events (id, app_id, type, payload, created_at, fanout_pending) values ($1, $2, $3, $4, $5, 0))
+/** PostgreSQL: the webhook read and locked, the event and its delivery, in one statement. */
+const EVENT_WITH_DELIVERY = `with webhook as (select id from webhooks where app_id = $2 and deleted_at is null and is_active = 1 order by id limit 1 for key share),
+    event as (insert into events (id, app_id, type, payload, created_at, fanout_pending) values ($1, $2, $3, $4, $5, 0))
   insert into deliveries (id, event_id, webhook_id, app_id, status, attempts, next_attempt_at, claim_token, resend, created_at, updated_at)
-  values ($6, $1, $7, $2, 'pending', 0, $5, null, 0, $5, $5)`
+  select $6, $1, webhook.id, $2, 'pending', 0, $5, null, 0, $5, $5 from webhook returning webhook_id`
 const insertAttempts = (count) =>
   `insert into delivery_attempts (id, delivery_id, webhook_id, attempt, started_at, duration_ms, outcome, status_code) values ${Array.from(
     { length: count },
@@ -281,17 +287,22 @@ async function writeEntry(q, drain, status, postings, now) {
   return entryId
 }
 
-/** The event and its delivery to the application's webhook; what the sender needs after the commit. */
-async function emit(q, drain, webhookId, type, now) {
+/** The event and its delivery to the application's webhook (if it has one); what the sender needs after the commit. */
+async function emit(q, drain, type, now) {
   const eventId = newId()
   const payload = JSON.stringify({ id: eventId, type, created_at: now, data: toDrain(drain) })
   const deliveryId = newId()
-  if (postgres) await q(EVENT_WITH_DELIVERY, [eventId, drain.app_id, type, payload, now, deliveryId, webhookId])
-  else {
+  let webhookId
+  if (postgres) {
+    const rows = await q(EVENT_WITH_DELIVERY, [eventId, drain.app_id, type, payload, now, deliveryId])
+    webhookId = rows[0]?.webhook_id
+  } else {
+    const rows = await q(ACTIVE_WEBHOOK, [drain.app_id])
+    webhookId = rows[0]?.id
     await q(INSERT_EVENT, [eventId, drain.app_id, type, payload, now])
-    await q(INSERT_DELIVERY, [deliveryId, eventId, webhookId, drain.app_id, now, now, now])
+    if (webhookId !== undefined) await q(INSERT_DELIVERY, [deliveryId, eventId, webhookId, drain.app_id, now, now, now])
   }
-  return { eventId, deliveryId, webhookId, payload }
+  return webhookId === undefined ? undefined : { eventId, deliveryId, webhookId, payload }
 }
 
 // ---- deliveries --------------------------------------------------------------------------------
@@ -408,7 +419,7 @@ function pumpAdvances() {
 
 const CHAIN_RAILS = new Set(['ethereum', 'solana', 'polygon', 'avalanche_c_chain', 'base', 'arbitrum', 'optimism', 'stellar', 'tron'])
 
-async function advance({ drainId, webhookId }) {
+async function advance(drainId) {
   const outcome = await db.tx(async (q) => {
     const [drain] = await q(LOCK_DRAIN, [drainId])
     const nowMs = Date.now()
@@ -469,11 +480,11 @@ async function advance({ drainId, webhookId }) {
       drain.updated_at,
       drain.id,
     ])
-    const delivery = webhookId === null ? undefined : await emit(q, drain, webhookId, 'liquidation_address.drain.updated', now)
+    const delivery = await emit(q, drain, 'liquidation_address.drain.updated', now)
     return { delivery, more: drain.state === 'payment_submitted' }
   })
   if (outcome.delivery !== undefined) send(outcome.delivery)
-  if (outcome.more) advanceLater({ drainId, webhookId })
+  if (outcome.more) advanceLater(drainId)
 }
 
 // ---- the intake ----------------------------------------------------------------------------------
@@ -497,7 +508,7 @@ app.post(
   async (request, reply) => {
     const { customerId, liquidationAddressId } = request.params
     const clientKey = String(request.headers['x-client-key'])
-    const [found] = await db.read(KEY_ADDRESS_WEBHOOK, [customerId, liquidationAddressId, clientKey])
+    const [found] = await db.read(KEY_AND_ADDRESS, [customerId, liquidationAddressId, clientKey])
     const presented = Buffer.from(hash('sha256', String(request.headers['x-client-secret']), 'hex'), 'latin1')
     if (found === undefined || found.active !== 1 || !timingSafeEqual(presented, Buffer.from(found.secret_digest, 'latin1'))) return reply.code(401).send({ error: 'no' })
     if (redis !== undefined) await redis.incr(`floor:${clientKey}`)
@@ -551,10 +562,10 @@ app.post(
         ],
         now,
       )
-      return found.webhook_id === null ? undefined : emit(q, drain, found.webhook_id, 'liquidation_address.drain.created', now)
+      return emit(q, drain, 'liquidation_address.drain.created', now)
     })
     if (delivery !== undefined) send(delivery)
-    if (mode === 'pipeline') advanceLater({ drainId: drain.id, webhookId: found.webhook_id })
+    if (mode === 'pipeline') advanceLater(drain.id)
     return reply.code(201).send(toDrain(drain))
   },
 )

@@ -22,11 +22,12 @@
  *             `--hot-drains` deposits by `--hot-concurrency` writers through the intake
  *             (receiveDeposit), then every drain advanced to payment_processed (advanceDrain, two
  *             steps) by as many writers; for one application with `--hot-apps` addresses vs
- *             `--hot-apps` applications with one address each, with the hot accounts spread over 8
- *             rows (the default) and over 1. Prints intake/s, drains advanced/s, and the mean number
- *             of backends waiting for a lock (pg_stat_activity, sampled every 20 ms).
+ *             `--hot-apps` applications with one address each, the hot accounts spread over each
+ *             of `--hot-shards` rows (8, the default, and 1). Prints intake/s, drains advanced/s
+ *             and the mean number of backends waiting for a lock (pg_stat_activity, every 20 ms).
  *
- *   npm run bench:money [-- --runs 3 --deposits 3000 --seconds 10 --connections 50 --addresses 100 --backends sqlite,postgres --only pipeline,intake,hot]
+ *   npm run bench:money [-- --runs 3 --deposits 3000 --seconds 10 --connections 50 --addresses 100 --backends sqlite,postgres --only pipeline,intake,hot
+ *                        --hot-drains 2000 --hot-apps 32 --hot-concurrency 4,16 --hot-shards 8,1]
  *   npm run bench:money -- --only intake --cpu-prof DIR   (the project's server writes V8 CPU profiles: bench/cpu-profile-summary.ts)
  */
 import { type ChildProcess, spawn } from 'node:child_process'
@@ -68,6 +69,7 @@ const { values } = parseArgs({
     'hot-drains': { type: 'string', default: '2000' },
     'hot-apps': { type: 'string', default: '32' },
     'hot-concurrency': { type: 'string', multiple: true },
+    'hot-shards': { type: 'string', multiple: true },
     'cpu-prof': { type: 'string' },
   },
 })
@@ -84,6 +86,7 @@ const ADDRESSES = positive('addresses', values.addresses)
 const HOT_DRAINS = positive('hot-drains', values['hot-drains'])
 const HOT_APPS = positive('hot-apps', values['hot-apps'])
 const HOT_CONCURRENCY = (values['hot-concurrency'] ?? ['4,16']).flatMap((value) => value.split(',')).map((value) => positive('hot-concurrency', value))
+const HOT_SHARDS = (values['hot-shards'] ?? ['8,1']).flatMap((value) => value.split(',')).map((value) => positive('hot-shards', value))
 const BACKENDS = values.backends.split(',').map((name) => {
   if (name !== 'sqlite' && name !== 'postgres') throw new Error(`--backends: sqlite and/or postgres (got ${JSON.stringify(name)})`)
   return name
@@ -512,7 +515,7 @@ try {
     if (only.has('hot') && BACKENDS.includes('postgres')) {
       for (const concurrency of HOT_CONCURRENCY) {
         for (const oneApp of [true, false]) {
-          for (const shards of [8, 1]) {
+          for (const shards of HOT_SHARDS) {
             log(`run ${run + 1}/${RUNS} hot accounts: ${oneApp ? 'one application' : `${HOT_APPS} applications`}, ${shards} shard(s), ${concurrency} writers…`)
             const figure = await hotAccounts(oneApp, shards, concurrency)
             log(`  intake ${figure.intakeRate.toFixed(0)}/s, drains advanced ${figure.advanceRate.toFixed(0)}/s, ${figure.lockWaiters.toFixed(2)} waiting for a lock`)
