@@ -75,6 +75,11 @@ const NODE_ENVS: readonly NodeEnv[] = ['development', 'production', 'test']
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/devplatform.db'
 export const DEFAULT_PRODUCT_IMAGES_DIR = './data/product-images'
 
+/** PRODUCT_IMAGES_DIR as an absolute path (the server's and `devplatform apps delete`'s). */
+export function productImagesDirOf(env: NodeJS.ProcessEnv): string {
+  return resolve(env.PRODUCT_IMAGES_DIR === undefined || env.PRODUCT_IMAGES_DIR === '' ? DEFAULT_PRODUCT_IMAGES_DIR : env.PRODUCT_IMAGES_DIR)
+}
+
 function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
   const found = allowed.find((candidate) => candidate === value)
   if (found === undefined) {
@@ -206,7 +211,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     redisTimeoutMs: integer(env, 'REDIS_TIMEOUT_MS', REDIS_CALL_BUDGET_MS, 10, 10_000),
     authFailures: loadAuthFailureConfig(env),
     metricsPort: loadMetricsPort(env, Number(portText)),
-    productImagesDir: resolve(env.PRODUCT_IMAGES_DIR === undefined || env.PRODUCT_IMAGES_DIR === '' ? DEFAULT_PRODUCT_IMAGES_DIR : env.PRODUCT_IMAGES_DIR),
+    productImagesDir: productImagesDirOf(env),
     drains: loadDrainConfig(env),
     exchangeRateMaxAgeMs: integer(env, 'EXCHANGE_RATE_MAX_AGE_SECONDS', 3_600, 1, 31_536_000) * 1000,
     exchangeRatesFile: env.EXCHANGE_RATES_FILE === undefined || env.EXCHANGE_RATES_FILE === '' ? undefined : resolve(env.EXCHANGE_RATES_FILE),

@@ -16,7 +16,8 @@ function header(request: FastifyRequest, name: string): string | undefined {
 /**
  * The onRequest hook of every authenticated route. It runs before the body is read, in the
  * contract's order: missing headers 401, too many failures from this address 429, bad credentials
- * 401 (429 once the key's failures are full), inactive key 403, rate limit 429, missing scope 403;
+ * 401 (429 once the key's failures are full), inactive key 403, expired key 403, rate limit 429,
+ * missing scope 403;
  * validation (400) and existence (404) come after it.
  *
  * The key is checked as the database holds it when the request is checked (KnownKeys), so a
@@ -74,8 +75,9 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter, failure
     // An address whose failures are full is answered 429 before anything about its credentials
     // is told, so a throttled guess learns nothing (not even that it was right). For a good key
     // the address's count guards the rate limit's consume: one call (one Redis round trip).
-    const matches = secretMatches(clientSecret, key?.credentials.secret_digest)
-    if (key === undefined || !matches || !key.credentials.active) return refuse(request, clientKey, key, matches)
+    const nowMs = Date.now()
+    const matches = secretMatches(clientSecret, key?.credentials.secret_digest, key?.previousDigest(nowMs))
+    if (key === undefined || !matches || !key.credentials.active || key.expired(nowMs)) return refuse(request, clientKey, key, matches)
     if (early !== undefined) return admit(request, reply, key, early)
     const counted = count(key, request)
     if (counted instanceof Promise) return counted.then((guarded) => admit(request, reply, key, guarded))
@@ -90,7 +92,8 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter, failure
       if (wait !== undefined) throw tooManyFailures(wait)
       throw new ApiError(401, 'Invalid client app credentials', { details: 'The client key or client secret is invalid' })
     }
-    throw new ApiError(403, 'API key is inactive', { details: 'This API key has been deactivated' })
+    if (!key.credentials.active) throw new ApiError(403, 'API key is inactive', { details: 'This API key has been deactivated' })
+    throw new ApiError(403, 'API key has expired', { details: `This API key expired at ${key.credentials.expires_at ?? ''}` })
   }
 
   return (request, reply, done) => {
@@ -107,7 +110,11 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter, failure
         // The key as last read, if its secret matches, has its request counted meanwhile; the
         // count stands only for the key read now if that is the same key, active, with the same limit.
         const lastRead = keys.lastRead(clientKey)
-        const early = lastRead?.credentials.active === true && secretMatches(clientSecret, lastRead.credentials.secret_digest) ? count(lastRead, request) : undefined
+        const nowMs = Date.now()
+        const early =
+          lastRead?.credentials.active === true && !lastRead.expired(nowMs) && secretMatches(clientSecret, lastRead.credentials.secret_digest, lastRead.previousDigest(nowMs))
+            ? count(lastRead, request)
+            : undefined
         checked = Promise.all([current, early]).then(([key, counted]) =>
           check(request, reply, clientKey, clientSecret, key, key !== undefined && key.credentials.id === lastRead?.credentials.id && key.limit === lastRead.limit ? counted : undefined),
         )

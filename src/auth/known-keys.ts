@@ -8,12 +8,31 @@ export class KnownKey {
   readonly limit: number
   /** every request of the key gets this one object as its caller (frozen) */
   readonly auth: AuthContext
+  /** epoch ms from which the key is refused (Infinity: never) */
+  private readonly expiresAtMs: number
+  /** epoch ms until which the secret a rotation replaced still works (0: none) */
+  private readonly previousUntilMs: number
   private policy = { windowSeconds: 0, header: '' }
 
   constructor(readonly credentials: KeyCredentials) {
     this.scopes = new Set(credentials.scopes)
     this.limit = hourlyLimitOf(credentials)
     this.auth = Object.freeze({ appId: credentials.app_id, keyId: credentials.id, environment: credentials.environment, scopes: Object.freeze([...credentials.scopes]) })
+    this.expiresAtMs = credentials.expires_at === null ? Number.POSITIVE_INFINITY : Date.parse(credentials.expires_at)
+    this.previousUntilMs = credentials.previous_secret_digest === null || credentials.previous_secret_expires_at === null ? 0 : Date.parse(credentials.previous_secret_expires_at)
+  }
+
+  /**
+   * Whether the key has expired at `nowMs`. Asked on every request, not only when the row changes:
+   * the clock passes an expiry without any write.
+   */
+  expired(nowMs: number): boolean {
+    return nowMs >= this.expiresAtMs
+  }
+
+  /** The digest of the secret a rotation replaced, while it still works at `nowMs`. */
+  previousDigest(nowMs: number): string | undefined {
+    return nowMs < this.previousUntilMs ? (this.credentials.previous_secret_digest ?? undefined) : undefined
   }
 
   /** The RateLimit-Policy header of the key's limit in a window of `windowSeconds`. */
@@ -29,6 +48,9 @@ export class KnownKey {
       mine.id === credentials.id &&
       mine.app_id === credentials.app_id &&
       mine.secret_digest === credentials.secret_digest &&
+      mine.previous_secret_digest === credentials.previous_secret_digest &&
+      mine.previous_secret_expires_at === credentials.previous_secret_expires_at &&
+      mine.expires_at === credentials.expires_at &&
       mine.active === credentials.active &&
       mine.environment === credentials.environment &&
       mine.rate_limit_override === credentials.rate_limit_override &&

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../keys/credentials.js'
 import { isScope, SCOPES } from '../resources/index.js'
-import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, loadDrainConfig, parseDatabaseUrl, startError } from '../config.js'
+import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, loadDrainConfig, parseDatabaseUrl, productImagesDirOf, startError } from '../config.js'
 import { DeliveryNotifier, PostgresSignalListener } from '../delivery/notifier.js'
 import { type Db, openDatabase } from '../db/database.js'
 import { type ApiKey, AppsRepository } from '../db/repositories/apps.js'
@@ -18,18 +18,43 @@ import { RatesFileError, readRatesFile } from '../ledger/rates-file.js'
 import { CustomersRepository } from '../resources/customers/repository.js'
 import { type DrainTimings, receiveDeposit } from '../resources/drains/lifecycle.js'
 import { DrainScheduler } from '../resources/drains/scheduler.js'
+import { DirectoryImageStore } from '../products/image-store.js'
 import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliveriesForAudit } from './deliveries.js'
+import { AppDeletionRefused, deleteApp } from './delete-app.js'
+import { expiryOf, graceSecondsOf, MAX_GRACE_SECONDS } from './key-options.js'
+import { UsageError } from './usage-error.js'
 
-/** A mistake in how the command was called (or an unknown id): one line on stderr, exit 2. */
-class UsageError extends Error {}
 
 /** Each command's part of the usage, in the order the full usage lists them; `help COMMAND` prints one. */
 const COMMAND_USAGE: readonly { command: string; text: string }[] = [
   { command: 'apps create', text: '  apps create --name NAME' },
   { command: 'apps list', text: '  apps list' },
+  {
+    command: 'apps delete',
+    text: `  apps delete --app APP_ID --confirm APP_ID
+      delete an application: its keys, customers, liquidation addresses, taxes and products (with
+      their images) go, its webhooks stop at once; its ledger, drains, wallets, events and delivery
+      logs stay; refused while it holds live money`,
+  },
   { command: 'keys create', text: '  keys create --app APP_ID [--environment production|development] [--scopes a,b] [--rate-limit N]' },
   { command: 'keys list', text: '  keys list --app APP_ID' },
   { command: 'keys deactivate', text: '  keys deactivate --key CLIENT_KEY_OR_ID' },
+  {
+    command: 'keys rotate',
+    text: `  keys rotate --key CLIENT_KEY_OR_ID [--grace SECONDS]
+      a new client secret, printed once; the old one keeps working for --grace seconds (0 to
+      ${MAX_GRACE_SECONDS}, default 86400), and one rotated before stops at once`,
+  },
+  {
+    command: 'keys expire',
+    text: `  keys expire --key CLIENT_KEY_OR_ID (--at ISO_8601_TIME | --in SECONDS | --never)
+      the key is refused from then on (403 API key has expired); --never removes the expiry`,
+  },
+  {
+    command: 'keys scopes',
+    text: `  keys scopes --key CLIENT_KEY_OR_ID --scopes a,b
+      replaces the key's scopes (the names keys create takes)`,
+  },
   {
     command: 'deliveries list',
     text: `  deliveries list --webhook WEBHOOK_ID [--limit N]
@@ -120,6 +145,11 @@ interface Flags {
   amount?: string
   'tx-hash'?: string
   from?: string
+  grace?: string
+  at?: string
+  in?: string
+  never?: boolean
+  confirm?: string
   /** not an option: the FILE of `rates load` */
   file?: string
 }
@@ -127,9 +157,13 @@ interface Flags {
 const FLAGS_BY_COMMAND: Record<string, readonly (keyof Flags)[]> = {
   'apps create': ['name'],
   'apps list': [],
+  'apps delete': ['app', 'confirm'],
   'keys create': ['app', 'environment', 'scopes', 'rate-limit'],
   'keys list': ['app'],
   'keys deactivate': ['key'],
+  'keys rotate': ['key', 'grace'],
+  'keys expire': ['key', 'at', 'in', 'never'],
+  'keys scopes': ['key', 'scopes'],
   'deliveries list': ['webhook', 'limit'],
   'ledger verify': ['environment'],
   'rates load': ['environment'],
@@ -160,6 +194,11 @@ function parse(argv: string[]): { command: string; flags: Flags; topic?: string 
         amount: { type: 'string' },
         'tx-hash': { type: 'string' },
         from: { type: 'string' },
+        grace: { type: 'string' },
+        at: { type: 'string' },
+        in: { type: 'string' },
+        never: { type: 'boolean' },
+        confirm: { type: 'string' },
       },
     })
   } catch (error) {
@@ -192,7 +231,7 @@ function parse(argv: string[]): { command: string; flags: Flags; topic?: string 
   return { command, flags }
 }
 
-function required(flags: Flags, name: 'name' | 'app' | 'key' | 'webhook' | 'customer' | 'address' | 'amount'): string {
+function required(flags: Flags, name: 'name' | 'app' | 'key' | 'webhook' | 'customer' | 'address' | 'amount' | 'scopes'): string {
   const value = flags[name]
   if (value === undefined || value.trim() === '') throw new UsageError(`missing required option --${name}`)
   return value
@@ -209,6 +248,8 @@ function keyOutput(key: ApiKey & { client_secret?: string }): Row {
     scopes: key.scopes,
     rate_limit_per_hour: hourlyLimitOf(key),
     active: key.active,
+    expires_at: key.expires_at,
+    previous_secret_expires_at: key.previous_secret_expires_at,
     created_at: key.created_at,
   }
 }
@@ -302,6 +343,28 @@ async function run(command: string, flags: Flags, db: Db, env: NodeJS.ProcessEnv
       if (key === undefined) throw new UsageError(`unknown key: ${flags.key ?? ''}`)
       return rows(keyOutput(key))
     }
+    case 'keys rotate': {
+      const graceSeconds = graceSecondsOf(flags.grace)
+      const rotated = await apps.rotateSecret((await activeKey(apps, flags)).id, graceSeconds * 1000)
+      if (rotated === undefined) throw new UsageError(`key ${flags.key ?? ''} was deactivated meanwhile; nothing was changed`)
+      const printed = rows(keyOutput(rotated))
+      const old = rotated.previous_secret_expires_at === null ? 'The old secret stopped working.' : `The old secret keeps working until ${rotated.previous_secret_expires_at}.`
+      return { ...printed, text: `${printed.text}The new client secret is shown only now; store it safely. ${old}\n` }
+    }
+    case 'keys expire': {
+      const expiresAt = expiryOf(flags, Date.now())
+      const key = await apps.setExpiry((await activeKey(apps, flags)).id, expiresAt)
+      if (key === undefined) throw new UsageError(`key ${flags.key ?? ''} was deactivated meanwhile; nothing was changed`)
+      return rows(keyOutput(key))
+    }
+    case 'keys scopes': {
+      const scopes = parseScopes(required(flags, 'scopes'))
+      const key = await apps.setScopes((await activeKey(apps, flags)).id, scopes)
+      if (key === undefined) throw new UsageError(`key ${flags.key ?? ''} was deactivated meanwhile; nothing was changed`)
+      return rows(keyOutput(key))
+    }
+    case 'apps delete':
+      return deleteApplication(db, flags, env)
     case 'deliveries list': {
       const webhookId = required(flags, 'webhook')
       const limit = parseLimit(flags.limit)
@@ -323,6 +386,53 @@ async function run(command: string, flags: Flags, db: Db, env: NodeJS.ProcessEnv
     }
     default:
       throw new UsageError(`unknown command: ${command}`)
+  }
+}
+
+/** The key `--key` names, which must be active: a deactivated key stays as it was deactivated. */
+async function activeKey(apps: AppsRepository, flags: Flags): Promise<ApiKey> {
+  const named = required(flags, 'key')
+  const key = await apps.findKey(named)
+  if (key === undefined) throw new UsageError(`unknown key: ${named}`)
+  if (!key.active) throw new UsageError(`key ${named} is deactivated; a deactivated key cannot be changed`)
+  return key
+}
+
+/**
+ * `apps delete`: refused (exit 2, nothing changed) unless --confirm repeats the application's id,
+ * and while it holds live money; the image files of its products are removed once the deletion
+ * has committed (a failure there is reported on stderr, the deletion stands).
+ */
+async function deleteApplication(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Promise<Printed> {
+  const appId = required(flags, 'app')
+  if (flags.confirm === undefined) throw new UsageError(`"apps delete" needs --confirm ${appId}: it deletes the application's keys and data for good`)
+  if (flags.confirm !== appId) throw new UsageError(`--confirm must repeat the application's id (got ${flags.confirm} for ${appId}); nothing was changed`)
+  let deletion
+  try {
+    deletion = await deleteApp(transactOn(db, new DeliveryNotifier()), appId)
+  } catch (error) {
+    if (error instanceof AppDeletionRefused) throw new UsageError(error.message)
+    throw error
+  }
+  const { image_ids: imageIds, ...summary } = deletion
+  let imageFiles = { removed: imageIds.length, not_removed: 0 }
+  try {
+    await new DirectoryImageStore(productImagesDirOf(env)).remove(imageIds)
+  } catch (error) {
+    imageFiles = { removed: 0, not_removed: imageIds.length }
+    process.stderr.write(
+      `devplatform: warning: the application is deleted, but its ${imageIds.length} product image files could not be removed from ${productImagesDirOf(env)} (${error instanceof Error ? error.message : String(error)}); no product names them any more: ${imageIds.join(', ')}\n`,
+    )
+  }
+  const result = { ...summary, image_files: imageFiles }
+  const removed = Object.entries(summary.removed).map(([table, count]) => `${count} ${table}`).join(', ')
+  const again = summary.already_deleted ? ' (deleted before: what was left is removed now)' : ''
+  return {
+    json: result,
+    text:
+      `application ${summary.app.id} ${JSON.stringify(summary.app.name)} deleted at ${summary.app.deleted_at}${again}\n` +
+      `removed: ${removed}, ${imageFiles.removed} image files; ${summary.webhooks_stopped} webhooks stopped\n` +
+      'kept: its ledger, drains, wallets, events and delivery logs\n',
   }
 }
 

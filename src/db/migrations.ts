@@ -430,6 +430,18 @@ migrations['0011_products'] = {
   },
 }
 
+migrations['0012_key_management'] = {
+  async up(db: Kysely<unknown>) {
+    // A rotated key's replaced secret keeps working until previous_secret_expires_at (docs/cli.md);
+    // a key with expires_at is refused from then on, checked on every request.
+    await db.schema.alterTable('api_keys').addColumn('previous_secret_digest', 'text').execute()
+    await db.schema.alterTable('api_keys').addColumn('previous_secret_expires_at', 'text').execute()
+    await db.schema.alterTable('api_keys').addColumn('expires_at', 'text').execute()
+    // A deleted application's row stays, so the records kept for audit still name their owner.
+    await db.schema.alterTable('apps').addColumn('deleted_at', 'text').execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

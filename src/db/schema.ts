@@ -6,6 +6,8 @@ export interface AppsTable {
   id: string
   name: string
   created_at: string
+  /** set by `devplatform apps delete`: its data is gone, its money and audit records stay */
+  deleted_at: string | null
 }
 
 export interface ApiKeysTable {
@@ -21,6 +23,11 @@ export interface ApiKeysTable {
   active: number
   created_at: string
   deactivated_at: string | null
+  /** SHA-256 of the secret a rotation replaced, accepted until `previous_secret_expires_at` */
+  previous_secret_digest: string | null
+  previous_secret_expires_at: string | null
+  /** the key is refused from then on; null: never */
+  expires_at: string | null
 }
 
 export interface WebhooksTable {

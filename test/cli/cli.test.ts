@@ -14,7 +14,7 @@ const RUN_TIMEOUT_MS = 10_000
 const NPX_TIMEOUT_MS = 60_000
 
 
-const KEY_FIELDS = ['active', 'app_id', 'client_key', 'client_secret', 'created_at', 'environment', 'id', 'rate_limit_per_hour', 'scopes']
+const KEY_FIELDS = ['active', 'app_id', 'client_key', 'client_secret', 'created_at', 'environment', 'expires_at', 'id', 'previous_secret_expires_at', 'rate_limit_per_hour', 'scopes']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 interface RunResult {
@@ -349,7 +349,7 @@ describe('devplatform help', () => {
     const { url } = freshDb('devplatform-help-')
     const result = await cli(url, 'help', 'keys')
     expect(result.code).toBe(0)
-    expect(commandsIn(result.stdout)).toEqual(['keys create', 'keys list', 'keys deactivate'])
+    expect(commandsIn(result.stdout)).toEqual(['keys create', 'keys list', 'keys deactivate', 'keys rotate', 'keys expire', 'keys scopes'])
   })
 
   it.each([['frobnicate'], ['apps destroy'], ['key']])('help %s: exit 2, one line naming it', async (topic) => {

@@ -1,11 +1,12 @@
 import { CompiledQuery } from 'kysely'
 import type { Environment } from '../../keys/credentials.js'
-import { generateKeyPair } from '../../keys/credentials.js'
+import { generateKeyPair, generateSecret } from '../../keys/credentials.js'
 import { backendOf, type Db } from '../database.js'
 import { PreparedQuery } from '../prepared.js'
 import type { ApiKeysTable } from '../schema.js'
 import { dataVersionOf, readNow } from '../sqlite/open.js'
-import { newId, nowIso } from '../time.js'
+import { isoOf, newId, nowIso } from '../time.js'
+import type { UnitOfWork } from '../unit-of-work.js'
 
 export interface App {
   id: string
@@ -23,6 +24,10 @@ export interface ApiKey {
   rate_limit_override: number | null
   active: boolean
   created_at: string
+  /** refused from then on; null: never */
+  expires_at: string | null
+  /** while set, the secret a rotation replaced still works, until then */
+  previous_secret_expires_at: string | null
 }
 
 export interface CreatedApiKey extends ApiKey {
@@ -32,6 +37,7 @@ export interface CreatedApiKey extends ApiKey {
 /** What the auth hook needs to verify a request: the stored row for a client key. */
 export interface KeyCredentials extends ApiKey {
   secret_digest: string
+  previous_secret_digest: string | null
 }
 
 function toApiKey(row: ApiKeysTable): KeyCredentials {
@@ -44,11 +50,14 @@ function toApiKey(row: ApiKeysTable): KeyCredentials {
     rate_limit_override: row.rate_limit_per_hour,
     active: row.active === 1,
     created_at: row.created_at,
+    expires_at: row.expires_at,
+    previous_secret_expires_at: row.previous_secret_expires_at,
     secret_digest: row.secret_digest,
+    previous_secret_digest: row.previous_secret_digest,
   }
 }
 
-function publicKey({ secret_digest: _digest, ...key }: KeyCredentials): ApiKey {
+function publicKey({ secret_digest: _digest, previous_secret_digest: _previous, ...key }: KeyCredentials): ApiKey {
   return key
 }
 
@@ -73,7 +82,11 @@ export class AppsRepository {
   /** keysVersion's counts when it last looked, and the version it answered */
   private readonly seen = { dataVersion: 0, keyChangesHere: 0, version: 0 }
 
-  constructor(private readonly db: Db) {}
+  /** `unit` is given inside a write transaction: a key changed there counts once it has committed */
+  constructor(
+    private readonly db: Db,
+    private readonly unit?: UnitOfWork,
+  ) {}
 
   async createApp(name: string): Promise<App> {
     const app = { id: newId(), name, created_at: nowIso() }
@@ -81,12 +94,14 @@ export class AppsRepository {
     return app
   }
 
+  /** The applications not deleted. */
   async listApps(): Promise<App[]> {
-    return this.db.selectFrom('apps').selectAll().orderBy('created_at').orderBy('id').execute()
+    return this.db.selectFrom('apps').select(['id', 'name', 'created_at']).where('deleted_at', 'is', null).orderBy('created_at').orderBy('id').execute()
   }
 
+  /** The application, unless it is deleted. */
   async findApp(id: string): Promise<App | undefined> {
-    return this.db.selectFrom('apps').selectAll().where('id', '=', id).executeTakeFirst()
+    return this.db.selectFrom('apps').select(['id', 'name', 'created_at']).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst()
   }
 
   async countApps(): Promise<number> {
@@ -112,6 +127,9 @@ export class AppsRepository {
       active: 1,
       created_at: nowIso(),
       deactivated_at: null,
+      previous_secret_digest: null,
+      previous_secret_expires_at: null,
+      expires_at: null,
     }
     await this.db.insertInto('api_keys').values(row).execute()
     keyChangesHere++
@@ -184,5 +202,87 @@ export class AppsRepository {
       keyChangesHere++
     }
     return { ...publicKey(toApiKey(row)), active: false }
+  }
+
+  /** A key by its client key or id, deactivated or not. */
+  async findKey(clientKeyOrId: string): Promise<ApiKey | undefined> {
+    const row = await this.db
+      .selectFrom('api_keys')
+      .selectAll()
+      .where((eb) => eb.or([eb('client_key', '=', clientKeyOrId), eb('id', '=', clientKeyOrId)]))
+      .executeTakeFirst()
+    return row === undefined ? undefined : publicKey(toApiKey(row))
+  }
+
+  /**
+   * A new secret for an active key (undefined when it is not active). The secret it replaces keeps
+   * working for `graceMs` (none at 0); a secret an earlier rotation replaced stops at once, as only
+   * one previous secret is kept. SET reads the row's old values on both backends.
+   */
+  async rotateSecret(keyId: string, graceMs: number): Promise<CreatedApiKey | undefined> {
+    const key = await this.findKey(keyId)
+    if (key === undefined) return undefined
+    const secret = generateSecret(key.environment)
+    const row = await this.db
+      .updateTable('api_keys')
+      .set((eb) => ({
+        secret_digest: secret.secretDigest,
+        previous_secret_digest: graceMs > 0 ? eb.ref('secret_digest') : null,
+        previous_secret_expires_at: graceMs > 0 ? isoOf(Date.now() + graceMs) : null,
+      }))
+      .where('id', '=', keyId)
+      .where('active', '=', 1)
+      .returningAll()
+      .executeTakeFirst()
+    if (row === undefined) return undefined
+    this.keysChanged()
+    return { ...publicKey(toApiKey(row)), client_secret: secret.clientSecret }
+  }
+
+  /** Sets when an active key stops working (null: never); undefined when it is not active. */
+  async setExpiry(keyId: string, expiresAt: string | null): Promise<ApiKey | undefined> {
+    return this.changeActiveKey(keyId, { expires_at: expiresAt })
+  }
+
+  /** Replaces an active key's scopes; undefined when it is not active. */
+  async setScopes(keyId: string, scopes: readonly string[]): Promise<ApiKey | undefined> {
+    return this.changeActiveKey(keyId, { scopes: JSON.stringify(scopes) })
+  }
+
+  private async changeActiveKey(keyId: string, changes: { expires_at: string | null } | { scopes: string }): Promise<ApiKey | undefined> {
+    const row = await this.db.updateTable('api_keys').set(changes).where('id', '=', keyId).where('active', '=', 1).returningAll().executeTakeFirst()
+    if (row === undefined) return undefined
+    this.keysChanged()
+    return publicKey(toApiKey(row))
+  }
+
+  /**
+   * The application, deleted or not, locked (PostgreSQL: FOR UPDATE) until the transaction ends,
+   * so two deletions of one application take turns.
+   */
+  async lockApp(id: string): Promise<(App & { deleted_at: string | null }) | undefined> {
+    let query = this.db.selectFrom('apps').select(['id', 'name', 'created_at', 'deleted_at']).where('id', '=', id)
+    if (backendOf(this.db) === 'postgres') query = query.forUpdate()
+    return query.executeTakeFirst()
+  }
+
+  /**
+   * Deletes the application's keys (refused from the next request on: an unknown key) and marks it
+   * deleted (its first deletion's time is kept). Returns how many keys it deleted.
+   */
+  async deleteApp(id: string): Promise<number> {
+    const deleted = await this.db.deleteFrom('api_keys').where('app_id', '=', id).executeTakeFirst()
+    await this.db.updateTable('apps').set({ deleted_at: nowIso() }).where('id', '=', id).where('deleted_at', 'is', null).execute()
+    this.keysChanged()
+    return Number(deleted.numDeletedRows)
+  }
+
+  /** A key changed here: counted now, or once the transaction it was changed in has committed. */
+  private keysChanged(): void {
+    if (this.unit === undefined) keyChangesHere++
+    else
+      this.unit.afterCommit(async () => {
+        keyChangesHere++
+      })
   }
 }
