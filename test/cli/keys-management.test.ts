@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { KnownKey } from '../../src/auth/known-keys.js'
 import { deleteApp, KEPT_TABLES, REMOVED_TABLES } from '../../src/cli/delete-app.js'
+import type { KeyCredentials } from '../../src/db/repositories/apps.js'
+import { digestSecret, secretMatches } from '../../src/keys/credentials.js'
 import { startTestServer, randomEvmAddress, type TestKey, type TestServer } from '../helper.js'
 import { type Receiver, startReceiver } from '../receiver.js'
 import { CLI, cleanUp, ROOT, serviceEnv, track, waitUntil } from '../processes.js'
@@ -90,6 +93,49 @@ async function keyRow(id: string) {
 }
 
 const sleepUntil = (ms: number) => new Promise((resolve) => setTimeout(resolve, Math.max(0, ms - Date.now())))
+
+describe('the checks behind them, at their boundaries', () => {
+  const credentials: KeyCredentials = {
+    id: 'k',
+    app_id: 'a',
+    client_key: 'pk_live_k',
+    environment: 'production',
+    scopes: [],
+    rate_limit_override: null,
+    active: true,
+    created_at: '2026-01-01T00:00:00.000Z',
+    expires_at: '2027-01-01T00:00:00.000Z',
+    previous_secret_expires_at: '2026-06-01T00:00:00.000Z',
+    secret_digest: digestSecret('sk_new'),
+    previous_secret_digest: digestSecret('sk_old'),
+  }
+  const key = new KnownKey(credentials)
+
+  it('a key is expired from the millisecond of its expiry on, and never without one', () => {
+    const at = Date.parse('2027-01-01T00:00:00.000Z')
+    expect(key.expired(at - 1)).toBe(false)
+    expect(key.expired(at)).toBe(true)
+    expect(new KnownKey({ ...credentials, expires_at: null }).expired(8.64e15)).toBe(false)
+  })
+
+  it('a replaced secret works until the millisecond its grace ends, and never without a previous digest', () => {
+    const until = Date.parse('2026-06-01T00:00:00.000Z')
+    expect(key.previousDigest(until - 1)).toBe(digestSecret('sk_old'))
+    expect(key.previousDigest(until)).toBeUndefined()
+    expect(new KnownKey({ ...credentials, previous_secret_digest: null }).previousDigest(until - 1)).toBeUndefined()
+  })
+
+  it('the secret matches the current digest or the previous one, and nothing else', () => {
+    const current = digestSecret('sk_new')
+    const previous = digestSecret('sk_old')
+    expect(secretMatches('sk_new', current, previous)).toBe(true)
+    expect(secretMatches('sk_old', current, previous)).toBe(true)
+    expect(secretMatches('sk_other', current, previous)).toBe(false)
+    expect(secretMatches('sk_old', current, undefined)).toBe(false)
+    expect(secretMatches('sk_new', undefined, undefined)).toBe(false)
+    expect(secretMatches('sk_old', current, previous.slice(0, 63))).toBe(false)
+  })
+})
 
 describe('keys rotate', () => {
   it('prints a new secret once; both work on the very next request for the default grace of 24 hours', async () => {
