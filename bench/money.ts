@@ -14,9 +14,11 @@
  *             `--addresses` addresses of one application; the clock runs from the first request to
  *             the last of the 3 × deposits events arriving. The server runs its drain scheduler with
  *             no sandbox delay (DRAIN_DELAY_FAST_MS=0, DRAIN_POLL_MS=10), so the pipeline is measured.
- *   intake    POST simulate_deposit for `--seconds` (the drain scheduler off in both): requests per
- *             second, spread over `--addresses` addresses, and hot (every request on one address:
+ *   intake    POST simulate_deposit for `--seconds` each (the drain scheduler off in both): requests
+ *             per second, spread over `--addresses` addresses, and hot (every request on one address:
  *             one clearing account). Each deposit's drain.created event is delivered as it happens.
+ *             Both run at once, each on its own database, and take turns in slices of 2 s, so a
+ *             change in the machine's load weighs on both alike.
  *   hot       PostgreSQL only, in this process, no HTTP: do one application's drains serialise on
  *             its hot accounts (the developer-fee account every drain credits, the world accounts)?
  *             `--hot-drains` deposits by `--hot-concurrency` writers through the intake
@@ -356,25 +358,50 @@ interface IntakeFigure {
   cpuMsPerDeposit: number
 }
 
-async function intake(backend: Backend, system: 'project' | 'floor', hot: boolean, cpuProf: string | undefined): Promise<IntakeFigure> {
-  return onSeededDatabase(backend, ADDRESSES, async (database, seeded) => {
-    const server =
-      system === 'floor'
-        ? await startFloor(database, backend, 'intake')
-        : await startProject(database, backend, { DRAIN_SCHEDULER: 'off' }, cpuProf === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProf])
-    try {
-      // A short warm-up, so both start with their statements prepared and their accounts made.
-      await deposits(server.base, seeded, seeded.paths, { amount: 2 * ADDRESSES })
-      const cpuStart = server.cpuMs()
-      const result = await deposits(server.base, seeded, hot ? seeded.paths.slice(0, 1) : seeded.paths, { duration: SECONDS })
-      const cpuMs = server.cpuMs() - cpuStart
-      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${system}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
-      await takeArrivals()
-      return { rate: result['2xx'] / result.duration, p99: result.latency.p99, cpuMsPerDeposit: cpuMs / result['2xx'] }
-    } finally {
-      await server.stop()
-    }
-  })
+/** Each system's slice of the intake measurement, in seconds: the two take turns, so a drift of the machine's load weighs on both. */
+const INTAKE_SLICE_SECONDS = 2
+
+/**
+ * The project's and the floor's intake, each on its own fresh database, both running, measured
+ * in alternating slices of INTAKE_SLICE_SECONDS until each has had SECONDS.
+ */
+async function intake(backend: Backend, hot: boolean, run: number, cpuProf: string | undefined): Promise<{ project: IntakeFigure; floor: IntakeFigure }> {
+  return onSeededDatabase(backend, ADDRESSES, (floorDatabase, floorSeeded) =>
+    onSeededDatabase(backend, ADDRESSES, async (projectDatabase, projectSeeded) => {
+      const floor = await startFloor(floorDatabase, backend, 'intake')
+      const project = await startProject(projectDatabase, backend, { DRAIN_SCHEDULER: 'off' }, cpuProf === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProf])
+      const systems = { floor: { server: floor, seeded: floorSeeded }, project: { server: project, seeded: projectSeeded } }
+      try {
+        // A warm-up, so both start with their statements prepared and their accounts made.
+        for (const { server, seeded } of Object.values(systems)) await deposits(server.base, seeded, seeded.paths, { amount: 2 * ADDRESSES })
+        const totals = {
+          floor: { answered: 0, seconds: 0, cpuMs: 0, p99: [] as number[] },
+          project: { answered: 0, seconds: 0, cpuMs: 0, p99: [] as number[] },
+        }
+        const slices = Math.max(1, Math.round(SECONDS / INTAKE_SLICE_SECONDS))
+        for (let slice = 0; slice < slices; slice++) {
+          const order: ('floor' | 'project')[] = (slice + run) % 2 === 0 ? ['floor', 'project'] : ['project', 'floor']
+          for (const system of order) {
+            const { server, seeded } = systems[system]
+            const cpuStart = server.cpuMs()
+            const result = await deposits(server.base, seeded, hot ? seeded.paths.slice(0, 1) : seeded.paths, { duration: INTAKE_SLICE_SECONDS })
+            if (result.non2xx > 0 || result.errors > 0) throw new Error(`${system}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
+            const total = totals[system]
+            total.cpuMs += server.cpuMs() - cpuStart
+            total.answered += result['2xx']
+            total.seconds += result.duration
+            total.p99.push(result.latency.p99)
+          }
+        }
+        await takeArrivals()
+        const figure = (total: (typeof totals)['floor']): IntakeFigure => ({ rate: total.answered / total.seconds, p99: median(total.p99), cpuMsPerDeposit: total.cpuMs / total.answered })
+        return { project: figure(totals.project), floor: figure(totals.floor) }
+      } finally {
+        await project.stop()
+        await floor.stop()
+      }
+    }),
+  )
 }
 
 // ---- hot accounts (PostgreSQL, in this process) ----------------------------------------------------
@@ -505,7 +532,7 @@ try {
       if (only.has('intake')) {
         for (const hot of [false, true]) {
           log(`run ${run + 1}/${RUNS} ${backend}: intake ${hot ? 'hot (one address)' : `spread (${ADDRESSES} addresses)`}…`)
-          const figures = await pair(run, (system) => intake(backend, system, hot, system === 'project' ? values['cpu-prof'] : undefined))
+          const figures = await intake(backend, hot, run, values['cpu-prof'])
           log(`  project ${figures.project.rate.toFixed(0)}/s, floor ${figures.floor.rate.toFixed(0)}/s`)
           const key = `${backend} ${hot ? 'hot' : 'spread'}`
           intakeRuns.set(key, [...(intakeRuns.get(key) ?? []), figures])
