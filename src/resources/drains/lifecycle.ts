@@ -213,8 +213,7 @@ export async function advanceDrain(tx: Transaction, context: DrainContext, drain
   const drains = new DrainsRepository(tx.db)
   const row = await drains.lockDue(drainId, isoOf(nowMs))
   if (row === undefined) return false
-  const address = await new LiquidationAddressesRepository(tx.db).find(row.app_id, row.customer_id, row.liquidation_address_id)
-  const step = new DrainStep(tx, context, row, address, nowMs)
+  const step = new DrainStep(tx, context, row, nowMs)
   const changes = await step.run()
   if (changes === undefined) return true
   const updated: DrainRow = { ...row, ...changes, updated_at: isoOf(nowMs) }
@@ -230,16 +229,22 @@ class DrainStep {
   private readonly environment: LedgerEnvironment
   /** what this step did to ledger entries, for the metrics: written pending or posted, settled posted or voided */
   readonly entries: string[] = []
+  private addressRead: Promise<LiquidationAddressRow | undefined> | undefined
 
   constructor(
     private readonly tx: Transaction,
     private readonly context: DrainContext,
     private readonly row: DrainRow,
-    private readonly address: LiquidationAddressRow | undefined,
     private readonly nowMs: number,
   ) {
     this.ledger = new LedgerRepository(tx.db)
     this.environment = row.environment as LedgerEnvironment
+  }
+
+  /** The drain's address, read once and only by the steps that look at it (processed does not). */
+  private address(): Promise<LiquidationAddressRow | undefined> {
+    this.addressRead ??= new LiquidationAddressesRepository(this.tx.db).find(this.row.app_id, this.row.customer_id, this.row.liquidation_address_id)
+    return this.addressRead
   }
 
   private get destination(): DrainDestination {
@@ -270,13 +275,14 @@ class DrainStep {
   }
 
   /** Ends the drain where it is, its funds held in clearing, or sends them back when there is a return address. */
-  private stopped(state: 'canceled' | 'returned' | 'undeliverable' | 'error', reason: string): Changes {
-    const canReturn = (state === 'canceled' || state === 'returned') && this.address?.return_address != null
+  private async stopped(state: 'canceled' | 'returned' | 'undeliverable' | 'error', reason: string): Promise<Changes> {
+    const canReturn = (state === 'canceled' || state === 'returned') && (await this.address())?.return_address != null
     return { state, return_reason: reason, next_step_at: canReturn ? this.nextStep() : null }
   }
 
   private async submit(): Promise<Changes | undefined> {
-    if (this.address === undefined || this.address.state !== 'active') return this.stopped('canceled', 'the liquidation address is deactivated')
+    const address = await this.address()
+    if (address === undefined || address.state !== 'active') return this.stopped('canceled', 'the liquidation address is deactivated')
     const failure = sandboxFailureOf(this.row)
     if (failure === 'undeliverable') return this.stopped('undeliverable', 'sandbox: the destination account could not receive the payment')
     if (failure === 'error') return this.stopped('error', 'sandbox: the payment could not be made; it needs an operator')
@@ -355,7 +361,7 @@ class DrainStep {
 
   /** Sends the held deposit back to the address's return address. */
   private async refund(): Promise<Changes> {
-    const returnAddress = this.address?.return_address
+    const returnAddress = (await this.address())?.return_address
     if (returnAddress == null) return { next_step_at: null }
     const amount = BigInt(this.row.amount)
     const currency = this.row.currency as Currency
