@@ -11,6 +11,7 @@ import type { Config } from './config.js'
 import type { Db } from './db/database.js'
 import { answerClientError } from './http/client-errors.js'
 import { requestIdFrom } from './http/request-id.js'
+import { requestLogger } from './http/request-logger.js'
 import { idempotencyPlugin } from './idempotency/plugin.js'
 import { registerMetrics } from './metrics/index.js'
 import { databasePlugin } from './plugins/database.js'
@@ -69,6 +70,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     // A caller's x-request-id is kept when it is a sane token, so traces can be joined up.
     requestIdHeader: false,
     genReqId: (req) => requestIdFrom(req.headers['x-request-id']),
+    // Each request's logger makes its pino child only once it writes a line.
+    childLoggerFactory: requestLogger,
     routerOptions: { maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     // Every answer in the contract's body with an x-request-id, also those given before routing:
     // the router's (bad percent-encoding, an over-long path parameter), Node's parser's (malformed

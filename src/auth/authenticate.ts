@@ -97,10 +97,14 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter, failure
   }
 
   return (request, reply, done) => {
+    // A refusal is handed over after the rest of what arrived with the headers has been parsed, as
+    // an async hook's would be: a request Node's parser finds malformed is answered 400 by it, not
+    // refused here first.
+    const refused = (error: unknown) => queueMicrotask(() => done(error instanceof Error ? error : new Error(String(error))))
     const clientKey = header(request, 'x-client-key')
     const clientSecret = header(request, 'x-client-secret')
     if (clientKey === undefined || clientSecret === undefined) {
-      done(new ApiError(401, 'Client key or secret missing', { details: 'Both the x-client-key and x-client-secret headers must be provided' }))
+      refused(new ApiError(401, 'Client key or secret missing', { details: 'Both the x-client-key and x-client-secret headers must be provided' }))
       return
     }
     let checked: void | Promise<void>
@@ -122,10 +126,10 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter, failure
         checked = check(request, reply, clientKey, clientSecret, current, undefined)
       }
     } catch (error) {
-      done(error instanceof Error ? error : new Error(String(error)))
+      refused(error)
       return
     }
-    if (checked instanceof Promise) checked.then(() => done(), done)
+    if (checked instanceof Promise) checked.then(() => done(), refused)
     else done()
   }
 }

@@ -30,7 +30,7 @@ function bound<Row>(compiled: CompiledQuery<Row>, valueAt: (slot: number) => unk
  * connection is free runs at once, without kysely's executor (readNow).
  */
 export class PreparedQuery<Row> {
-  private readonly compiled = new Map<Backend, CompiledQuery<Row>>()
+  private readonly compiled = new Map<Backend, SlottedStatement<Row>>()
 
   constructor(
     private readonly slots: number,
@@ -38,29 +38,62 @@ export class PreparedQuery<Row> {
   ) {}
 
   async execute(db: Db, ...values: (string | number)[]): Promise<Row[]> {
-    const query = this.bind(db, ...values)
-    return readNow(db, query) ?? (await db.executeQuery<Row>(query)).rows
-  }
-
-  /** The statement as `db`'s backend runs it, with `values` in its slots. */
-  bind(db: Db, ...values: (string | number)[]): CompiledQuery<Row> {
-    if (values.length !== this.slots) throw new Error(`prepared query: ${this.slots} values expected, ${values.length} given`)
-    return bound(this.compiledOn(db), (slot) => values[slot])
+    const statement = this.statementOn(db)
+    const parameters = statement.parameters(values)
+    return readNow<Row>(db, { sql: statement.sql, parameters }) ?? (await db.executeQuery<Row>(CompiledQuery.raw(statement.sql, parameters) as CompiledQuery<Row>)).rows
   }
 
   async executeTakeFirst(db: Db, ...values: (string | number)[]): Promise<Row | undefined> {
     return (await this.execute(db, ...values))[0]
   }
 
+  /** SQLite: the rows at once, when the connection is free and nothing has to be waited for (readNow); undefined otherwise, and on PostgreSQL. */
+  rowsAtOnce(db: Db, ...values: (string | number)[]): Row[] | undefined {
+    const statement = this.statementOn(db)
+    return readNow<Row>(db, { sql: statement.sql, parameters: statement.parameters(values) })
+  }
+
   /** The statement as `db`'s backend runs it, with its slots as parameters. */
   compiledOn(db: Db): CompiledQuery<Row> {
+    const statement = this.statementOn(db)
+    return CompiledQuery.raw(statement.sql, [...statement.compiledParameters]) as CompiledQuery<Row>
+  }
+
+  private statementOn(db: Db): SlottedStatement<Row> {
     const backend = backendOf(db)
-    let compiled = this.compiled.get(backend)
-    if (compiled === undefined) {
-      compiled = this.build(db, ...Array.from({ length: this.slots }, (_, i) => `${SLOT}${i}`)).compile()
-      this.compiled.set(backend, compiled)
+    let statement = this.compiled.get(backend)
+    if (statement === undefined) {
+      statement = new SlottedStatement<Row>(this.build(db, ...Array.from({ length: this.slots }, (_, i) => `${SLOT}${i}`)).compile(), this.slots)
+      this.compiled.set(backend, statement)
     }
-    return compiled
+    return statement
+  }
+}
+
+/** A compiled statement and, for each of its parameters, the slot whose value goes there (-1: the compiled value stays). */
+class SlottedStatement<Row> {
+  readonly sql: string
+  readonly compiledParameters: readonly unknown[]
+  private readonly slotOf: readonly number[]
+
+  constructor(
+    compiled: CompiledQuery<Row>,
+    private readonly slots: number,
+  ) {
+    this.sql = compiled.sql
+    this.compiledParameters = compiled.parameters
+    this.slotOf = compiled.parameters.map((parameter) => (typeof parameter === 'string' && parameter.startsWith(SLOT) ? Number(parameter.slice(SLOT.length)) : -1))
+  }
+
+  /** The parameters of one run: `values[i]` where the builder was given slot i. */
+  parameters(values: readonly (string | number)[]): unknown[] {
+    if (values.length !== this.slots) throw new Error(`prepared query: ${this.slots} values expected, ${values.length} given`)
+    const parameters = new Array<unknown>(this.slotOf.length)
+    for (let i = 0; i < parameters.length; i++) {
+      const slot = this.slotOf[i] ?? -1
+      parameters[i] = slot === -1 ? this.compiledParameters[i] : values[slot]
+    }
+    return parameters
   }
 }
 

@@ -4,7 +4,7 @@ import { generateKeyPair, generateSecret } from '../../keys/credentials.js'
 import { backendOf, type Db } from '../database.js'
 import { PreparedQuery } from '../prepared.js'
 import type { ApiKeysTable } from '../schema.js'
-import { dataVersionOf, readNow } from '../sqlite/open.js'
+import { dataVersionOf } from '../sqlite/open.js'
 import { isoOf, newId, nowIso } from '../time.js'
 import type { UnitOfWork } from '../unit-of-work.js'
 
@@ -152,7 +152,7 @@ export class AppsRepository {
    * NOT_AT_ONCE.
    */
   findCredentialsAtOnce(clientKey: string): KeyCredentials | undefined | typeof NOT_AT_ONCE {
-    const rows = readNow(this.db, FIND_CREDENTIALS.bind(this.db, clientKey))
+    const rows = FIND_CREDENTIALS.rowsAtOnce(this.db, clientKey)
     if (rows === undefined) return NOT_AT_ONCE
     const [row] = rows
     return row === undefined ? undefined : toApiKey(row)

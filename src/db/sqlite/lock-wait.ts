@@ -55,7 +55,7 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
   }
 
   /** LockWaitingDriver.readNow of this dialect's driver (undefined before kysely has made it). */
-  readNow(query: CompiledQuery): unknown[] | undefined {
+  readNow(query: Pick<CompiledQuery, 'sql' | 'parameters'>): unknown[] | undefined {
     return this.driver?.readNow(query)
   }
 }
@@ -140,7 +140,7 @@ class LockWaitingDriver extends SqliteDriver {
    * kysely's executor, this driver's mutex and LockWaitingConnection, and 9.4 µs here.
    * Undefined when the statement must go that way instead.
    */
-  readNow(query: CompiledQuery): unknown[] | undefined {
+  readNow(query: Pick<CompiledQuery, 'sql' | 'parameters'>): unknown[] | undefined {
     if (this.held || !this.sqlite.open || this.sqlite.inTransaction || this.durable() !== undefined) return undefined
     const statement = this.statements.prepare(query.sql)
     if (!statement.readonly) return undefined
