@@ -30,7 +30,7 @@
  *
  *   npm run bench:money [-- --runs 3 --deposits 3000 --seconds 10 --connections 50 --addresses 100 --backends sqlite,postgres --only pipeline,intake,hot
  *                        --hot-drains 2000 --hot-apps 32 --hot-concurrency 4,16 --hot-shards 8,1]
- *   npm run bench:money -- --only intake --cpu-prof DIR   (the project's server writes V8 CPU profiles: bench/cpu-profile-summary.ts)
+ *   npm run bench:money -- --only intake --cpu-prof DIR   (the project's servers write V8 CPU profiles: bench/cpu-profile-summary.ts)
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -103,6 +103,8 @@ const POSTGRES_URL = process.env.DATABASE_URL?.startsWith('postgres') === true ?
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 /** The amount of every deposit, in USDC; the addresses take a 1 % developer fee, so every drain credits the fee account. */
 const DEPOSIT_AMOUNT = '25.00'
+/** node options of the project's server: V8 CPU profiles with --cpu-prof DIR */
+const profiling = values['cpu-prof'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof']]
 /** How long the pipeline may take before the run is called failed. */
 const PIPELINE_TIMEOUT_MS = 600_000
 
@@ -320,7 +322,7 @@ async function pipeline(backend: Backend, system: 'project' | 'floor'): Promise<
     const server =
       system === 'floor'
         ? await startFloor(database, backend, 'pipeline')
-        : await startProject(database, backend, { DRAIN_DELAY_FAST_MS: '0', DRAIN_DELAY_ACH_MS: '0', DRAIN_POLL_MS: '10' })
+        : await startProject(database, backend, { DRAIN_DELAY_FAST_MS: '0', DRAIN_DELAY_ACH_MS: '0', DRAIN_POLL_MS: '10' }, profiling)
     try {
       await takeArrivals()
       const cpuStart = server.cpuMs()
@@ -365,11 +367,11 @@ const INTAKE_SLICE_SECONDS = 2
  * The project's and the floor's intake, each on its own fresh database, both running, measured
  * in alternating slices of INTAKE_SLICE_SECONDS until each has had SECONDS.
  */
-async function intake(backend: Backend, hot: boolean, run: number, cpuProf: string | undefined): Promise<{ project: IntakeFigure; floor: IntakeFigure }> {
+async function intake(backend: Backend, hot: boolean, run: number): Promise<{ project: IntakeFigure; floor: IntakeFigure }> {
   return onSeededDatabase(backend, ADDRESSES, (floorDatabase, floorSeeded) =>
     onSeededDatabase(backend, ADDRESSES, async (projectDatabase, projectSeeded) => {
       const floor = await startFloor(floorDatabase, backend, 'intake')
-      const project = await startProject(projectDatabase, backend, { DRAIN_SCHEDULER: 'off' }, cpuProf === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', cpuProf])
+      const project = await startProject(projectDatabase, backend, { DRAIN_SCHEDULER: 'off' }, profiling)
       const systems = { floor: { server: floor, seeded: floorSeeded }, project: { server: project, seeded: projectSeeded } }
       try {
         // A warm-up, so both start with their statements prepared and their accounts made.
@@ -532,7 +534,7 @@ try {
       if (only.has('intake')) {
         for (const hot of [false, true]) {
           log(`run ${run + 1}/${RUNS} ${backend}: intake ${hot ? 'hot (one address)' : `spread (${ADDRESSES} addresses)`}…`)
-          const figures = await intake(backend, hot, run, values['cpu-prof'])
+          const figures = await intake(backend, hot, run)
           log(`  project ${figures.project.rate.toFixed(0)}/s, floor ${figures.floor.rate.toFixed(0)}/s`)
           const key = `${backend} ${hot ? 'hot' : 'spread'}`
           intakeRuns.set(key, [...(intakeRuns.get(key) ?? []), figures])
