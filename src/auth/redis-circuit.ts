@@ -114,28 +114,19 @@ export class RedisCircuit {
 }
 
 function withinBudget<T>(work: Promise<T>, budgetMs: number): Promise<T> {
-  // One promise and one timer per call, not a race of promises and a `finally`: every request's
-  // rate-limit call comes through here.
-  return new Promise<T>((resolve, reject) => {
-    let late: NodeJS.Immediate | undefined
+  let timer: NodeJS.Timeout | undefined
+  let late: NodeJS.Immediate | undefined
+  const expired = new Promise<never>((_, reject) => {
     // Timers run before I/O in the event loop's turn: after a busy stretch of the loop, a reply
     // already in the socket is read first (setImmediate runs after I/O), so only a Redis that
     // really did not answer counts as late.
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       late = setImmediate(() => reject(new RedisUnavailableError(`no answer within ${budgetMs} ms`)))
     }, budgetMs)
-    work.then(
-      (answer) => {
-        clearTimeout(timer)
-        clearImmediate(late)
-        resolve(answer)
-      },
-      (error: unknown) => {
-        clearTimeout(timer)
-        clearImmediate(late)
-        reject(error)
-      },
-    )
+  })
+  return Promise.race([work, expired]).finally(() => {
+    clearTimeout(timer)
+    clearImmediate(late)
   })
 }
 
