@@ -175,7 +175,8 @@ async function createResources(key: TestKey): Promise<Ids> {
 }
 
 beforeAll(async () => {
-  server = await startTestServer()
+  // No drain scheduler: a fixture drain moving on would emit events that change a webhook read back between its two reads.
+  server = await startTestServer({ config: { drains: { scheduler: false, fastDelayMs: 1_000, achDelayMs: 3_000, pollIntervalMs: 250, concurrency: 4 } } })
   owner = await server.createKey()
   other = await server.createKey()
   inactive = await server.createKey({ appId: owner.appId })
