@@ -44,9 +44,9 @@ export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (ap
       // Another application's address answers 404 to any key, as a missing one does.
       await requireAddress(appId, customerId, liquidationAddressId)
       if (environment !== 'development') throw new ApiError(403, 'Deposits can only be simulated with a development key: a production key moves live money')
-      const drain = await app.transact(async (tx) => {
-        if ((await new CustomersRepository(tx.db).find(appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
-        return receiveDeposit(tx, context, {
+      // The intake finds the address by application and customer: it is the customer check.
+      const drain = await app.transact((tx) =>
+        receiveDeposit(tx, context, {
           environment: ledgerEnvironmentOf(environment),
           appId,
           customerId,
@@ -54,8 +54,8 @@ export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (ap
           amount: request.body.amount,
           depositTxHash: request.body.deposit_tx_hash,
           fromAddress: request.body.from_address,
-        })
-      })
+        }),
+      )
       return reply.code(201).send(drain)
     },
   )
