@@ -62,7 +62,8 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter, failure
 
   /**
    * Everything after the key is known: its credentials, then the rate limit (`early`: its count,
-   * made for this key beside the key's read, when made) and the scope.
+   * made for this key beside the key's read, when made) and the scope. `secretMatched`: the secret
+   * was found to match this very key (its row unchanged) when the request arrived.
    */
   function check(
     request: FastifyRequest,
@@ -71,12 +72,13 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter, failure
     clientSecret: string,
     key: KnownKey | undefined,
     early: GuardedDecision | undefined,
+    secretMatched: boolean,
   ): void | Promise<void> {
     // An address whose failures are full is answered 429 before anything about its credentials
     // is told, so a throttled guess learns nothing (not even that it was right). For a good key
     // the address's count guards the rate limit's consume: one call (one Redis round trip).
     const nowMs = Date.now()
-    const matches = secretMatches(clientSecret, key?.credentials.secret_digest, key?.previousDigest(nowMs))
+    const matches = secretMatched || secretMatches(clientSecret, key?.credentials.secret_digest, key?.previousDigest(nowMs))
     if (key === undefined || !matches || !key.credentials.active || key.expired(nowMs)) return refuse(request, clientKey, key, matches)
     if (early !== undefined) return admit(request, reply, key, early)
     const counted = count(key, request)
@@ -120,10 +122,18 @@ export function authenticate(apps: AppsRepository, limiter: RateLimiter, failure
             ? count(lastRead, request)
             : undefined
         checked = Promise.all([current, early]).then(([key, counted]) =>
-          check(request, reply, clientKey, clientSecret, key, key !== undefined && key.credentials.id === lastRead?.credentials.id && key.limit === lastRead.limit ? counted : undefined),
+          check(
+            request,
+            reply,
+            clientKey,
+            clientSecret,
+            key,
+            key !== undefined && key.credentials.id === lastRead?.credentials.id && key.limit === lastRead.limit ? counted : undefined,
+            key !== undefined && key === lastRead && counted !== undefined,
+          ),
         )
       } else {
-        checked = check(request, reply, clientKey, clientSecret, current, undefined)
+        checked = check(request, reply, clientKey, clientSecret, current, undefined, false)
       }
     } catch (error) {
       refused(error)

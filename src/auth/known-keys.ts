@@ -71,8 +71,7 @@ const MAX_KNOWN = 100_000
  * - SQLite: a key read once is used as long as the keys' version (AppsRepository.keysVersion:
  *   SQLite's data_version, which moves with every other connection's commit, and this process's
  *   own key changes) has not moved since it was read; a moved version has the key read again. The
- *   version is read at once on every request (0.7 µs, where the key's statement and its row took
- *   several µs).
+ *   version is read at once on every request: cheaper than the key's statement and its row.
  * - PostgreSQL: the keys of the requests that arrived while one read was under way are read
  *   together, in one statement sent after they all arrived: every request still sees its key as
  *   committed when it arrived, and a busy server sends one statement for many requests.

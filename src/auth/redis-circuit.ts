@@ -114,19 +114,28 @@ export class RedisCircuit {
 }
 
 function withinBudget<T>(work: Promise<T>, budgetMs: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  let late: NodeJS.Immediate | undefined
-  const expired = new Promise<never>((_, reject) => {
+  // One promise and one timer per call, not a race of promises and a `finally`: every request's
+  // rate-limit call comes through here.
+  return new Promise<T>((resolve, reject) => {
+    let late: NodeJS.Immediate | undefined
     // Timers run before I/O in the event loop's turn: after a busy stretch of the loop, a reply
     // already in the socket is read first (setImmediate runs after I/O), so only a Redis that
     // really did not answer counts as late.
-    timer = setTimeout(() => {
+    const timer = setTimeout(() => {
       late = setImmediate(() => reject(new RedisUnavailableError(`no answer within ${budgetMs} ms`)))
     }, budgetMs)
-  })
-  return Promise.race([work, expired]).finally(() => {
-    clearTimeout(timer)
-    clearImmediate(late)
+    work.then(
+      (answer) => {
+        clearTimeout(timer)
+        clearImmediate(late)
+        resolve(answer)
+      },
+      (error: unknown) => {
+        clearTimeout(timer)
+        clearImmediate(late)
+        reject(error)
+      },
+    )
   })
 }
 

@@ -265,7 +265,7 @@ export class FallbackRateLimiter implements RateLimiter {
     if (counter instanceof FallbackPeekableRateLimiter && !this.failing && !counter.degraded) {
       let guarded: GuardedDecision | undefined
       try {
-        guarded = await this.primary.consumeGuarded(key, limit, { ...guard, counter: counter.peekPrimary })
+        guarded = await this.primary.consumeGuarded(key, limit, { counter: counter.peekPrimary, key: guard.key, limit: guard.limit })
       } catch {
         // The two calls below meet the outage again: each wrapper notes it and answers from its fallback.
       }

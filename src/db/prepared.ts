@@ -1,5 +1,6 @@
 import { type Compilable, CompiledQuery, type Insertable, type RawBuilder, sql } from 'kysely'
 import { type Backend, backendOf, type Db } from './database.js'
+import { queryOnce } from './postgres/open.js'
 import { readNow } from './sqlite/open.js'
 import type { Database } from './schema.js'
 
@@ -26,8 +27,9 @@ function bound<Row>(compiled: CompiledQuery<Row>, valueAt: (slot: number) => unk
  * (the builder sees each slot as a string); a value the builder is given directly (`is_active
  * = 1`) stays as compiled. The statement's shape must not depend on its values.
  *
- * On SQLite, a read-only statement run on the database itself (not a transaction) while its
- * connection is free runs at once, without kysely's executor (readNow).
+ * A statement run on the database itself (not a transaction) skips kysely's executor: on SQLite a
+ * read-only one runs at once while the connection is free (readNow), on PostgreSQL it goes to a
+ * pooled connection of its own (queryOnce).
  */
 export class PreparedQuery<Row> {
   private readonly compiled = new Map<Backend, SlottedStatement<Row>>()
@@ -40,7 +42,8 @@ export class PreparedQuery<Row> {
   async execute(db: Db, ...values: (string | number)[]): Promise<Row[]> {
     const statement = this.statementOn(db)
     const parameters = statement.parameters(values)
-    return readNow<Row>(db, { sql: statement.sql, parameters }) ?? (await db.executeQuery<Row>(CompiledQuery.raw(statement.sql, parameters) as CompiledQuery<Row>)).rows
+    const query = { sql: statement.sql, parameters }
+    return readNow<Row>(db, query) ?? (await (queryOnce<Row>(db, query) ?? db.executeQuery<Row>(CompiledQuery.raw(statement.sql, parameters) as CompiledQuery<Row>).then(({ rows }) => rows)))
   }
 
   async executeTakeFirst(db: Db, ...values: (string | number)[]): Promise<Row | undefined> {

@@ -1,9 +1,9 @@
-import { Kysely, PostgresDialect } from 'kysely'
+import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely'
 import pg from 'pg'
 import { redactUrl } from '../../config.js'
 import type { Database } from '../schema.js'
 import type { Db } from '../transaction.js'
-import { withNamedStatements } from './statements.js'
+import { type NamedStatementPool, withNamedStatements } from './statements.js'
 
 /** How long a PostgreSQL connection or query may take before it counts as "the database is unavailable". */
 export const POSTGRES_TIMEOUTS = {
@@ -38,5 +38,20 @@ export async function openPostgres(url: string, poolSize: number): Promise<Db> {
     await pool.end().catch(() => undefined)
     throw new Error(`cannot connect to ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`)
   }
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: withNamedStatements(pool) }) })
+  const named = withNamedStatements(pool)
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named }) })
+  postgresPools.set(db, named)
+  return db
+}
+
+/** The pool of each PostgreSQL database openPostgres opened (not of a transaction of one). */
+const postgresPools = new WeakMap<Db, NamedStatementPool>()
+
+/**
+ * The rows of one statement run on a pooled connection of its own, without kysely's executor,
+ * when `db` is a PostgreSQL database opened by openPostgres (not a transaction of one); undefined
+ * when it must go through kysely (a transaction, or SQLite).
+ */
+export function queryOnce<Row>(db: Db, query: Pick<CompiledQuery, 'sql' | 'parameters'>): Promise<Row[]> | undefined {
+  return postgresPools.get(db)?.queryOnce<Row>(query.sql, query.parameters)
 }

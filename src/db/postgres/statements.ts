@@ -17,7 +17,17 @@ export const NAMED_STATEMENT_LIMIT = 500
  * statement runs again at once, inside one the refusal aborts the transaction, and
  * writeTransaction's retries run it again (isRetryableConflict).
  */
-export function withNamedStatements(pool: pg.Pool): PostgresPool {
+/** The pool kysely is given, and a way to run one statement on it without kysely's executor. */
+export interface NamedStatementPool extends PostgresPool {
+  /**
+   * One statement with parameters on a pooled connection of its own, as kysely would run it
+   * outside a transaction (named, prepared once per connection), without kysely's executor and
+   * connection provider around it.
+   */
+  queryOnce<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<R[]>
+}
+
+export function withNamedStatements(pool: pg.Pool): NamedStatementPool {
   const names = new Map<string, string>()
   let issued = 0
   const statements: StatementNames = {
@@ -35,21 +45,36 @@ export function withNamedStatements(pool: pg.Pool): PostgresPool {
   }
   // Kysely keeps its connection object per client object: hand it the same one every time.
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>()
+  const connect = async (): Promise<PostgresPoolClient> => {
+    const client = await pool.connect()
+    let named = clients.get(client)
+    if (named === undefined) {
+      // pg-pool listens for a connection's errors only while it is idle: a connection that breaks
+      // while checked out (a query or transaction under way) would emit 'error' with no listener
+      // and end the process. The query under way fails by itself (503), and release() drops the
+      // broken connection from the pool.
+      client.on('error', ignoreConnectionError)
+      named = namedStatementClient(client, statements)
+      clients.set(client, named)
+    }
+    return named
+  }
+  let ended = false
   return {
-    end: () => pool.end(),
-    async connect(): Promise<PostgresPoolClient> {
-      const client = await pool.connect()
-      let named = clients.get(client)
-      if (named === undefined) {
-        // pg-pool listens for a connection's errors only while it is idle: a connection that breaks
-        // while checked out (a query or transaction under way) would emit 'error' with no listener
-        // and end the process. The query under way fails by itself (503), and release() drops the
-        // broken connection from the pool.
-        client.on('error', ignoreConnectionError)
-        named = namedStatementClient(client, statements)
-        clients.set(client, named)
+    end: () => {
+      ended = true
+      return pool.end()
+    },
+    connect,
+    async queryOnce<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<R[]> {
+      // As kysely answers a statement once the database is destroyed (isDatabaseClosed knows it).
+      if (ended) throw new Error('driver has already been destroyed')
+      const client = await connect()
+      try {
+        return (await client.query<R>(text, parameters)).rows
+      } finally {
+        client.release()
       }
-      return named
     },
   }
 }

@@ -4,6 +4,7 @@ import { generateKeyPair, generateSecret } from '../../keys/credentials.js'
 import { backendOf, type Db } from '../database.js'
 import { PreparedQuery } from '../prepared.js'
 import type { ApiKeysTable } from '../schema.js'
+import { queryOnce } from '../postgres/open.js'
 import { dataVersionOf } from '../sqlite/open.js'
 import { isoOf, newId, nowIso } from '../time.js'
 import type { UnitOfWork } from '../unit-of-work.js'
@@ -161,7 +162,8 @@ export class AppsRepository {
   /** The keys of several client keys in one statement (those that exist). */
   async findCredentialsOf(clientKeys: readonly string[]): Promise<KeyCredentials[]> {
     if (backendOf(this.db) === 'postgres') {
-      const { rows } = await this.db.executeQuery<ApiKeysTable>(CompiledQuery.raw(POSTGRES_CREDENTIALS_OF, [clientKeys]))
+      const query = CompiledQuery.raw(POSTGRES_CREDENTIALS_OF, [clientKeys])
+      const rows = await (queryOnce<ApiKeysTable>(this.db, query) ?? this.db.executeQuery<ApiKeysTable>(query).then((result) => result.rows))
       return rows.map(toApiKey)
     }
     const found: KeyCredentials[] = []

@@ -33,8 +33,8 @@ export function readNow<Row>(db: Db, query: Pick<CompiledQuery, 'sql' | 'paramet
  * SQLite's data_version of `db` (a SQLite database opened by openSqlite, not a transaction of
  * one): it changes whenever another connection, in this process or another, has committed since
  * it was last read (not with this connection's own commits). Read at once, on the event loop (it
- * takes SQLite's read lock and lets it go, 0.7 µs); undefined for PostgreSQL, a closed database,
- * or while another process's lock keeps it from being read.
+ * takes SQLite's read lock and lets it go, as a statement does, without a row to make); undefined
+ * for PostgreSQL, a closed database, or while another process's lock keeps it from being read.
  */
 export function dataVersionOf(db: Db): number | undefined {
   return sqliteParts.get(db)?.dataVersion()
@@ -178,10 +178,9 @@ function rowsFromArrays(statement: SQLite.Statement): CachedStatement {
 
 /**
  * The row object of a statement's values: one object literal with the column names as its keys,
- * compiled once per statement, so every row has one shape and is made in one go. Filling an empty
- * object name by name went through V8's megamorphic keyed stores (KeyedStoreIC_Megamorphic, 2.3 %
- * of GET /webhooks/{id}'s instructions under callgrind). A name repeated in the columns keeps its
- * last value, as assigning them in order did.
+ * compiled once per statement, so every row has one shape and is made in one go, where filling an
+ * empty object name by name goes through V8's megamorphic keyed stores. A name repeated in the
+ * columns keeps its last value, as assigning them in order did.
  */
 function rowMaker(columns: readonly string[]): (values: unknown[]) => Record<string, unknown> {
   // In a literal, "__proto__" would set the prototype instead of a field.
