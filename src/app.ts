@@ -96,6 +96,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   app.setValidatorCompiler(createValidatorCompiler(createRules({ allowHttpLoopback: config.nodeEnv !== 'production' })))
   app.decorateRequest('auth', null)
+  app.decorateRequest('jsonText', '')
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id)
     done()

@@ -43,9 +43,13 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** null only on public routes; authenticated handlers read it through `callerOf`. */
     auth: AuthContext | null
+    /** the JSON body's text as received ('' for other bodies): amounts sent as numbers are read from it */
+    jsonText: string
   }
   interface FastifyContextConfig {
     /** the scope an API key needs for this route, from its resource's manifest (or ANY_VALID_KEY, PUBLIC) */
     scope?: string
+    /** the manifest requires an Idempotency-Key on this POST */
+    idempotencyKeyRequired?: boolean
   }
 }

@@ -35,6 +35,7 @@ export const IDEMPOTENCY = {
 } as const
 
 export const INVALID_KEY = 'Idempotency-Key must be 1 to 255 printable ASCII characters'
+export const KEY_REQUIRED = 'The idempotency-key header is required for this operation'
 export const KEY_REUSED = 'Idempotency-Key was already used with a different request'
 export const KEY_IN_PROGRESS = 'A request with this Idempotency-Key is still in progress'
 export const KEY_ANSWER_LOST =
@@ -113,7 +114,10 @@ export const idempotencyPlugin = fp(
     /** Claims the key, or answers from it (replay, 422, 409). */
     const claimKey: preHandlerAsyncHookHandler = async (request, reply) => {
       const key = request.headers[IDEMPOTENCY_KEY_HEADER]
-      if (key === undefined) return
+      if (key === undefined) {
+        if (request.routeOptions.config.idempotencyKeyRequired === true) throw ApiError.badRequest(KEY_REQUIRED)
+        return
+      }
       if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw ApiError.badRequest(INVALID_KEY)
       const result = await keys.claim({
         appId: callerOf(request).appId,

@@ -76,6 +76,7 @@ export const errorsPlugin = fp(
       // Limits first, so an oversized shape is never built; a duplicate key only once the text is
       // known to be JSON, so a malformed body is called that whatever keys it repeats.
       const shape = scanJson(body)
+      request.jsonText = text
       if (shape?.kind === 'limit') {
         done(ApiError.badRequest(shape.message), undefined)
         return

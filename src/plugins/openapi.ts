@@ -117,10 +117,12 @@ const ERROR_RESPONSE = (description: string) => ({
  * also be validated, with the validator's messages instead of the plugin's).
  */
 function documentIdempotency(document: DocumentShape): void {
+  const required = new Set([...OPERATIONS.values()].filter((operation) => operation.idempotencyKey === 'required').map((operation) => operation.operationId))
   for (const pathItem of Object.values(document.paths ?? {})) {
     const post = pathItem?.post
     if (post === undefined || (Array.isArray(post.security) && post.security.length === 0)) continue
-    post.parameters = [...(post.parameters ?? []), { $ref: '#/components/parameters/IdempotencyKey' }]
+    const keyRequired = post.operationId !== undefined && required.has(post.operationId)
+    post.parameters = [...(post.parameters ?? []), { $ref: `#/components/parameters/${keyRequired ? 'RequiredIdempotencyKey' : 'IdempotencyKey'}` }]
     post.responses = {
       ...post.responses,
       409: post.responses?.['409'] ?? ERROR_RESPONSE('Conflict (also: a request with this Idempotency-Key is still in progress)'),
@@ -139,11 +141,20 @@ function documentIdempotency(document: DocumentShape): void {
           'Optional, 1-255 printable ASCII characters, scoped to the application. The same key with the same request within 24 hours replays the first response (with Idempotent-Replayed: true) and changes nothing; with a different request: 422; while the first is still running: 409.',
         schema: { type: 'string', minLength: 1, maxLength: 255 },
       },
+      RequiredIdempotencyKey: {
+        name: 'idempotency-key',
+        in: 'header',
+        required: true,
+        description:
+          'Required on this operation (400 without it), as the published client declares; 1-255 printable ASCII characters, scoped to the application, replayed as the optional Idempotency-Key is.',
+        schema: { type: 'string', minLength: 1, maxLength: 255 },
+      },
     },
   }
 }
 
 interface OperationShape {
+  operationId?: string
   security?: unknown[]
   parameters?: unknown[]
   responses?: Record<string, unknown>

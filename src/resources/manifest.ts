@@ -19,6 +19,8 @@ export interface Operation<ScopeName extends string = string> {
   operationId: string
   /** required: a scope of the resource, or explicitly ANY_VALID_KEY or PUBLIC */
   scope: ScopeName | typeof ANY_VALID_KEY | typeof PUBLIC
+  /** a POST whose Idempotency-Key header is required (400 without it), as the published client declares; optional elsewhere */
+  idempotencyKey?: 'required'
 }
 
 export interface Manifest<ScopeName extends string = string> {

@@ -25,7 +25,7 @@ export function applyManifest(route: RouteOptions): void {
   if (schema.operationId !== undefined && schema.operationId !== operation.operationId) {
     throw new Error(`route "${methodAndPath(route)}" sets its own operationId "${schema.operationId}": operationIds come from the manifests`)
   }
-  route.config = { ...route.config, scope: operation.scope }
+  route.config = { ...route.config, scope: operation.scope, ...(operation.idempotencyKey === 'required' ? { idempotencyKeyRequired: true } : {}) }
   // A copy: a schema object may be shared by several routes.
   if (schema.hide !== true && route.method !== 'HEAD') route.schema = { ...schema, operationId: operation.operationId, ...(operation.scope === PUBLIC ? { security: [] } : {}) }
 }

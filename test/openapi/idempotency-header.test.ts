@@ -34,16 +34,20 @@ describe('the document declares Idempotency-Key where the server takes it', () =
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {
         const declares = (operation.parameters ?? []).some((parameter) => parameter.$ref === '#/components/parameters/IdempotencyKey')
+        const requires = (operation.parameters ?? []).some((parameter) => parameter.$ref === '#/components/parameters/RequiredIdempotencyKey')
         const label = `${method.toUpperCase()} ${path}`
         if (method === 'post') {
           posts++
-          expect(declares, label).toBe(true)
+          const manifestRequires = [...OPERATIONS.values()].some((known) => known.operationId === (operation as { operationId?: string }).operationId && known.idempotencyKey === 'required')
+          expect(declares, label).toBe(!manifestRequires)
+          expect(requires, label).toBe(manifestRequires)
           expect(Object.keys(operation.responses), label).toEqual(expect.arrayContaining(['409', '422']))
         } else {
-          expect(declares, label).toBe(false)
+          expect(declares || requires, label).toBe(false)
         }
       }
     }
+    expect(document.components.parameters?.RequiredIdempotencyKey).toMatchObject({ name: 'idempotency-key', in: 'header', required: true })
     // every authenticated POST of the manifests is in the document
     expect(posts).toBe([...OPERATIONS.values()].filter((operation) => operation.method === 'POST' && operation.scope !== PUBLIC).length)
   })
