@@ -484,6 +484,30 @@ migrations['0013_transfers'] = {
   },
 }
 
+migrations['0014_test_payments'] = {
+  async up(db: Kysely<unknown>) {
+    // Sandbox card payments (src/resources/test-payments/): amount is integer text of the fiat
+    // currency's minor unit; the refund columns are set once, by the one refund a payment may have.
+    await db.schema
+      .createTable('test_payments')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('app_id', 'text', (c) => c.notNull())
+      .addColumn('amount', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('description', 'text', (c) => c.notNull())
+      .addColumn('customer_id', 'text')
+      .addColumn('wallet_id', 'text', (c) => c.notNull())
+      .addColumn('entry_id', 'text', (c) => c.notNull())
+      .addColumn('refund_id', 'text', (c) => c.unique())
+      .addColumn('refund_entry_id', 'text')
+      .addColumn('refunded_at', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute()
+    await db.schema.createIndex('test_payments_app_created').on('test_payments').columns(['app_id', 'created_at', 'id']).execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

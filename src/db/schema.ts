@@ -324,6 +324,29 @@ export interface TransfersTable {
   updated_at: string
 }
 
+/** A sandbox card payment and its refund, if it has one (src/resources/test-payments/). */
+export interface TestPaymentsTable {
+  /** pay_ and 24 hex digits */
+  id: string
+  app_id: string
+  /** integer text of the currency's minor unit (cents) */
+  amount: string
+  /** USD or EUR */
+  currency: string
+  description: string
+  customer_id: string | null
+  /** the sandbox wallet credited (its USDC or EURC account) */
+  wallet_id: string
+  /** the posted entry that credited it */
+  entry_id: string
+  /** ref_ and 24 hex digits, once refunded */
+  refund_id: string | null
+  refund_entry_id: string | null
+  refunded_at: string | null
+  created_at: string
+  updated_at: string
+}
+
 /** A product of an application (src/resources/products/). */
 export interface ProductsTable {
   id: string
@@ -366,4 +389,5 @@ export interface Database {
   drains: DrainsTable
   transfers: TransfersTable
   products: ProductsTable
+  test_payments: TestPaymentsTable
 }

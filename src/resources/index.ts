@@ -8,6 +8,7 @@ import type { Operation } from './manifest.js'
 import { products } from './products/index.js'
 import type { Resource } from './resource.js'
 import { taxes } from './taxes/index.js'
+import { testPayments } from './test-payments/index.js'
 import { wallets } from './wallets/index.js'
 import { webhooks } from './webhooks/index.js'
 
@@ -15,7 +16,7 @@ import { webhooks } from './webhooks/index.js'
  * Every resource of the API: the one place one is registered. The routes, the scopes, the
  * operationIds and the event types are all derived from this list.
  */
-export const RESOURCES: readonly Resource[] = [health, webhooks, customers, liquidationAddresses, drains, taxes, wallets, exchangeRates, balances, products]
+export const RESOURCES: readonly Resource[] = [health, webhooks, customers, liquidationAddresses, drains, taxes, wallets, exchangeRates, balances, products, testPayments]
 
 /** Every scope a key may be given, resource by resource. */
 export const SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes)
