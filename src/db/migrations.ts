@@ -508,6 +508,46 @@ migrations['0014_test_payments'] = {
   },
 }
 
+migrations['0016_payment_links'] = {
+  async up(db: Kysely<unknown>) {
+    // An application's payment links (src/resources/payment-links/): amount is integer text of the
+    // currency's smallest unit; products and custom_fields are JSON. payments_count is raised by
+    // the paying half with a conditional update (never past max_payments).
+    await db.schema
+      .createTable('payment_links')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('app_id', 'text', (c) => c.notNull())
+      .addColumn('slug', 'text', (c) => c.notNull())
+      .addColumn('title', 'text', (c) => c.notNull())
+      .addColumn('description', 'text')
+      .addColumn('cover_image', 'text')
+      .addColumn('link_type', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('amount', 'text')
+      .addColumn('payment_for_id', 'text')
+      .addColumn('customer_id', 'text')
+      .addColumn('products', 'text', (c) => c.notNull())
+      .addColumn('is_for_all_products', 'integer', (c) => c.notNull())
+      .addColumn('allow_quantity_adjustment', 'integer', (c) => c.notNull())
+      .addColumn('collect_tax', 'integer', (c) => c.notNull())
+      .addColumn('tax_id', 'text')
+      .addColumn('collect_address', 'integer', (c) => c.notNull())
+      .addColumn('allow_mobile_payment', 'integer', (c) => c.notNull())
+      .addColumn('limit_payments', 'integer', (c) => c.notNull())
+      .addColumn('max_payments', 'integer')
+      .addColumn('payments_count', 'integer', (c) => c.notNull().defaultTo(0))
+      .addColumn('custom_fields', 'text')
+      .addColumn('expires_at', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute()
+    // A slug names one link of an application (the hosted page's address); another application may use it too.
+    await db.schema.createIndex('payment_links_app_slug').on('payment_links').columns(['app_id', 'slug']).unique().execute()
+    // The list: an application's links newest first, a page at a time.
+    await db.schema.createIndex('payment_links_app_created').on('payment_links').columns(['app_id', 'created_at', 'id']).execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

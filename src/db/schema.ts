@@ -369,6 +369,41 @@ export interface ProductsTable {
   updated_at: string
 }
 
+/** A payment link of an application (src/resources/payment-links/). */
+export interface PaymentLinksTable {
+  id: string
+  app_id: string
+  /** the link's url: lower-case letters, digits and hyphens, unique within the application */
+  slug: string
+  title: string
+  description: string | null
+  cover_image: string | null
+  /** INVOICE, PRODUCT, COLLECTION or DONATION; never changes */
+  link_type: string
+  /** usdc or eurc */
+  currency: string
+  /** integer text of the currency's smallest unit; null when the payer chooses (or the products price it) */
+  amount: string | null
+  payment_for_id: string | null
+  customer_id: string | null
+  /** JSON: [{productId, quantity}] */
+  products: string
+  is_for_all_products: number
+  allow_quantity_adjustment: number
+  collect_tax: number
+  tax_id: string | null
+  collect_address: number
+  allow_mobile_payment: number
+  limit_payments: number
+  max_payments: number | null
+  payments_count: number
+  /** JSON object */
+  custom_fields: string | null
+  expires_at: string | null
+  created_at: string
+  updated_at: string
+}
+
 export interface Database {
   apps: AppsTable
   api_keys: ApiKeysTable
@@ -390,4 +425,5 @@ export interface Database {
   transfers: TransfersTable
   products: ProductsTable
   test_payments: TestPaymentsTable
+  payment_links: PaymentLinksTable
 }

@@ -5,6 +5,7 @@ import { exchangeRates } from './exchange-rates/index.js'
 import { health } from './health/index.js'
 import { liquidationAddresses } from './liquidation-addresses/index.js'
 import type { Operation } from './manifest.js'
+import { paymentLinks } from './payment-links/index.js'
 import { products } from './products/index.js'
 import type { Resource } from './resource.js'
 import { taxes } from './taxes/index.js'
@@ -16,7 +17,7 @@ import { webhooks } from './webhooks/index.js'
  * Every resource of the API: the one place one is registered. The routes, the scopes, the
  * operationIds and the event types are all derived from this list.
  */
-export const RESOURCES: readonly Resource[] = [health, webhooks, customers, liquidationAddresses, drains, taxes, wallets, exchangeRates, balances, products, testPayments]
+export const RESOURCES: readonly Resource[] = [health, webhooks, customers, liquidationAddresses, drains, taxes, wallets, exchangeRates, balances, products, paymentLinks, testPayments]
 
 /** Every scope a key may be given, resource by resource. */
 export const SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes)

@@ -1,0 +1,138 @@
+import type { Db } from '../../db/database.js'
+import { ApiError } from '../../errors.js'
+import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
+import { formatPrice, PRODUCT_CURRENCY_DECIMALS, type ProductCurrency } from '../../products/price.js'
+import { CustomersRepository } from '../customers/repository.js'
+import { ProductsRepository } from '../products/repository.js'
+import { TaxesRepository } from '../taxes/repository.js'
+import type { PaymentLinkFields, ProductLine } from './repository.js'
+import { type LinkCurrency, MAX_CUSTOM_FIELDS_BYTES } from './schemas.js'
+
+/** 3-64 lower-case letters, digits and hyphens, starting and ending with a letter or a digit. */
+const SLUG = /^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$/
+const URL_WITH_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//
+
+export const INVALID_URL = 'url must be a slug (3-64 lower-case letters, digits and hyphens, starting and ending with a letter or a digit) or an http(s) URL whose last path segment is one'
+
+/**
+ * The slug a link's `url` names: the value itself, or the last path segment of an http(s) URL
+ * (query and fragment ignored). Upper-case letters are taken as lower-case: two slugs that differ
+ * only in case would be one address to a person reading them.
+ */
+export function slugOf(url: string): string {
+  let candidate = url
+  if (URL_WITH_SCHEME.test(url)) {
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      throw ApiError.badRequest(INVALID_URL)
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw ApiError.badRequest(INVALID_URL)
+    candidate = parsed.pathname.split('/').filter((segment) => segment !== '').at(-1) ?? ''
+  }
+  candidate = candidate.toLowerCase()
+  if (!SLUG.test(candidate)) throw ApiError.badRequest(INVALID_URL)
+  return candidate
+}
+
+export function checkedCoverImage(value: string): string {
+  let parsed: URL | undefined
+  try {
+    parsed = new URL(value)
+  } catch {
+    parsed = undefined
+  }
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw ApiError.badRequest('coverImage must be an http or https URL')
+  return value
+}
+
+/** An expiration date as stored (ISO, UTC, milliseconds); it must lie ahead. */
+export function checkedExpiration(value: string, now: Date): string {
+  const date = new Date(value)
+  if (Number.isNaN(date.getTime())) throw ApiError.badRequest('expiration_date is not a valid date')
+  if (date.getTime() <= now.getTime()) throw ApiError.badRequest('expiration_date must be in the future')
+  return date.toISOString()
+}
+
+export function checkedCustomFields(value: Record<string, unknown>): Record<string, unknown> {
+  if (Buffer.byteLength(JSON.stringify(value)) > MAX_CUSTOM_FIELDS_BYTES) throw ApiError.badRequest(`customFields must be at most ${MAX_CUSTOM_FIELDS_BYTES} bytes as JSON`)
+  return value
+}
+
+/**
+ * The rules between fields, on the link as it will be (a create's body, or an update merged into
+ * the link): what each linkType needs and refuses, tax, and the payment limit.
+ */
+export function checkLinkRules(link: PaymentLinkFields): void {
+  const hasProducts = link.products.length > 0
+  if (link.linkType === 'PRODUCT') {
+    if (hasProducts && link.isForAllProducts) throw ApiError.badRequest('paymentLinkProducts and isForAllProduct: true cannot be used together')
+    if (!hasProducts && !link.isForAllProducts) throw ApiError.badRequest('a PRODUCT link needs paymentLinkProducts or isForAllProduct: true')
+    if (link.amount !== null) throw ApiError.badRequest("amount is not allowed on a PRODUCT link: its products' prices make the total")
+  } else {
+    if (hasProducts || link.isForAllProducts) throw ApiError.badRequest(`paymentLinkProducts and isForAllProduct are only for PRODUCT links (this one is ${link.linkType})`)
+    if (link.allowQuantityAdjustment) throw ApiError.badRequest(`allowQuantityAdjustment is only for PRODUCT links (this one is ${link.linkType})`)
+  }
+  if (link.linkType === 'INVOICE') {
+    if (link.paymentForId === null) throw ApiError.badRequest('an INVOICE link needs paymentForId (what it is paid for)')
+    if (link.amount === null) throw ApiError.badRequest('an INVOICE link needs amount (the sum due)')
+  }
+  const seen = new Set<string>()
+  for (const line of link.products) {
+    if (seen.has(line.productId)) throw ApiError.badRequest(`paymentLinkProducts names product ${line.productId} more than once`)
+    seen.add(line.productId)
+  }
+  if (link.collectTax && link.taxId === null) throw ApiError.badRequest('taxId is required when collectTax is true')
+  if (link.limitPayments && link.maxPayments === null) throw ApiError.badRequest('maxPayments is required when limitPayments is true')
+  if (!link.limitPayments && link.maxPayments !== null) throw ApiError.badRequest('maxPayments needs limitPayments: true')
+}
+
+/** The fiat currency a link's stablecoin stands for, one to one: the only currency its products may be priced in. */
+export const FIAT_OF: Readonly<Record<LinkCurrency, ProductCurrency>> = { usdc: 'USD', eurc: 'EUR' }
+
+/**
+ * The references of a link to other resources of the application, read in the transaction that
+ * writes it. A reference to another application's resource answers like a missing one.
+ */
+export class LinkReferences {
+  constructor(
+    private readonly db: Db,
+    private readonly appId: string,
+  ) {}
+
+  async checkCustomer(customerId: string): Promise<void> {
+    if ((await new CustomersRepository(this.db).find(this.appId, customerId)) === undefined) {
+      throw ApiError.badRequest(`customerId: no customer ${customerId} in this application`)
+    }
+  }
+
+  async checkTax(taxId: string): Promise<void> {
+    const tax = await new TaxesRepository(this.db).find(this.appId, taxId)
+    if (tax === undefined) throw ApiError.badRequest(`taxId: no tax ${taxId} in this application`)
+    if (tax.active !== 1) throw ApiError.badRequest(`taxId: the tax ${taxId} is inactive`)
+  }
+
+  /**
+   * Each line's product is the application's, ACTIVE, and priced in the link currency's fiat
+   * (USD on usdc, EUR on eurc); the lines' total stays within what one payment may move.
+   */
+  async checkProducts(lines: readonly ProductLine[], currency: LinkCurrency): Promise<void> {
+    const fiat = FIAT_OF[currency]
+    const products = new ProductsRepository(this.db)
+    let total = 0n
+    for (const [index, line] of lines.entries()) {
+      const product = await products.find(this.appId, line.productId)
+      if (product === undefined) throw ApiError.badRequest(`paymentLinkProducts[${index}].productId: no product ${line.productId} in this application`)
+      if (product.status !== 'ACTIVE') throw ApiError.badRequest(`paymentLinkProducts[${index}]: product ${line.productId} is ${product.status}`)
+      if (product.currency !== fiat) {
+        throw ApiError.badRequest(
+          `paymentLinkProducts[${index}]: product ${line.productId} is priced in ${product.currency}; a ${currency} link sells only ${fiat}-priced products (1 ${fiat} = 1 ${currency.toUpperCase()})`,
+        )
+      }
+      total += BigInt(product.price) * BigInt(line.quantity)
+    }
+    const limit = MAX_AMOUNT_UNITS * 10n ** BigInt(PRODUCT_CURRENCY_DECIMALS[fiat])
+    if (total > limit) throw ApiError.badRequest(`the products' total (${formatPrice(total, fiat)} ${fiat}) must be at most ${MAX_AMOUNT_UNITS}`)
+  }
+}
