@@ -548,6 +548,46 @@ migrations['0016_payment_links'] = {
   },
 }
 
+migrations['0015_invoices'] = {
+  async up(db: Kysely<unknown>) {
+    // An application's invoices (src/resources/invoices/). Amounts are integer text of cents of
+    // the invoice's currency; lines is JSON with each line's price frozen when it was set.
+    await db.schema
+      .createTable('invoices')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('app_id', 'text', (c) => c.notNull())
+      .addColumn('customer_id', 'text', (c) => c.notNull())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('email', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('lines', 'text', (c) => c.notNull())
+      .addColumn('subtotal', 'text', (c) => c.notNull())
+      .addColumn('tax_id', 'text')
+      .addColumn('tax_name', 'text')
+      .addColumn('tax_percentage', 'text')
+      .addColumn('tax_amount', 'text', (c) => c.notNull())
+      .addColumn('total', 'text', (c) => c.notNull())
+      .addColumn('amount_paid', 'text', (c) => c.notNull())
+      .addColumn('due_date', 'text', (c) => c.notNull())
+      .addColumn('send_date', 'text')
+      .addColumn('delivery', 'text', (c) => c.notNull())
+      .addColumn('payment_methods', 'text', (c) => c.notNull())
+      .addColumn('payment_link', 'integer', (c) => c.notNull())
+      .addColumn('payment_link_id', 'text')
+      .addColumn('partial_payment', 'integer', (c) => c.notNull())
+      .addColumn('address', 'text')
+      .addColumn('phone_number', 'text')
+      .addColumn('logo', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute()
+    // The list: an application's invoices newest first, a page at a time; and those of one customer.
+    await db.schema.createIndex('invoices_app_created').on('invoices').columns(['app_id', 'created_at', 'id']).execute()
+    await db.schema.createIndex('invoices_app_customer').on('invoices').columns(['app_id', 'customer_id', 'created_at', 'id']).execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

@@ -3,6 +3,7 @@ import { customers } from './customers/index.js'
 import { drains } from './drains/index.js'
 import { exchangeRates } from './exchange-rates/index.js'
 import { health } from './health/index.js'
+import { invoices } from './invoices/index.js'
 import { liquidationAddresses } from './liquidation-addresses/index.js'
 import type { Operation } from './manifest.js'
 import { paymentLinks } from './payment-links/index.js'
@@ -17,7 +18,7 @@ import { webhooks } from './webhooks/index.js'
  * Every resource of the API: the one place one is registered. The routes, the scopes, the
  * operationIds and the event types are all derived from this list.
  */
-export const RESOURCES: readonly Resource[] = [health, webhooks, customers, liquidationAddresses, drains, taxes, wallets, exchangeRates, balances, products, paymentLinks, testPayments]
+export const RESOURCES: readonly Resource[] = [health, webhooks, customers, liquidationAddresses, drains, taxes, wallets, exchangeRates, balances, products, invoices, paymentLinks, testPayments]
 
 /** Every scope a key may be given, resource by resource. */
 export const SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes)
