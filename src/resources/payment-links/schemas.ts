@@ -124,34 +124,47 @@ export const CreatePaymentLinkBody = Type.Object(
 )
 export type CreatePaymentLinkBody = Static<typeof CreatePaymentLinkBody>
 
-/** An optional field an update may clear with null. */
-function clearable<T extends TSchema>(schema: T) {
-  return Type.Optional(Type.Union([schema, Type.Null()]))
+/**
+ * An optional field an update may clear with null: the field's own schema with null added to its
+ * type, and one message saying all it accepts (whichever rule a value breaks).
+ */
+function clearable<T extends TSchema>(schema: T, accepts: string) {
+  const { type, ...rest } = schema as unknown as Record<string, unknown>
+  if (typeof type !== 'string') throw new Error('clearable: the schema must have one type')
+  return Type.Optional(Type.Unsafe<Static<T> | null>({ ...rest, type: [type, 'null'], 'x-message': `${accepts}, or null to clear it` }))
 }
+
+/** amount, or null to clear it: one message whichever way it fails. */
+const clearableAmount = Type.Optional(
+  Type.Union([Type.Number({ 'x-message': AMOUNT_MESSAGE }), Type.String({ maxLength: 40, 'x-message': AMOUNT_MESSAGE }), Type.Null({ 'x-message': AMOUNT_MESSAGE })], {
+    'x-message': AMOUNT_MESSAGE,
+    description: 'greater than 0, at most 6 decimals; null clears it',
+  }),
+)
 
 /** The create body with every field optional; null clears an optional field. */
 export const UpdatePaymentLinkBody = Type.Object(
   {
     title: Type.Optional(fields.title),
     url: Type.Optional(fields.url),
-    description: clearable(fields.description),
-    coverImage: clearable(fields.coverImage),
+    description: clearable(fields.description, 'description must be text of at most 5000 characters'),
+    coverImage: clearable(fields.coverImage, `coverImage must be an http or https URL of at most ${MAX_URL_LENGTH} characters`),
     linkType: Type.Optional(fields.linkType),
-    amount: clearable(fields.amount),
-    paymentForId: clearable(fields.paymentForId),
-    customerId: clearable(fields.customerId),
+    amount: clearableAmount,
+    paymentForId: clearable(fields.paymentForId, 'paymentForId must be text of 1 to 255 characters'),
+    customerId: clearable(fields.customerId, 'customerId must be a customer id (UUID)'),
     paymentLinkProducts: Type.Optional(fields.paymentLinkProducts),
     isForAllProduct: Type.Optional(fields.isForAllProduct),
     allowQuantityAdjustment: Type.Optional(fields.allowQuantityAdjustment),
     collectTax: Type.Optional(fields.collectTax),
-    taxId: clearable(fields.taxId),
+    taxId: clearable(fields.taxId, 'taxId must be a tax id (UUID)'),
     collectAddress: Type.Optional(fields.collectAddress),
     limitPayments: Type.Optional(fields.limitPayments),
-    maxPayments: clearable(fields.maxPayments),
-    customFields: clearable(fields.customFields),
+    maxPayments: clearable(fields.maxPayments, `maxPayments must be an integer from 1 to ${MAX_PAYMENTS}`),
+    customFields: clearable(fields.customFields, `customFields must be an object of at most ${MAX_CUSTOM_FIELDS} keys`),
     allowMobilePayment: Type.Optional(fields.allowMobilePayment),
     currency: Type.Optional(fields.currency),
-    expiration_date: clearable(fields.expiration_date),
+    expiration_date: clearable(fields.expiration_date, 'expiration_date must be an ISO 8601 date-time'),
   },
   { additionalProperties: false },
 )
