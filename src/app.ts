@@ -22,7 +22,7 @@ import { applyManifest, registerResources } from './resources/register.js'
 import { createRules } from './validation/rules.js'
 import { ExchangeRates } from './ledger/rates.js'
 import { RatesFile } from './ledger/rates-file.js'
-import { DrainScheduler } from './resources/drains/scheduler.js'
+import { MoneyScheduler } from './scheduler/money-scheduler.js'
 import { createValidatorCompiler } from './validation/validator.js'
 import { webhookUrlAddressProblem } from './delivery/address-guard.js'
 import { DirectoryImageStore } from './products/image-store.js'
@@ -134,7 +134,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHook('preClose', async () => ratesFile.stop())
   }
   if (config.drains.scheduler) {
-    const scheduler = new DrainScheduler(options.db, app.transact, { rates: exchangeRates, timings: config.drains, now: Date.now }, app.log, config.drains)
+    const scheduler = new MoneyScheduler(options.db, app.transact, { rates: exchangeRates, timings: config.drains, now: Date.now }, app.log, config.drains)
     app.addHook('onReady', async () => scheduler.start())
     // Before the database closes: the step under way commits or rolls back first.
     app.addHook('preClose', async () => scheduler.stop())

@@ -45,7 +45,7 @@ export interface Config {
   exchangeRatesFile: string | undefined
 }
 
-/** The drain scheduler (src/resources/drains/scheduler.ts) and its sandbox timings. */
+/** The money scheduler (src/scheduler/money-scheduler.ts: drains and transfers) and its sandbox timings. */
 export interface DrainConfig {
   /** advance drains inside the server (off: run `devplatform worker` instead) */
   scheduler: boolean

@@ -17,7 +17,7 @@ import { ExchangeRates, listRates, RatesDocumentError, saveRates } from '../ledg
 import { RatesFileError, readRatesFile } from '../ledger/rates-file.js'
 import { CustomersRepository } from '../resources/customers/repository.js'
 import { type DrainTimings, receiveDeposit } from '../resources/drains/lifecycle.js'
-import { DrainScheduler } from '../resources/drains/scheduler.js'
+import { MoneyScheduler } from '../scheduler/money-scheduler.js'
 import { DirectoryImageStore } from '../products/image-store.js'
 import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliveriesForAudit } from './deliveries.js'
 import { AppDeletionRefused, deleteApp } from './delete-app.js'
@@ -529,7 +529,7 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, log, notifier.origin) : undefined
   await listener?.start()
   dispatcher.start()
-  const drains = new DrainScheduler(db, transactOn(db, notifier), { rates: new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs }), timings: config.drains, now: Date.now }, log, config.drains)
+  const drains = new MoneyScheduler(db, transactOn(db, notifier), { rates: new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs }), timings: config.drains, now: Date.now }, log, config.drains)
   drains.start()
   log.info(
     {

@@ -124,6 +124,16 @@ export class Metrics {
       },
     })
     new Counter({
+      name: 'devplatform_transfer_state_changes_total',
+      help: 'Transfers and payment intents this process moved into each state (awaiting_funds and funds_received at creation), counted once committed',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        this.reset()
+        for (const [state, count] of moneyActivity.transferStates) this.inc({ state }, count)
+      },
+    })
+    new Counter({
       name: 'devplatform_ledger_entries_total',
       help: 'Ledger entries this process wrote (pending, posted) or settled (posted, voided), counted once committed',
       labelNames: ['status'],

@@ -1,0 +1,10 @@
+import type { Resource } from '../resource.js'
+import { transfersManifest } from './manifest.js'
+import { transferRoutes } from './routes.js'
+import { TransferSchema } from './schemas.js'
+
+export const transfers: Resource = {
+  manifest: transfersManifest,
+  routes: transferRoutes,
+  events: { 'transfer.created': TransferSchema, 'transfer.updated': TransferSchema },
+}

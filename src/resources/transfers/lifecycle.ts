@@ -1,0 +1,386 @@
+import { randomBytes } from 'node:crypto'
+import { base58 } from '@scure/base'
+import { ApiError } from '../../errors.js'
+import { moneyActivity } from '../../ledger/activity.js'
+import { type Currency, formatAmount, parseAmount } from '../../ledger/amount.js'
+import { type AccountKey, InsufficientFunds, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
+import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
+import { walletAccountKey, type WalletRow, WalletsRepository } from '../../ledger/wallets.js'
+import { isoOf, newId } from '../../db/time.js'
+import type { Transaction } from '../../types.js'
+import { type DrainContext, RATE_RETRY_MS, SANDBOX_FAILURES, stepDelayMs } from '../drains/lifecycle.js'
+import { toTransfer } from './objects.js'
+import { type TransferFamily, type TransferRow, TransfersRepository } from './repository.js'
+import { type CustomerDetails, type DepositInstructions, type Endpoint, PAYMENT_INTENT_KINDS, type Transfer, type TransferKind, type TransferState } from './schemas.js'
+
+/**
+ * A transfer's life, after the provider's transfer model, run by the same scheduler as drains:
+ * each step is one transaction that changes the transfer, writes its ledger entries and emits its
+ * event together.
+ *
+ * Money in (direct_bank, direct_wallet, payment intents): awaiting_funds until the funds arrive
+ * (the sandbox's simulate_funds), then the world's inflow → the transfer's clearing account,
+ * posted; submitted: one pending entry moves clearing → developer fee and the rest to the
+ * destination (the application's wallet, or a payout), through the exchange when the currencies
+ * differ; processed: that entry is posted; returned: it is voided, then the funds go back to the
+ * sender (refunded). Undeliverable and error hold the funds in clearing.
+ *
+ * Money out (external_bank, external_stablecoin) and conversions: at creation one pending entry
+ * reserves amount + fee on the wallet (so no wallet is spent twice) → fee, exchange and payout (a
+ * conversion's payout is the same wallet's other currency); processed posts it; returned,
+ * undeliverable and error void it, so the funds are the wallet's again.
+ */
+
+export type TransferContext = DrainContext
+
+const SHARDS = 8
+
+function shardOf(id: string, context: TransferContext): number {
+  return Number.parseInt(id.slice(-2), 16) % (context.hotAccountShards ?? SHARDS)
+}
+
+function worldAccount(context: TransferContext, row: TransferRow, currency: Currency, what: string): AccountKey {
+  return { environment: row.environment as LedgerEnvironment, appId: row.app_id, kind: 'world', currency, reference: `${what}#${shardOf(row.id, context)}` }
+}
+
+function clearingAccount(row: TransferRow): AccountKey {
+  return { environment: row.environment as LedgerEnvironment, appId: row.app_id, kind: 'clearing', currency: row.currency as Currency, reference: `transfer:${row.id}` }
+}
+
+function feeAccount(context: TransferContext, row: TransferRow): AccountKey {
+  return { environment: row.environment as LedgerEnvironment, appId: row.app_id, kind: 'developer_fee', currency: row.currency as Currency, reference: `fee#${shardOf(row.id, context)}` }
+}
+
+export function familyOf(kind: string): TransferFamily {
+  return (PAYMENT_INTENT_KINDS as readonly string[]).includes(kind) ? 'payment_intent' : 'transfer'
+}
+
+const eventOf = (row: TransferRow, action: 'created' | 'updated'): `${string}.${string}` => `${familyOf(row.kind)}.${action}`
+
+/** Whether money comes in from outside (it waits for funds) rather than leaving a wallet. */
+const isInbound = (row: TransferRow) => row.deposit_instructions !== null
+
+const CHAIN_HASH_RAILS: ReadonlySet<string> = new Set(['ethereum', 'polygon', 'avalanche_c_chain', 'base', 'arbitrum', 'optimism', 'solana'])
+const ACH_RAILS: ReadonlySet<string> = new Set(['ach', 'ach_push', 'ach_same_day'])
+
+function transactionHash(rail: string): string {
+  return rail === 'solana' ? base58.encode(randomBytes(64)) : `0x${randomBytes(32).toString('hex')}`
+}
+
+function randomDigits(count: number): string {
+  let digits = ''
+  for (const byte of randomBytes(count)) digits += String(byte % 10)
+  return digits
+}
+
+function sandboxFailureOf(row: TransferRow): 'undeliverable' | 'returned' | 'error' | undefined {
+  if (row.environment !== 'sandbox' || row.amount === null) return undefined
+  const amount = BigInt(row.amount)
+  for (const [text, failure] of Object.entries(SANDBOX_FAILURES)) if (parseAmount(text, row.currency as Currency) === amount) return failure
+  return undefined
+}
+
+/** The message of a refused reservation: what the wallet has and what the transfer needs. */
+function insufficient(error: InsufficientFunds, currency: Currency): ApiError {
+  return ApiError.conflict(
+    `Insufficient funds: the wallet has ${formatAmount(error.available, currency)} ${currency.toUpperCase()} available and this transfer needs ${formatAmount(error.needed, currency)}`,
+  )
+}
+
+export interface NewTransfer {
+  environment: LedgerEnvironment
+  appId: string
+  kind: TransferKind
+  /** the application's wallet the money arrives in or leaves */
+  wallet: WalletRow | undefined
+  currency: Currency
+  /** null: flexible, the amount is what arrives */
+  amount: bigint | null
+  developerFee: bigint
+  destinationCurrency: Currency
+  source: Endpoint
+  /** `bridge_wallet_id` set: the money ends in that wallet of the application; otherwise it is paid out on `payment_rail` */
+  destination: Endpoint
+  /** money in: how the sender pays */
+  instructions?: Omit<DepositInstructions, 'amount' | 'currency' | 'payment_rail'> | undefined
+  customer?: CustomerDetails | undefined
+}
+
+/**
+ * Records a new transfer in the caller's transaction and emits its `.created` event. Money out
+ * and conversions reserve their funds at once (409 when the wallet does not hold them); a
+ * conversion at a rate that is not fresh is refused (503), not guessed.
+ */
+export async function createTransfer(tx: Transaction, context: TransferContext, spec: NewTransfer): Promise<Transfer> {
+  const nowMs = context.now()
+  const now = isoOf(nowMs)
+  const inbound = spec.instructions !== undefined
+  const row: TransferRow = {
+    id: newId(),
+    environment: spec.environment,
+    app_id: spec.appId,
+    kind: spec.kind,
+    state: inbound ? 'awaiting_funds' : 'funds_received',
+    wallet_id: spec.wallet?.id ?? null,
+    currency: spec.currency,
+    amount: spec.amount === null ? null : spec.amount.toString(),
+    developer_fee: spec.developerFee.toString(),
+    destination_currency: spec.destinationCurrency,
+    source: JSON.stringify(spec.source),
+    destination: JSON.stringify(spec.destination),
+    deposit_instructions: inbound
+      ? JSON.stringify({
+          payment_rail: spec.source.payment_rail,
+          currency: spec.currency,
+          amount: spec.amount === null ? null : formatAmount(spec.amount, spec.currency),
+          ...spec.instructions,
+        })
+      : null,
+    customer: spec.customer === undefined ? null : JSON.stringify(spec.customer),
+    exchange_rate: null,
+    converted_amount: null,
+    destination_tx_hash: null,
+    refund_tx_hash: null,
+    return_reason: null,
+    pending_entry_id: null,
+    next_step_at: inbound ? null : isoOf(nowMs + stepDelayMs(spec.destination.payment_rail, context.timings)),
+    created_at: now,
+    updated_at: now,
+  }
+  const entries: string[] = []
+  if (!inbound) {
+    if (spec.wallet === undefined || spec.amount === null) throw new Error('a transfer out names its wallet and amount')
+    const rate = await rateFor(context, tx, row, spec.currency, spec.destinationCurrency)
+    const converted = convert(spec.amount, spec.currency, spec.destinationCurrency, rate)
+    if (converted <= 0n) throw ApiError.badRequest(`amount converts to less than the smallest unit of ${spec.destinationCurrency}`)
+    row.exchange_rate = rate
+    row.converted_amount = converted.toString()
+    const payout = spec.destination.bridge_wallet_id !== undefined ? walletAccountKey(spec.wallet, spec.destinationCurrency) : worldAccount(context, row, spec.destinationCurrency, `payout:${spec.destination.payment_rail}`)
+    const moves = [{ account: walletAccountKey(spec.wallet, spec.currency), direction: 'debit' as const, amount: spec.amount + spec.developerFee }, ...routeMoves(context, row, spec.amount, converted, payout)]
+    if (spec.developerFee > 0n) moves.push({ account: feeAccount(context, row), direction: 'credit', amount: spec.developerFee })
+    try {
+      row.pending_entry_id = await recordMoves(tx, row, moves, 'pending')
+    } catch (error) {
+      if (error instanceof InsufficientFunds) throw insufficient(error, spec.currency)
+      throw error
+    }
+    entries.push('pending')
+  }
+  await new TransfersRepository(tx.db).insert(row)
+  const transfer = toTransfer(row)
+  await tx.events.emit(row.app_id, eventOf(row, 'created'), transfer)
+  moneyActivity.countAfterCommit(tx.unit, { transferState: row.state, entries })
+  return transfer
+}
+
+/** The buy rate from one currency to another now (1 between a fiat and its stablecoin); 503 without a fresh one. */
+async function rateFor(context: TransferContext, tx: Transaction, row: TransferRow, from: Currency, to: Currency): Promise<string> {
+  if (rateCurrencyOf(from) === rateCurrencyOf(to)) return '1'
+  return (await context.rates.current(tx.db, row.environment as LedgerEnvironment, rateCurrencyOf(from), rateCurrencyOf(to))).buy
+}
+
+interface Move {
+  account: AccountKey
+  direction: Posting['direction']
+  amount: bigint
+}
+
+/** `amount` of the transfer's currency to `payout` as `converted` of its own, through the exchange when the two differ. */
+function routeMoves(context: TransferContext, row: TransferRow, amount: bigint, converted: bigint, payout: AccountKey): Move[] {
+  const from = row.currency as Currency
+  if (from === payout.currency) return [{ account: payout, direction: 'credit', amount }]
+  return [
+    { account: worldAccount(context, row, from, 'exchange'), direction: 'credit', amount },
+    { account: worldAccount(context, row, payout.currency, 'exchange'), direction: 'debit', amount: converted },
+    { account: payout, direction: 'credit', amount: converted },
+  ]
+}
+
+async function recordMoves(tx: Transaction, row: TransferRow, moves: readonly Move[], status: 'pending' | 'posted'): Promise<string> {
+  const ledger = new LedgerRepository(tx.db)
+  const ids = await ledger.accounts(moves.map((move) => move.account))
+  const postings = moves.map((move, i): Posting => ({ accountId: ids[i] as string, direction: move.direction, amount: move.amount }))
+  return ledger.record({ environment: row.environment as LedgerEnvironment, appId: row.app_id, reasonType: familyOf(row.kind), reasonId: row.id, status, postings })
+}
+
+type Changes = Partial<Omit<TransferRow, 'id'>>
+
+async function applyChanges(tx: Transaction, row: TransferRow, changes: Changes, nowMs: number, entries: string[]): Promise<Transfer> {
+  const updated: TransferRow = { ...row, ...changes, updated_at: isoOf(nowMs) }
+  await new TransfersRepository(tx.db).update(row.id, { ...changes, updated_at: updated.updated_at })
+  const transfer = toTransfer(updated)
+  const entered = updated.state !== row.state ? updated.state : undefined
+  if (entered !== undefined) await tx.events.emit(row.app_id, eventOf(row, 'updated'), transfer)
+  moneyActivity.countAfterCommit(tx.unit, { ...(entered === undefined ? {} : { transferState: entered }), entries })
+  return transfer
+}
+
+/**
+ * The awaited funds arrive (the sandbox's simulate_funds, the CLI): `amount` (undefined: the
+ * transfer's own) is recorded in clearing and the transfer moves on. 409 unless it is awaiting
+ * funds; 400 for a flexible transfer without an amount or a fixed one with another amount.
+ */
+export async function receiveFunds(tx: Transaction, context: TransferContext, family: TransferFamily, environment: LedgerEnvironment, appId: string, id: string, amount: bigint | undefined): Promise<Transfer> {
+  const row = await new TransfersRepository(tx.db).lock(environment, appId, family, id)
+  if (row === undefined) throw ApiError.notFound(family === 'transfer' ? 'Transfer not found' : 'Payment intent not found')
+  if (row.state !== 'awaiting_funds') throw ApiError.conflict(`Funds can only arrive while awaiting funds; this one is ${row.state}`)
+  const currency = row.currency as Currency
+  let received: bigint
+  if (row.amount === null) {
+    if (amount === undefined) throw ApiError.badRequest('amount is required: this one has a flexible amount')
+    received = amount
+  } else {
+    received = BigInt(row.amount)
+    if (amount !== undefined && amount !== received) throw ApiError.badRequest(`amount must be ${formatAmount(received, currency)}, the amount awaited`)
+  }
+  if (BigInt(row.developer_fee) >= received) throw ApiError.badRequest(`amount must be greater than the developer fee of ${formatAmount(BigInt(row.developer_fee), currency)}`)
+  const withAmount: TransferRow = { ...row, amount: received.toString() }
+  const source = JSON.parse(row.source) as Endpoint
+  await recordMoves(
+    tx,
+    withAmount,
+    [
+      { account: worldAccount(context, withAmount, currency, `inflow:${source.payment_rail}`), direction: 'debit', amount: received },
+      { account: clearingAccount(withAmount), direction: 'credit', amount: received },
+    ],
+    'posted',
+  )
+  const nowMs = context.now()
+  const destination = JSON.parse(row.destination) as Endpoint
+  return applyChanges(tx, row, { state: 'funds_received', amount: received.toString(), next_step_at: isoOf(nowMs + stepDelayMs(destination.payment_rail, context.timings)) }, nowMs, ['posted'])
+}
+
+/** Cancels a transfer still awaiting funds (nothing was moved); 409 in any other state. */
+export async function cancelTransfer(tx: Transaction, context: TransferContext, family: TransferFamily, environment: LedgerEnvironment, appId: string, id: string): Promise<Transfer> {
+  const row = await new TransfersRepository(tx.db).lock(environment, appId, family, id)
+  if (row === undefined) throw ApiError.notFound(family === 'transfer' ? 'Transfer not found' : 'Payment intent not found')
+  if (row.state !== 'awaiting_funds') throw ApiError.conflict(`Only a transfer awaiting funds can be canceled; this one is ${row.state}`)
+  return applyChanges(tx, row, { state: 'canceled', return_reason: 'canceled before the funds arrived', next_step_at: null }, context.now(), [])
+}
+
+/** Moves the transfer `id` one step on, if it is due and no other process holds it; false when there was nothing to do. */
+export async function advanceTransfer(tx: Transaction, context: TransferContext, id: string): Promise<boolean> {
+  const nowMs = context.now()
+  const row = await new TransfersRepository(tx.db).lockDue(id, isoOf(nowMs))
+  if (row === undefined) return false
+  const step = new TransferStep(tx, context, row, nowMs)
+  const changes = await step.run()
+  if (changes !== undefined) await applyChanges(tx, row, changes, nowMs, step.entries)
+  return true
+}
+
+class TransferStep {
+  readonly entries: string[] = []
+  private readonly ledger: LedgerRepository
+
+  constructor(
+    private readonly tx: Transaction,
+    private readonly context: TransferContext,
+    private readonly row: TransferRow,
+    private readonly nowMs: number,
+  ) {
+    this.ledger = new LedgerRepository(tx.db)
+  }
+
+  private get destination(): Endpoint {
+    return JSON.parse(this.row.destination) as Endpoint
+  }
+
+  private nextStep(): string {
+    return isoOf(this.nowMs + stepDelayMs(this.destination.payment_rail, this.context.timings))
+  }
+
+  async run(): Promise<Changes | undefined> {
+    switch (this.row.state as TransferState) {
+      case 'funds_received':
+        return this.submit()
+      case 'payment_submitted':
+        return sandboxFailureOf(this.row) === 'returned' ? this.returned() : this.processed()
+      case 'returned':
+        return this.refund()
+      default:
+        return { next_step_at: null }
+    }
+  }
+
+  /** Releases a transfer out's reservation: the funds are the wallet's again. */
+  private async release(): Promise<void> {
+    if (this.row.pending_entry_id === null) return
+    await this.ledger.void(this.row.pending_entry_id)
+    this.entries.push('voided')
+  }
+
+  private async submit(): Promise<Changes | undefined> {
+    const failure = sandboxFailureOf(this.row)
+    if (failure === 'undeliverable' || failure === 'error') {
+      if (!isInbound(this.row)) await this.release()
+      return { state: failure, return_reason: failure === 'error' ? 'sandbox: the payment could not be made' : 'sandbox: the destination could not receive the payment', next_step_at: null }
+    }
+    if (!isInbound(this.row)) return { state: 'payment_submitted', next_step_at: this.nextStep() }
+    const from = this.row.currency as Currency
+    const to = this.row.destination_currency as Currency
+    let rate: string
+    try {
+      rate = await rateFor(this.context, this.tx, this.row, from, to)
+    } catch (error) {
+      // No fresh rate: wait for one rather than guess.
+      if (error instanceof RateUnavailable) return { next_step_at: isoOf(this.nowMs + RATE_RETRY_MS) }
+      throw error
+    }
+    const amount = BigInt(this.row.amount ?? '0')
+    const fee = BigInt(this.row.developer_fee)
+    const converted = convert(amount - fee, from, to, rate)
+    if (converted <= 0n) return { state: 'error', return_reason: `the amount after fees is below the smallest unit of ${to}`, next_step_at: null }
+    const destination = this.destination
+    const wallet = destination.bridge_wallet_id === undefined ? undefined : await new WalletsRepository(this.tx.db).find(this.row.environment as LedgerEnvironment, this.row.app_id, destination.bridge_wallet_id)
+    const payout = wallet !== undefined ? walletAccountKey(wallet, to) : worldAccount(this.context, this.row, to, `payout:${destination.payment_rail}`)
+    const moves: Move[] = [{ account: clearingAccount(this.row), direction: 'debit', amount }, ...routeMoves(this.context, this.row, amount - fee, converted, payout)]
+    if (fee > 0n) moves.push({ account: feeAccount(this.context, this.row), direction: 'credit', amount: fee })
+    const entryId = await recordMoves(this.tx, this.row, moves, 'pending')
+    this.entries.push('pending')
+    return { state: 'payment_submitted', exchange_rate: rate, converted_amount: converted.toString(), pending_entry_id: entryId, next_step_at: this.nextStep() }
+  }
+
+  private async processed(): Promise<Changes> {
+    if (this.row.pending_entry_id !== null) {
+      await this.ledger.post(this.row.pending_entry_id)
+      this.entries.push('posted')
+    }
+    const destination = this.destination
+    const rail = destination.payment_rail
+    const changes: Changes = { state: 'payment_processed', next_step_at: null }
+    if (CHAIN_HASH_RAILS.has(rail)) changes.destination_tx_hash = transactionHash(rail)
+    else if (ACH_RAILS.has(rail)) changes.destination = JSON.stringify({ ...destination, trace_number: randomDigits(15) })
+    else if (rail === 'wire') changes.destination = JSON.stringify({ ...destination, imad: `${isoOf(this.nowMs).slice(0, 10).replaceAll('-', '')}MMQFMP${randomDigits(6)}` } satisfies Endpoint)
+    return changes
+  }
+
+  private async returned(): Promise<Changes> {
+    if (this.row.pending_entry_id !== null) {
+      await this.ledger.void(this.row.pending_entry_id)
+      this.entries.push('voided')
+    }
+    return { state: 'returned', return_reason: 'sandbox: the receiving institution returned the payment', next_step_at: this.nextStep() }
+  }
+
+  /** Money in goes back to its sender; money out is already back in its wallet (the reservation was voided). */
+  private async refund(): Promise<Changes> {
+    if (!isInbound(this.row)) return { state: 'refunded', next_step_at: null }
+    const amount = BigInt(this.row.amount ?? '0')
+    const currency = this.row.currency as Currency
+    const source = JSON.parse(this.row.source) as Endpoint
+    await recordMoves(
+      this.tx,
+      this.row,
+      [
+        { account: clearingAccount(this.row), direction: 'debit', amount },
+        { account: worldAccount(this.context, this.row, currency, `refund:${source.payment_rail}`), direction: 'credit', amount },
+      ],
+      'posted',
+    )
+    this.entries.push('posted')
+    const changes: Changes = { state: 'refunded', next_step_at: null }
+    if (CHAIN_HASH_RAILS.has(source.payment_rail)) changes.refund_tx_hash = transactionHash(source.payment_rail)
+    return changes
+  }
+}

@@ -1,0 +1,68 @@
+import type { Selectable, Updateable } from 'kysely'
+import { backendOf, type Db } from '../../db/database.js'
+import { PreparedInsert } from '../../db/prepared.js'
+import type { TransfersTable } from '../../db/schema.js'
+import type { LedgerEnvironment } from '../../ledger/ledger.js'
+import { PAYMENT_INTENT_KINDS, TRANSFER_KINDS } from './schemas.js'
+
+export type TransferRow = Selectable<TransfersTable>
+
+const INSERT_TRANSFER = new PreparedInsert('transfers')
+
+/** Which rows a list or a read sees: transfers, or payment intents (one table, two resources). */
+export type TransferFamily = 'transfer' | 'payment_intent'
+
+export interface TransferFilter {
+  state?: string | undefined
+  walletId?: string | undefined
+}
+
+/** Transfers and payment intents of one application in one environment; every read starts from `owned`. */
+export class TransfersRepository {
+  constructor(private readonly db: Db) {}
+
+  private owned(environment: LedgerEnvironment, appId: string, family: TransferFamily) {
+    const query = this.db.selectFrom('transfers').where('app_id', '=', appId).where('environment', '=', environment)
+    return query.where('kind', 'in', family === 'payment_intent' ? [...PAYMENT_INTENT_KINDS] : [...TRANSFER_KINDS])
+  }
+
+  async insert(row: TransferRow): Promise<void> {
+    await INSERT_TRANSFER.execute(this.db, row)
+  }
+
+  async list(environment: LedgerEnvironment, appId: string, family: TransferFamily, filter: TransferFilter, page: { skip: number; take: number }): Promise<{ rows: TransferRow[]; total: number }> {
+    let query = this.owned(environment, appId, family)
+    if (filter.state !== undefined) query = query.where('state', '=', filter.state)
+    if (filter.walletId !== undefined) query = query.where('wallet_id', '=', filter.walletId.toLowerCase())
+    const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(page.skip).limit(page.take).execute()
+    const counted = await query.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirst()
+    return { rows, total: Number(counted?.total ?? 0) }
+  }
+
+  find(environment: LedgerEnvironment, appId: string, family: TransferFamily, id: string): Promise<TransferRow | undefined> {
+    return this.owned(environment, appId, family).selectAll().where('id', '=', id.toLowerCase()).executeTakeFirst()
+  }
+
+  /** The transfer, locked for this transaction (PostgreSQL: a row lock; SQLite: the write lock is held). */
+  async lock(environment: LedgerEnvironment, appId: string, family: TransferFamily, id: string): Promise<TransferRow | undefined> {
+    const query = this.owned(environment, appId, family).selectAll().where('id', '=', id.toLowerCase())
+    return backendOf(this.db) === 'postgres' ? query.forUpdate().executeTakeFirst() : query.executeTakeFirst()
+  }
+
+  /** Ids of transfers due to move on at `nowIso`, the longest waiting first. */
+  async due(nowIso: string, limit: number): Promise<string[]> {
+    const rows = await this.db.selectFrom('transfers').select('id').where('next_step_at', 'is not', null).where('next_step_at', '<=', nowIso).orderBy('next_step_at').limit(limit).execute()
+    return rows.map((row) => row.id)
+  }
+
+  /** The transfer, if it is still due at `nowIso`, locked; one another instance is advancing is skipped (SKIP LOCKED). */
+  async lockDue(id: string, nowIso: string): Promise<TransferRow | undefined> {
+    let query = this.db.selectFrom('transfers').selectAll().where('id', '=', id).where('next_step_at', 'is not', null).where('next_step_at', '<=', nowIso)
+    if (backendOf(this.db) === 'postgres') query = query.forUpdate().skipLocked()
+    return query.executeTakeFirst()
+  }
+
+  async update(id: string, changes: Updateable<TransfersTable>): Promise<void> {
+    await this.db.updateTable('transfers').set(changes).where('id', '=', id).execute()
+  }
+}

@@ -1,0 +1,352 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
+import type { FastifyRequest } from 'fastify'
+import { callerOf } from '../../auth/authenticate.js'
+import { ApiError } from '../../errors.js'
+import { amountField } from '../../http/amount-field.js'
+import type { Currency } from '../../ledger/amount.js'
+import { ledgerEnvironmentOf } from '../../ledger/environment.js'
+import type { LedgerEnvironment } from '../../ledger/ledger.js'
+import { type WalletRow, WalletsRepository } from '../../ledger/wallets.js'
+import { errorResponses } from '../../schemas/common.js'
+import type { Transaction } from '../../types.js'
+import type { ResourceOptions } from '../resource.js'
+import { cancelTransfer, createTransfer, type NewTransfer, receiveFunds, type TransferContext } from './lifecycle.js'
+import { toTransfer } from './objects.js'
+import { type TransferFamily, TransfersRepository } from './repository.js'
+import {
+  bankInstructions,
+  checkAchReference,
+  depositAddress,
+  developerFeeField,
+  FIATS,
+  INBOUND_NETWORKS,
+  oneOf,
+  railFor,
+  requiredAmount,
+  STABLECOINS,
+} from './requests.js'
+import {
+  DirectBankTransferBody,
+  DirectWalletTransferBody,
+  ExternalBankTransferBody,
+  ExternalStablecoinTransferBody,
+  ListTransfersQuery,
+  PaymentIntentListSchema,
+  PaymentIntentParams,
+  PaymentIntentSchema,
+  SimulateFundsBody,
+  StablecoinConversionBody,
+  TransferListSchema,
+  TransferParams,
+  TransferSchema,
+} from './schemas.js'
+
+export const WALLET_NOT_FOUND = 'Wallet not found'
+const NOT_FOUND = 'Transfer not found'
+export const SANDBOX_ONLY = 'Funds can only be simulated with a development key: a production key moves live money'
+
+/** The caller's wallet `walletId` in the key's environment; 404 for another application's or environment's. */
+export async function requireWallet(tx: Transaction, environment: LedgerEnvironment, appId: string, walletId: string): Promise<WalletRow> {
+  const wallet = await new WalletsRepository(tx.db).find(environment, appId, walletId)
+  if (wallet === undefined) throw ApiError.notFound(WALLET_NOT_FOUND)
+  return wallet
+}
+
+/** What each creation route shares: the caller, and the one transaction the transfer is made in. */
+export function creation(app: { transact: <T>(work: (tx: Transaction) => Promise<T>) => Promise<T> }, context: TransferContext) {
+  return async (request: FastifyRequest, build: (tx: Transaction, environment: LedgerEnvironment, appId: string) => Promise<NewTransfer>) => {
+    const { appId, environment } = callerOf(request)
+    const ledgerEnvironment = ledgerEnvironmentOf(environment)
+    return app.transact(async (tx) => createTransfer(tx, context, await build(tx, ledgerEnvironment, appId)))
+  }
+}
+
+/** The list, read, cancel and simulate_funds routes of a family (transfers, payment intents). */
+export function followRoutes(family: TransferFamily, context: TransferContext, notFound: string) {
+  const tag = family === 'transfer' ? 'transfers' : 'payment-intents'
+  const base = family === 'transfer' ? '/transfers' : '/payment-intents'
+  const what = family === 'transfer' ? 'transfer' : 'payment intent'
+  const plural = family === 'transfer' ? 'transfers' : 'payment intents'
+  const ItemSchema = family === 'transfer' ? TransferSchema : PaymentIntentSchema
+  const Params = family === 'transfer' ? TransferParams : PaymentIntentParams
+  const ListSchema = family === 'transfer' ? TransferListSchema : PaymentIntentListSchema
+  const plugin: FastifyPluginAsyncTypebox<ResourceOptions> = async (app) => {
+    const transfers = new TransfersRepository(app.db)
+    app.get(
+      base,
+      {
+        schema: {
+          tags: [tag],
+          summary: `List ${plural}, newest first`,
+          querystring: ListTransfersQuery,
+          response: { 200: ListSchema, ...errorResponses(400, 401, 403, 429) },
+        },
+      },
+      async (request) => {
+        const { appId, environment } = callerOf(request)
+        const skip = request.query.skip ?? 0
+        const take = request.query.take ?? 10
+        const { rows, total } = await transfers.list(ledgerEnvironmentOf(environment), appId, family, { state: request.query.state, walletId: request.query.wallet_id }, { skip, take })
+        return { data: rows.map(toTransfer), total, skip, take }
+      },
+    )
+    app.get(
+      `${base}/:id`,
+      { schema: { tags: [tag], summary: `Get a ${what}`, params: Params, response: { 200: ItemSchema, ...errorResponses(400, 401, 403, 404, 429) } } },
+      async (request) => {
+        const { appId, environment } = callerOf(request)
+        const row = await transfers.find(ledgerEnvironmentOf(environment), appId, family, request.params.id)
+        if (row === undefined) throw ApiError.notFound(notFound)
+        return toTransfer(row)
+      },
+    )
+    app.delete(
+      `${base}/:id`,
+      {
+        schema: {
+          tags: [tag],
+          summary: `Cancel a ${what} still awaiting funds`,
+          description: 'Only while awaiting_funds (nothing has moved yet); 409 in any other state.',
+          params: Params,
+          response: { 200: ItemSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        },
+      },
+      async (request) => {
+        const { appId, environment } = callerOf(request)
+        return app.transact((tx) => cancelTransfer(tx, context, family, ledgerEnvironmentOf(environment), appId, request.params.id))
+      },
+    )
+    app.post(
+      `${base}/:id/simulate_funds`,
+      {
+        schema: {
+          tags: [tag],
+          summary: `Make the funds a ${what} awaits arrive (sandbox)`,
+          description: 'Development keys only. Amounts 13.01, 13.02 and 13.03 take the failure paths (docs/transfers.md).',
+          params: Params,
+          body: SimulateFundsBody,
+          response: { 200: ItemSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
+        },
+        // No body is an empty one: the funds awaited arrive.
+        preValidation: async (request) => {
+          request.body ??= {}
+        },
+      },
+      async (request) => {
+        const { appId, environment } = callerOf(request)
+        const ledgerEnvironment = ledgerEnvironmentOf(environment)
+        const id = request.params.id
+        // Another application's transfer answers 404 to any key, as a missing one does.
+        const row = await transfers.find(ledgerEnvironment, appId, family, id)
+        if (environment !== 'development') {
+          if (row === undefined) throw ApiError.notFound(notFound)
+          throw new ApiError(403, SANDBOX_ONLY)
+        }
+        const amount = request.body.amount === undefined || row === undefined ? undefined : amountField(request, 'amount', request.body.amount, row.currency as Currency)
+        return app.transact((tx) => receiveFunds(tx, context, family, ledgerEnvironment, appId, id, amount))
+      },
+    )
+  }
+  return plugin
+}
+
+export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
+  const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
+  const create = creation(app, context)
+  const created = { 201: TransferSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 503) }
+
+  app.post(
+    '/transfers/direct-bank',
+    {
+      schema: {
+        tags: ['transfers'],
+        summary: 'Money into a wallet from a bank',
+        description: "Starts awaiting_funds; source_deposit_instructions say how the sender pays (bank details and the deposit_message to quote). Once the funds arrive they are converted to the wallet's stablecoin and credited.",
+        body: DirectBankTransferBody,
+        response: created,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body
+      const transfer = await create(request, async (tx, environment, appId) => {
+        const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, FIATS)
+        const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
+        const rail = railFor('paymentRail', body.paymentRail, sourceCurrency)
+        checkAchReference(body.ach_reference)
+        const amount = amountField(request, 'amount', body.amount, sourceCurrency)
+        const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)
+        const wallet = await requireWallet(tx, environment, appId, body.walletId)
+        const references = { wire_message: body.wire_message, sepa_reference: body.sepa_reference, ach_reference: body.ach_reference }
+        return {
+          environment,
+          appId,
+          kind: 'direct_bank',
+          wallet,
+          currency: sourceCurrency,
+          amount,
+          developerFee,
+          destinationCurrency,
+          source: JSON.parse(JSON.stringify({ payment_rail: rail, currency: sourceCurrency, ...references })) as NewTransfer['source'],
+          destination: { payment_rail: wallet.chain, currency: destinationCurrency, bridge_wallet_id: wallet.id, to_address: wallet.address },
+          instructions: bankInstructions(sourceCurrency),
+        }
+      })
+      return reply.code(201).send(transfer)
+    },
+  )
+
+  app.post(
+    '/transfers/direct-wallet',
+    {
+      schema: {
+        tags: ['transfers'],
+        summary: 'Money into a wallet from any address on a chain',
+        description: 'Starts awaiting_funds; source_deposit_instructions give the address to send to on `network`.',
+        body: DirectWalletTransferBody,
+        response: created,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body
+      const transfer = await create(request, async (tx, environment, appId) => {
+        const network = oneOf('network', body.network, INBOUND_NETWORKS)
+        const currency = oneOf('stableCoinCurrency', body.stableCoinCurrency, STABLECOINS)
+        const amount = amountField(request, 'amount', body.amount, currency)
+        const developerFee = developerFeeField(request, body.developer_fee, currency, amount)
+        const wallet = await requireWallet(tx, environment, appId, body.walletId)
+        return {
+          environment,
+          appId,
+          kind: 'direct_wallet',
+          wallet,
+          currency,
+          amount,
+          developerFee,
+          destinationCurrency: currency,
+          source: { payment_rail: network, currency },
+          destination: { payment_rail: wallet.chain, currency, bridge_wallet_id: wallet.id, to_address: wallet.address },
+          instructions: { to_address: depositAddress(network) },
+        }
+      })
+      return reply.code(201).send(transfer)
+    },
+  )
+
+  app.post(
+    '/transfers/external-bank-transfer',
+    {
+      schema: {
+        tags: ['transfers'],
+        summary: "Money out of a wallet to a bank account",
+        description: 'amount + developer_fee are reserved on the wallet at once (409 with the balance available when it does not hold them); the bank account receives amount converted to destinationCurrency at the buy rate.',
+        body: ExternalBankTransferBody,
+        response: created,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body
+      const transfer = await create(request, async (tx, environment, appId) => {
+        const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
+        const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, FIATS)
+        const rail = railFor('destinationPaymentRail', body.destinationPaymentRail, destinationCurrency)
+        checkAchReference(body.ach_reference)
+        const amount = requiredAmount(request, 'amount', body.amount, sourceCurrency)
+        const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)
+        const wallet = await requireWallet(tx, environment, appId, body.sourceWalletId)
+        const { wire_message, sepa_reference, swift_reference, spei_reference, swift_charges, ach_reference } = body
+        return {
+          environment,
+          appId,
+          kind: 'external_bank',
+          wallet,
+          currency: sourceCurrency,
+          amount,
+          developerFee,
+          destinationCurrency,
+          source: { payment_rail: 'bridge_wallet', currency: sourceCurrency, bridge_wallet_id: wallet.id },
+          destination: JSON.parse(
+            JSON.stringify({ payment_rail: rail, currency: destinationCurrency, external_account_id: body.external_account_id, wire_message, sepa_reference, swift_reference, spei_reference, swift_charges, ach_reference }),
+          ) as NewTransfer['destination'],
+        }
+      })
+      return reply.code(201).send(transfer)
+    },
+  )
+
+  app.post(
+    '/transfers/external-stablecoin-transfer',
+    {
+      schema: {
+        tags: ['transfers'],
+        summary: "Money out of a wallet to a beneficiary's address",
+        description: "amount + developer_fee are reserved on the wallet at once (409 with the balance available when it does not hold them); paid out on the wallet's chain.",
+        body: ExternalStablecoinTransferBody,
+        response: created,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body
+      const transfer = await create(request, async (tx, environment, appId) => {
+        const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
+        const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
+        const amount = requiredAmount(request, 'amount', body.amount, sourceCurrency)
+        const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)
+        const wallet = await requireWallet(tx, environment, appId, body.sourceWalletId)
+        const destination: NewTransfer['destination'] = { payment_rail: wallet.chain, currency: destinationCurrency, beneficiary_id: body.beneficiaryId }
+        if (body.blockchain_memo !== undefined) destination.blockchain_memo = body.blockchain_memo
+        return {
+          environment,
+          appId,
+          kind: 'external_stablecoin',
+          wallet,
+          currency: sourceCurrency,
+          amount,
+          developerFee,
+          destinationCurrency,
+          source: { payment_rail: 'bridge_wallet', currency: sourceCurrency, bridge_wallet_id: wallet.id },
+          destination,
+        }
+      })
+      return reply.code(201).send(transfer)
+    },
+  )
+
+  app.post(
+    '/transfers/stablecoin-conversion',
+    {
+      schema: {
+        tags: ['transfers'],
+        summary: 'USDC to EURC, or back, inside a wallet',
+        description: 'At the buy rate of the moment, stored on the transfer; 503 with Retry-After when no fresh rate is known (never guessed). The amount is reserved at once (409 when the wallet does not hold it).',
+        body: StablecoinConversionBody,
+        response: created,
+      },
+    },
+    async (request, reply) => {
+      const body = request.body
+      const transfer = await create(request, async (tx, environment, appId) => {
+        const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
+        const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
+        if (sourceCurrency === destinationCurrency) throw ApiError.badRequest('destinationCurrency must differ from sourceCurrency')
+        const amount = amountField(request, 'amount', body.amount, sourceCurrency)
+        const wallet = await requireWallet(tx, environment, appId, body.walletId)
+        if (body.sourceNetwork.toLowerCase() !== wallet.chain) throw ApiError.badRequest(`sourceNetwork must be the wallet's chain, ${wallet.chain}`)
+        return {
+          environment,
+          appId,
+          kind: 'stablecoin_conversion',
+          wallet,
+          currency: sourceCurrency,
+          amount,
+          developerFee: 0n,
+          destinationCurrency,
+          source: { payment_rail: wallet.chain, currency: sourceCurrency, bridge_wallet_id: wallet.id },
+          destination: { payment_rail: wallet.chain, currency: destinationCurrency, bridge_wallet_id: wallet.id },
+        }
+      })
+      return reply.code(201).send(transfer)
+    },
+  )
+
+  await followRoutes('transfer', context, NOT_FOUND)(app, options)
+}
