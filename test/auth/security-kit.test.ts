@@ -19,6 +19,8 @@ interface Ids {
   /** a sandbox drain at the liquidation address */
   drain: string
   product: string
+  /** an OPEN invoice of the customer for the product */
+  invoice: string
 }
 
 interface RouteCase {
@@ -41,6 +43,21 @@ const readTax = (ids: Ids) => `/api/v0/taxes/${ids.tax}`
 const readSecret = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/secret`
 const readDelivery = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}`
 const readProduct = (ids: Ids) => `/api/v0/products/${ids.product}`
+const readInvoice = (ids: Ids) => `/api/v0/invoices/${ids.invoice}`
+/** A whole CreateInvoiceDto (create and PUT take the same body). */
+const invoiceBody = (ids: Ids) => ({
+  name: 'i',
+  email: 'i@example.com',
+  customer_id: ids.customer,
+  currency: 'usdc',
+  items: [{ product_id: ids.product, quantity: 1 }],
+  due_date: '2027-01-31T00:00:00.000Z',
+  delivery: 'EMAIL',
+  payment_link: false,
+  payment_methods: ['CRYPTO'],
+  status: 'OPEN',
+  partial_payment: false,
+})
 
 const ROUTES: RouteCase[] = [
   { method: 'GET', path: () => '/api/v0/health', operationId: 'healthControllerCheckV0' },
@@ -97,6 +114,10 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerFindOne', otherTenant: 'Product not found', readBack: readProduct },
   { method: 'PUT', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerUpdate', body: () => ({ name: 'u' }), otherTenant: 'Product not found', readBack: readProduct },
   { method: 'DELETE', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerRemove', otherTenant: 'Product not found', readBack: readProduct },
+  { method: 'POST', path: () => '/api/v0/invoices', operationId: 'invoiceControllerCreate', body: invoiceBody },
+  { method: 'GET', path: () => '/api/v0/invoices', operationId: 'invoiceControllerFindAll' },
+  { method: 'GET', path: (ids) => `/api/v0/invoices/${ids.invoice}`, operationId: 'invoiceControllerFindOne', otherTenant: 'Invoice not found', readBack: readInvoice },
+  { method: 'PUT', path: (ids) => `/api/v0/invoices/${ids.invoice}`, operationId: 'invoiceControllerUpdate', body: (ids) => ({ ...invoiceBody(ids), name: 'u' }), otherTenant: 'Invoice not found', readBack: readInvoice },
   {
     method: 'POST',
     path: (ids) => `/api/v0/products/${ids.product}/images`,
@@ -152,7 +173,15 @@ async function newProduct(key: TestKey): Promise<string> {
   return product.body.id
 }
 
+/** The resources, and an OPEN invoice of their customer for their product. */
 async function createResources(key: TestKey): Promise<Ids> {
+  const resources = await createResourcesButInvoice(key)
+  const invoice = await server.request<{ id: string }>('POST', '/api/v0/invoices', { key, body: invoiceBody({ ...resources, invoice: '' }) })
+  expect(invoice.status).toBe(201)
+  return { ...resources, invoice: invoice.body.id }
+}
+
+async function createResourcesButInvoice(key: TestKey): Promise<Omit<Ids, 'invoice'>> {
   const webhook = await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key, body: { name: 'w', url: 'https://example.com/h' } })
   const customer = await server.request<{ id: string }>('POST', '/api/v0/customers', { key, body: { first_name: 'A', last_name: 'B', phone_number: '1' } })
   const address = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses`, {

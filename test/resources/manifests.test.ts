@@ -52,7 +52,7 @@ describe('registering routes against the manifests', () => {
   }
 
   it('a route that is in no manifest stops start-up', async () => {
-    await expect(appWith((api) => api.get('/invoices', async () => ({})))).rejects.toThrow('route "GET /api/v0/invoices" is not an operation of any resource')
+    await expect(appWith((api) => api.get('/not-an-operation', async () => ({})))).rejects.toThrow('route "GET /api/v0/not-an-operation" is not an operation of any resource')
   })
 
   async function register(resource: Resource): Promise<void> {
