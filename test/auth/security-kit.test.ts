@@ -19,8 +19,18 @@ interface Ids {
   /** a sandbox drain at the liquidation address */
   drain: string
   product: string
+  /** a DONATION payment link */
+  paymentLink: string
   /** an OPEN invoice of the customer for the product */
   invoice: string
+  /** a sandbox test payment, not refunded */
+  testPayment: string
+  /** the application's sandbox base wallet, holding the test payment's USDC */
+  sandboxWallet: string
+  /** a sandbox direct-wallet transfer awaiting funds */
+  transfer: string
+  /** a sandbox stablecoin payment intent awaiting funds */
+  paymentIntent: string
 }
 
 interface RouteCase {
@@ -35,6 +45,10 @@ interface RouteCase {
   readBack?: (ids: Ids) => string
   /** the environment of the keys that may call it (sandbox money needs a development key); production by default */
   environment?: Environment
+  /** headers the operation needs besides the key's (a fresh idempotency-key where it is required) */
+  headers?: () => Record<string, string>
+  /** the environment of the owner's key that reads the resource back; production by default */
+  readBackEnvironment?: Environment
 }
 
 const readWebhook = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}`
@@ -43,6 +57,9 @@ const readTax = (ids: Ids) => `/api/v0/taxes/${ids.tax}`
 const readSecret = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/secret`
 const readDelivery = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}`
 const readProduct = (ids: Ids) => `/api/v0/products/${ids.product}`
+const readPaymentLink = (ids: Ids) => `/api/v0/payment-links/${ids.paymentLink}`
+/** A DONATION link's whole create body, its url a slug no other call uses. */
+const paymentLinkBody = () => ({ url: `kit-${crypto.randomUUID()}`, title: 't', linkType: 'DONATION', allowQuantityAdjustment: false, collectTax: false, collectAddress: false, allowMobilePayment: false, currency: 'usdc' })
 const readInvoice = (ids: Ids) => `/api/v0/invoices/${ids.invoice}`
 /** A whole CreateInvoiceDto (create and PUT take the same body). */
 const invoiceBody = (ids: Ids) => ({
@@ -58,8 +75,71 @@ const invoiceBody = (ids: Ids) => ({
   status: 'OPEN',
   partial_payment: false,
 })
+const readTestPayment = (ids: Ids) => `/api/v0/test-payment/${ids.testPayment}`
+const idempotencyKey = () => ({ 'idempotency-key': crypto.randomUUID() })
+
+const readTransfers = () => '/api/v0/transfers'
+const readTransfer = (ids: Ids) => `/api/v0/transfers/${ids.transfer}`
+const readPaymentIntent = (ids: Ids) => `/api/v0/payment-intents/${ids.paymentIntent}`
+/** A sandbox transfer route: its money is the development key's, read back by one. */
+const sandboxMoney = { environment: 'development', readBackEnvironment: 'development' } as const
+const walletNotFound = { otherTenant: 'Wallet not found', readBack: readTransfers, ...sandboxMoney }
 
 const ROUTES: RouteCase[] = [
+  { method: 'POST', path: () => '/api/v0/transfers/direct-bank', operationId: 'transferControllerCreateDirectBankTransfer', body: (ids) => ({ walletId: ids.sandboxWallet, paymentRail: 'wire', sourceCurrency: 'usd', destinationCurrency: 'usdc', amount: 1 }), ...walletNotFound },
+  { method: 'POST', path: () => '/api/v0/transfers/direct-wallet', operationId: 'transferControllerCreateDirectWalletTransfer', body: (ids) => ({ walletId: ids.sandboxWallet, network: 'base', stableCoinCurrency: 'usdc', amount: 1 }), ...walletNotFound },
+  {
+    method: 'POST',
+    path: () => '/api/v0/transfers/external-bank-transfer',
+    operationId: 'transferControllerCreateExternalBankTransfer',
+    body: (ids) => ({ sourceWalletId: ids.sandboxWallet, sourceCurrency: 'usdc', destinationCurrency: 'usd', destinationPaymentRail: 'ach', external_account_id: 'ext_1', amount: 1 }),
+    ...walletNotFound,
+  },
+  {
+    method: 'POST',
+    path: () => '/api/v0/transfers/external-stablecoin-transfer',
+    operationId: 'transferControllerCreateExternalStablecoinTransfer',
+    body: (ids) => ({ sourceWalletId: ids.sandboxWallet, sourceCurrency: 'usdc', destinationCurrency: 'usdc', beneficiaryId: 'b_1', amount: 1 }),
+    ...walletNotFound,
+  },
+  {
+    method: 'POST',
+    path: () => '/api/v0/transfers/stablecoin-conversion',
+    operationId: 'transferControllerCreateStablecoinConversion',
+    body: (ids) => ({ walletId: ids.sandboxWallet, sourceNetwork: 'base', sourceCurrency: 'usdc', destinationCurrency: 'eurc', amount: 1 }),
+    ...walletNotFound,
+  },
+  { method: 'GET', path: () => '/api/v0/transfers', operationId: 'transferControllerFindAll', ...sandboxMoney },
+  { method: 'GET', path: (ids) => `/api/v0/transfers/${ids.transfer}`, operationId: 'transferControllerFindOne', otherTenant: 'Transfer not found', readBack: readTransfer, ...sandboxMoney },
+  { method: 'DELETE', path: (ids) => `/api/v0/transfers/${ids.transfer}`, operationId: 'transferControllerCancel', otherTenant: 'Transfer not found', readBack: readTransfer, ...sandboxMoney },
+  { method: 'POST', path: (ids) => `/api/v0/transfers/${ids.transfer}/simulate_funds`, operationId: 'transferControllerSimulateFunds', otherTenant: 'Transfer not found', readBack: readTransfer, ...sandboxMoney },
+  {
+    method: 'POST',
+    path: () => '/api/v0/payment-intents/bank',
+    operationId: 'paymentIntentControllerCreateBankPaymentIntent',
+    body: () => ({ sourcePaymentRail: 'ach_push', sourceCurrency: 'usd', destinationCurrency: 'usdc', destinationNetwork: 'base', amount: '1.00' }),
+    headers: idempotencyKey,
+    ...sandboxMoney,
+  },
+  {
+    method: 'POST',
+    path: () => '/api/v0/payment-intents/stablecoin',
+    operationId: 'paymentIntentControllerCreateStablePaymentIntent',
+    body: () => ({ sourceCurrency: 'usdc', sourceNetwork: 'base', destinationNetwork: 'base' }),
+    headers: idempotencyKey,
+    ...sandboxMoney,
+  },
+  { method: 'GET', path: () => '/api/v0/payment-intents', operationId: 'paymentIntentControllerFindAll', ...sandboxMoney },
+  { method: 'GET', path: (ids) => `/api/v0/payment-intents/${ids.paymentIntent}`, operationId: 'paymentIntentControllerFindOne', otherTenant: 'Payment intent not found', readBack: readPaymentIntent, ...sandboxMoney },
+  { method: 'DELETE', path: (ids) => `/api/v0/payment-intents/${ids.paymentIntent}`, operationId: 'paymentIntentControllerCancel', otherTenant: 'Payment intent not found', readBack: readPaymentIntent, ...sandboxMoney },
+  {
+    method: 'POST',
+    path: (ids) => `/api/v0/payment-intents/${ids.paymentIntent}/simulate_funds`,
+    operationId: 'paymentIntentControllerSimulateFunds',
+    otherTenant: 'Payment intent not found',
+    readBack: readPaymentIntent,
+    ...sandboxMoney,
+  },
   { method: 'GET', path: () => '/api/v0/health', operationId: 'healthControllerCheckV0' },
   { method: 'POST', path: () => '/api/v0/webhooks', operationId: 'webhookControllerCreate', body: () => ({ name: 'w', url: 'https://example.com/hook' }) },
   { method: 'GET', path: () => '/api/v0/webhooks', operationId: 'webhookControllerFindAll' },
@@ -114,6 +194,10 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerFindOne', otherTenant: 'Product not found', readBack: readProduct },
   { method: 'PUT', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerUpdate', body: () => ({ name: 'u' }), otherTenant: 'Product not found', readBack: readProduct },
   { method: 'DELETE', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerRemove', otherTenant: 'Product not found', readBack: readProduct },
+  { method: 'POST', path: () => '/api/v0/payment-links', operationId: 'paymentLinksControllerCreate', body: paymentLinkBody },
+  { method: 'GET', path: () => '/api/v0/payment-links?skip=0&take=10', operationId: 'paymentLinksControllerFindAll' },
+  { method: 'GET', path: (ids) => `/api/v0/payment-links/${ids.paymentLink}`, operationId: 'paymentLinksControllerFindOne', otherTenant: 'Payment link not found', readBack: readPaymentLink },
+  { method: 'PUT', path: (ids) => `/api/v0/payment-links/${ids.paymentLink}`, operationId: 'paymentLinksControllerUpdate', body: () => ({ title: 'u' }), otherTenant: 'Payment link not found', readBack: readPaymentLink },
   { method: 'POST', path: () => '/api/v0/invoices', operationId: 'invoiceControllerCreate', body: invoiceBody },
   { method: 'GET', path: () => '/api/v0/invoices', operationId: 'invoiceControllerFindAll' },
   { method: 'GET', path: (ids) => `/api/v0/invoices/${ids.invoice}`, operationId: 'invoiceControllerFindOne', otherTenant: 'Invoice not found', readBack: readInvoice },
@@ -159,6 +243,34 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: () => '/api/v0/exchange-rate?from=usd&to=eur', operationId: 'exchangeRateControllerGetExchangeRate', environment: 'development' },
   { method: 'GET', path: () => '/api/v0/exchange-rate/eur-to-usd', operationId: 'exchangeRateControllerGetEURToUSDRate', environment: 'development' },
   { method: 'GET', path: () => '/api/v0/exchange-rate/usd-to-eur', operationId: 'exchangeRateControllerGetUSDToEURRate', environment: 'development' },
+  // Test payments are sandbox money: development keys only; another application's payment is 404 to any key.
+  {
+    method: 'POST',
+    path: () => '/api/v0/test-payment',
+    operationId: 'testPaymentControllerCreatePaymentV0',
+    body: () => ({ amount: 1, currency: 'USD', description: 'd' }),
+    headers: idempotencyKey,
+    environment: 'development',
+  },
+  {
+    method: 'GET',
+    path: (ids) => `/api/v0/test-payment/${ids.testPayment}`,
+    operationId: 'testPaymentControllerGetPaymentV0',
+    otherTenant: 'Test payment not found',
+    readBack: readTestPayment,
+    environment: 'development',
+    readBackEnvironment: 'development',
+  },
+  {
+    method: 'POST',
+    path: (ids) => `/api/v0/test-payment/${ids.testPayment}/refund`,
+    operationId: 'testPaymentControllerRefundPaymentV0',
+    headers: idempotencyKey,
+    otherTenant: 'Test payment not found',
+    readBack: readTestPayment,
+    environment: 'development',
+    readBackEnvironment: 'development',
+  },
 ]
 
 let server: TestServer
@@ -173,6 +285,12 @@ async function newProduct(key: TestKey): Promise<string> {
   return product.body.id
 }
 
+async function newPaymentLink(key: TestKey): Promise<string> {
+  const link = await server.request<{ id: string }>('POST', '/api/v0/payment-links', { key, body: paymentLinkBody() })
+  expect(link.status).toBe(201)
+  return link.body.id
+}
+
 /** The resources, and an OPEN invoice of their customer for their product. */
 async function createResources(key: TestKey): Promise<Ids> {
   const resources = await createResourcesButInvoice(key)
@@ -182,6 +300,9 @@ async function createResources(key: TestKey): Promise<Ids> {
 }
 
 async function createResourcesButInvoice(key: TestKey): Promise<Omit<Ids, 'invoice'>> {
+  // One active webhook at a time: past INLINE_FANOUT_MAX active webhooks an event's deliveries wait
+  // for a dispatcher's fan-out (none runs here), and the delivery taken below would not exist yet.
+  await server.app.db.updateTable('webhooks').set({ is_active: 0 }).where('app_id', '=', key.appId).execute()
   const webhook = await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key, body: { name: 'w', url: 'https://example.com/h' } })
   const customer = await server.request<{ id: string }>('POST', '/api/v0/customers', { key, body: { first_name: 'A', last_name: 'B', phone_number: '1' } })
   const address = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses`, {
@@ -200,7 +321,31 @@ async function createResourcesButInvoice(key: TestKey): Promise<Omit<Ids, 'invoi
   const sandbox = await server.createKey({ appId: key.appId, environment: 'development' })
   const drain = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses/${address.body.id}/simulate_deposit`, { key: sandbox, body: { amount: '2' } })
   expect(drain.status).toBe(201)
-  return { webhook: webhook.body.id, delivery: delivery.id, customer: customer.body.id, liquidationAddress: address.body.id, tax: tax.body.id, drain: drain.body.id, product: await newProduct(key) }
+  const testPayment = await server.request<{ id: string }>('POST', '/api/v0/test-payment', { key: sandbox, body: { amount: 2, currency: 'USD', description: 'd' }, headers: idempotencyKey() })
+  expect(testPayment.status).toBe(201)
+  const wallets = await server.request<{ data: { id: string; chain: string }[] }>('GET', '/api/v0/wallets', { key: sandbox })
+  const sandboxWallet = wallets.body.data.find((wallet) => wallet.chain === 'base')?.id ?? ''
+  const transfer = await server.request<{ id: string }>('POST', '/api/v0/transfers/direct-wallet', { key: sandbox, body: { walletId: sandboxWallet, network: 'base', stableCoinCurrency: 'usdc', amount: 1 } })
+  const paymentIntent = await server.request<{ id: string }>('POST', '/api/v0/payment-intents/stablecoin', {
+    key: sandbox,
+    body: { sourceCurrency: 'usdc', sourceNetwork: 'base', destinationNetwork: 'base', amount: '1' },
+    headers: idempotencyKey(),
+  })
+  expect([transfer.status, paymentIntent.status]).toEqual([201, 201])
+  return {
+    webhook: webhook.body.id,
+    delivery: delivery.id,
+    customer: customer.body.id,
+    liquidationAddress: address.body.id,
+    tax: tax.body.id,
+    drain: drain.body.id,
+    product: await newProduct(key),
+    paymentLink: await newPaymentLink(key),
+    testPayment: testPayment.body.id,
+    sandboxWallet,
+    transfer: transfer.body.id,
+    paymentIntent: paymentIntent.body.id,
+  }
 }
 
 beforeAll(async () => {
@@ -230,7 +375,7 @@ function send(route: RouteCase, resources: Ids, key: TestKey | null, headers?: R
   return server.request(route.method, route.path(resources), {
     key,
     ...(route.body ? { body: route.body(resources) } : {}),
-    ...(headers ? { headers } : {}),
+    ...(headers || route.headers ? { headers: { ...route.headers?.(), ...headers } } : {}),
   })
 }
 
@@ -290,12 +435,13 @@ describe.each(SCOPED_ROUTES)('$method $path scope', (route) => {
 describe.each(TENANT_ROUTES)('$method $path tenancy', (route) => {
   it("answers another application's resource exactly like a missing one, and changes nothing", async () => {
     const resources = await createResources(owner)
-    const before = await server.request('GET', (route.readBack as (ids: Ids) => string)(resources), { key: owner })
+    const reader = route.readBackEnvironment === 'development' ? await server.createKey({ appId: owner.appId, environment: 'development' }) : owner
+    const before = await server.request('GET', (route.readBack as (ids: Ids) => string)(resources), { key: reader })
     expect(before.status).toBe(200)
     const res = await send(route, resources, other)
     expect(res.status).toBe(404)
     expect(res.body).toEqual({ statusCode: 404, error: 'Not Found', message: route.otherTenant })
-    const after = await server.request('GET', (route.readBack as (ids: Ids) => string)(resources), { key: owner })
+    const after = await server.request('GET', (route.readBack as (ids: Ids) => string)(resources), { key: reader })
     expect(after.body).toEqual(before.body)
   })
 })
