@@ -110,7 +110,7 @@ export const testPaymentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
         summary: 'Get a test payment',
         description: 'Development keys only.',
         params: TestPaymentParams,
-        response: { 200: PaymentResponseSchema, ...errorResponses(400, 401, 403, 404, 429) },
+        response: { 200: PaymentResponseSchema, ...errorResponses(401, 403, 404, 429) },
       },
     },
     async (request) => toPayment(await ownPayment(request, request.params.id)),

@@ -81,4 +81,4 @@ export const PaymentRequestBody = Type.Object(
 )
 export type PaymentRequestBody = Static<typeof PaymentRequestBody>
 
-export const TestPaymentParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, description: 'the payment id (pay_…)' }) })
+export const TestPaymentParams = Type.Object({ id: Type.String({ minLength: 1, description: 'the payment id (pay_…); the platform answers 414 for a path parameter over 100 characters' }) })
