@@ -19,10 +19,18 @@ interface Ids {
   /** a sandbox drain at the liquidation address */
   drain: string
   product: string
-  /** a sandbox test payment, not refunded */
-  testPayment: string
+  /** a DONATION payment link */
+  paymentLink: string
   /** an OPEN invoice of the customer for the product */
   invoice: string
+  /** a sandbox test payment, not refunded */
+  testPayment: string
+  /** the application's sandbox base wallet, holding the test payment's USDC */
+  sandboxWallet: string
+  /** a sandbox direct-wallet transfer awaiting funds */
+  transfer: string
+  /** a sandbox stablecoin payment intent awaiting funds */
+  paymentIntent: string
 }
 
 interface RouteCase {
@@ -49,8 +57,9 @@ const readTax = (ids: Ids) => `/api/v0/taxes/${ids.tax}`
 const readSecret = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/secret`
 const readDelivery = (ids: Ids) => `/api/v0/webhooks/${ids.webhook}/deliveries/${ids.delivery}`
 const readProduct = (ids: Ids) => `/api/v0/products/${ids.product}`
-const readTestPayment = (ids: Ids) => `/api/v0/test-payment/${ids.testPayment}`
-const idempotencyKey = () => ({ 'idempotency-key': crypto.randomUUID() })
+const readPaymentLink = (ids: Ids) => `/api/v0/payment-links/${ids.paymentLink}`
+/** A DONATION link's whole create body, its url a slug no other call uses. */
+const paymentLinkBody = () => ({ url: `kit-${crypto.randomUUID()}`, title: 't', linkType: 'DONATION', allowQuantityAdjustment: false, collectTax: false, collectAddress: false, allowMobilePayment: false, currency: 'usdc' })
 const readInvoice = (ids: Ids) => `/api/v0/invoices/${ids.invoice}`
 /** A whole CreateInvoiceDto (create and PUT take the same body). */
 const invoiceBody = (ids: Ids) => ({
@@ -66,8 +75,71 @@ const invoiceBody = (ids: Ids) => ({
   status: 'OPEN',
   partial_payment: false,
 })
+const readTestPayment = (ids: Ids) => `/api/v0/test-payment/${ids.testPayment}`
+const idempotencyKey = () => ({ 'idempotency-key': crypto.randomUUID() })
+
+const readTransfers = () => '/api/v0/transfers'
+const readTransfer = (ids: Ids) => `/api/v0/transfers/${ids.transfer}`
+const readPaymentIntent = (ids: Ids) => `/api/v0/payment-intents/${ids.paymentIntent}`
+/** A sandbox transfer route: its money is the development key's, read back by one. */
+const sandboxMoney = { environment: 'development', readBackEnvironment: 'development' } as const
+const walletNotFound = { otherTenant: 'Wallet not found', readBack: readTransfers, ...sandboxMoney }
 
 const ROUTES: RouteCase[] = [
+  { method: 'POST', path: () => '/api/v0/transfers/direct-bank', operationId: 'transferControllerCreateDirectBankTransfer', body: (ids) => ({ walletId: ids.sandboxWallet, paymentRail: 'wire', sourceCurrency: 'usd', destinationCurrency: 'usdc', amount: 1 }), ...walletNotFound },
+  { method: 'POST', path: () => '/api/v0/transfers/direct-wallet', operationId: 'transferControllerCreateDirectWalletTransfer', body: (ids) => ({ walletId: ids.sandboxWallet, network: 'base', stableCoinCurrency: 'usdc', amount: 1 }), ...walletNotFound },
+  {
+    method: 'POST',
+    path: () => '/api/v0/transfers/external-bank-transfer',
+    operationId: 'transferControllerCreateExternalBankTransfer',
+    body: (ids) => ({ sourceWalletId: ids.sandboxWallet, sourceCurrency: 'usdc', destinationCurrency: 'usd', destinationPaymentRail: 'ach', external_account_id: 'ext_1', amount: 1 }),
+    ...walletNotFound,
+  },
+  {
+    method: 'POST',
+    path: () => '/api/v0/transfers/external-stablecoin-transfer',
+    operationId: 'transferControllerCreateExternalStablecoinTransfer',
+    body: (ids) => ({ sourceWalletId: ids.sandboxWallet, sourceCurrency: 'usdc', destinationCurrency: 'usdc', beneficiaryId: 'b_1', amount: 1 }),
+    ...walletNotFound,
+  },
+  {
+    method: 'POST',
+    path: () => '/api/v0/transfers/stablecoin-conversion',
+    operationId: 'transferControllerCreateStablecoinConversion',
+    body: (ids) => ({ walletId: ids.sandboxWallet, sourceNetwork: 'base', sourceCurrency: 'usdc', destinationCurrency: 'eurc', amount: 1 }),
+    ...walletNotFound,
+  },
+  { method: 'GET', path: () => '/api/v0/transfers', operationId: 'transferControllerFindAll', ...sandboxMoney },
+  { method: 'GET', path: (ids) => `/api/v0/transfers/${ids.transfer}`, operationId: 'transferControllerFindOne', otherTenant: 'Transfer not found', readBack: readTransfer, ...sandboxMoney },
+  { method: 'DELETE', path: (ids) => `/api/v0/transfers/${ids.transfer}`, operationId: 'transferControllerCancel', otherTenant: 'Transfer not found', readBack: readTransfer, ...sandboxMoney },
+  { method: 'POST', path: (ids) => `/api/v0/transfers/${ids.transfer}/simulate_funds`, operationId: 'transferControllerSimulateFunds', otherTenant: 'Transfer not found', readBack: readTransfer, ...sandboxMoney },
+  {
+    method: 'POST',
+    path: () => '/api/v0/payment-intents/bank',
+    operationId: 'paymentIntentControllerCreateBankPaymentIntent',
+    body: () => ({ sourcePaymentRail: 'ach_push', sourceCurrency: 'usd', destinationCurrency: 'usdc', destinationNetwork: 'base', amount: '1.00' }),
+    headers: idempotencyKey,
+    ...sandboxMoney,
+  },
+  {
+    method: 'POST',
+    path: () => '/api/v0/payment-intents/stablecoin',
+    operationId: 'paymentIntentControllerCreateStablePaymentIntent',
+    body: () => ({ sourceCurrency: 'usdc', sourceNetwork: 'base', destinationNetwork: 'base' }),
+    headers: idempotencyKey,
+    ...sandboxMoney,
+  },
+  { method: 'GET', path: () => '/api/v0/payment-intents', operationId: 'paymentIntentControllerFindAll', ...sandboxMoney },
+  { method: 'GET', path: (ids) => `/api/v0/payment-intents/${ids.paymentIntent}`, operationId: 'paymentIntentControllerFindOne', otherTenant: 'Payment intent not found', readBack: readPaymentIntent, ...sandboxMoney },
+  { method: 'DELETE', path: (ids) => `/api/v0/payment-intents/${ids.paymentIntent}`, operationId: 'paymentIntentControllerCancel', otherTenant: 'Payment intent not found', readBack: readPaymentIntent, ...sandboxMoney },
+  {
+    method: 'POST',
+    path: (ids) => `/api/v0/payment-intents/${ids.paymentIntent}/simulate_funds`,
+    operationId: 'paymentIntentControllerSimulateFunds',
+    otherTenant: 'Payment intent not found',
+    readBack: readPaymentIntent,
+    ...sandboxMoney,
+  },
   { method: 'GET', path: () => '/api/v0/health', operationId: 'healthControllerCheckV0' },
   { method: 'POST', path: () => '/api/v0/webhooks', operationId: 'webhookControllerCreate', body: () => ({ name: 'w', url: 'https://example.com/hook' }) },
   { method: 'GET', path: () => '/api/v0/webhooks', operationId: 'webhookControllerFindAll' },
@@ -122,6 +194,10 @@ const ROUTES: RouteCase[] = [
   { method: 'GET', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerFindOne', otherTenant: 'Product not found', readBack: readProduct },
   { method: 'PUT', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerUpdate', body: () => ({ name: 'u' }), otherTenant: 'Product not found', readBack: readProduct },
   { method: 'DELETE', path: (ids) => `/api/v0/products/${ids.product}`, operationId: 'productControllerRemove', otherTenant: 'Product not found', readBack: readProduct },
+  { method: 'POST', path: () => '/api/v0/payment-links', operationId: 'paymentLinksControllerCreate', body: paymentLinkBody },
+  { method: 'GET', path: () => '/api/v0/payment-links?skip=0&take=10', operationId: 'paymentLinksControllerFindAll' },
+  { method: 'GET', path: (ids) => `/api/v0/payment-links/${ids.paymentLink}`, operationId: 'paymentLinksControllerFindOne', otherTenant: 'Payment link not found', readBack: readPaymentLink },
+  { method: 'PUT', path: (ids) => `/api/v0/payment-links/${ids.paymentLink}`, operationId: 'paymentLinksControllerUpdate', body: () => ({ title: 'u' }), otherTenant: 'Payment link not found', readBack: readPaymentLink },
   { method: 'POST', path: () => '/api/v0/invoices', operationId: 'invoiceControllerCreate', body: invoiceBody },
   { method: 'GET', path: () => '/api/v0/invoices', operationId: 'invoiceControllerFindAll' },
   { method: 'GET', path: (ids) => `/api/v0/invoices/${ids.invoice}`, operationId: 'invoiceControllerFindOne', otherTenant: 'Invoice not found', readBack: readInvoice },
@@ -209,11 +285,14 @@ async function newProduct(key: TestKey): Promise<string> {
   return product.body.id
 }
 
+async function newPaymentLink(key: TestKey): Promise<string> {
+  const link = await server.request<{ id: string }>('POST', '/api/v0/payment-links', { key, body: paymentLinkBody() })
+  expect(link.status).toBe(201)
+  return link.body.id
+}
+
 /** The resources, and an OPEN invoice of their customer for their product. */
 async function createResources(key: TestKey): Promise<Ids> {
-  // One active webhook at a time: past INLINE_FANOUT_MAX active webhooks an event's deliveries wait
-  // for a dispatcher's fan-out (none runs here), and the delivery taken below would not exist yet.
-  await server.app.db.updateTable('webhooks').set({ is_active: 0 }).where('app_id', '=', key.appId).execute()
   const resources = await createResourcesButInvoice(key)
   const invoice = await server.request<{ id: string }>('POST', '/api/v0/invoices', { key, body: invoiceBody({ ...resources, invoice: '' }) })
   expect(invoice.status).toBe(201)
@@ -221,6 +300,9 @@ async function createResources(key: TestKey): Promise<Ids> {
 }
 
 async function createResourcesButInvoice(key: TestKey): Promise<Omit<Ids, 'invoice'>> {
+  // One active webhook at a time: past INLINE_FANOUT_MAX active webhooks an event's deliveries wait
+  // for a dispatcher's fan-out (none runs here), and the delivery taken below would not exist yet.
+  await server.app.db.updateTable('webhooks').set({ is_active: 0 }).where('app_id', '=', key.appId).execute()
   const webhook = await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key, body: { name: 'w', url: 'https://example.com/h' } })
   const customer = await server.request<{ id: string }>('POST', '/api/v0/customers', { key, body: { first_name: 'A', last_name: 'B', phone_number: '1' } })
   const address = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses`, {
@@ -241,6 +323,15 @@ async function createResourcesButInvoice(key: TestKey): Promise<Omit<Ids, 'invoi
   expect(drain.status).toBe(201)
   const testPayment = await server.request<{ id: string }>('POST', '/api/v0/test-payment', { key: sandbox, body: { amount: 2, currency: 'USD', description: 'd' }, headers: idempotencyKey() })
   expect(testPayment.status).toBe(201)
+  const wallets = await server.request<{ data: { id: string; chain: string }[] }>('GET', '/api/v0/wallets', { key: sandbox })
+  const sandboxWallet = wallets.body.data.find((wallet) => wallet.chain === 'base')?.id ?? ''
+  const transfer = await server.request<{ id: string }>('POST', '/api/v0/transfers/direct-wallet', { key: sandbox, body: { walletId: sandboxWallet, network: 'base', stableCoinCurrency: 'usdc', amount: 1 } })
+  const paymentIntent = await server.request<{ id: string }>('POST', '/api/v0/payment-intents/stablecoin', {
+    key: sandbox,
+    body: { sourceCurrency: 'usdc', sourceNetwork: 'base', destinationNetwork: 'base', amount: '1' },
+    headers: idempotencyKey(),
+  })
+  expect([transfer.status, paymentIntent.status]).toEqual([201, 201])
   return {
     webhook: webhook.body.id,
     delivery: delivery.id,
@@ -249,7 +340,11 @@ async function createResourcesButInvoice(key: TestKey): Promise<Omit<Ids, 'invoi
     tax: tax.body.id,
     drain: drain.body.id,
     product: await newProduct(key),
+    paymentLink: await newPaymentLink(key),
     testPayment: testPayment.body.id,
+    sandboxWallet,
+    transfer: transfer.body.id,
+    paymentIntent: paymentIntent.body.id,
   }
 }
 

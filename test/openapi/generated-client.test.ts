@@ -614,6 +614,188 @@ describe('products', () => {
   })
 })
 
+describe('transfers and payment intents', () => {
+  /** sandbox money: a client of the same generated code with a development key */
+  let sandbox: GeneratedClient
+  let sandboxKey: TestKey
+  let walletId: string
+  const TRANSFER_SHAPE = { id: A_UUID, type: expect.any(String), state: expect.any(String), currency: expect.any(String), source: expect.any(Object), destination: expect.any(Object), receipt: expect.any(Object), created_at: A_VALID_DATE, updated_at: A_VALID_DATE }
+  beforeAll(async () => {
+    sandboxKey = await server.createKey({ environment: 'development' })
+    const clientModule = (await import(join(directory, 'client', 'index.ts'))) as GeneratedClientModule
+    sandbox = clientModule.createClient(clientModule.createConfig({ baseUrl: server.baseUrl, headers: sandboxKey.headers }))
+    const wallets = await server.request<{ data: { id: string; chain: string }[] }>('GET', '/api/v0/wallets', { key: sandboxKey })
+    walletId = wallets.body.data.find((wallet) => wallet.chain === 'base')?.id ?? ''
+    // Money to move out: a test payment credits the base wallet's USDC.
+    const paid = await server.request('POST', '/api/v0/test-payment', { key: sandboxKey, body: { amount: 100, currency: 'USD', description: 'funds' }, headers: { 'idempotency-key': crypto.randomUUID() } })
+    expect(paid.status).toBe(201)
+  })
+  const awaiting = async (base: string, body: Record<string, unknown>, headers: Record<string, string> = {}): Promise<Fixture> => {
+    const res = await server.request<Fixture>('POST', base, { key: sandboxKey, body, headers })
+    expect(res.status).toBe(201)
+    return res.body
+  }
+  const newTransfer = () => awaiting('/api/v0/transfers/direct-wallet', { walletId, network: 'base', stableCoinCurrency: 'usdc', amount: 1 })
+  const newIntent = () => awaiting('/api/v0/payment-intents/stablecoin', { sourceCurrency: 'usdc', sourceNetwork: 'base', destinationNetwork: 'base', amount: '1' }, { 'idempotency-key': crypto.randomUUID() })
+
+  it('transferControllerCreateDirectBankTransfer: POST /transfers/direct-bank, the amount a JSON number', async () => {
+    const { data, response } = await call('transferControllerCreateDirectBankTransfer', { client: sandbox, body: { walletId, paymentRail: 'wire', sourceCurrency: 'usd', destinationCurrency: 'usdc', amount: 100.25 } })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...TRANSFER_SHAPE, state: 'awaiting_funds', amount: '100.25', source_deposit_instructions: expect.objectContaining({ payment_rail: 'wire' }) })
+  })
+
+  it('transferControllerCreateDirectWalletTransfer: POST /transfers/direct-wallet', async () => {
+    const { data, response } = await call('transferControllerCreateDirectWalletTransfer', { client: sandbox, body: { walletId, network: 'ethereum', stableCoinCurrency: 'usdc', amount: 5 } })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...TRANSFER_SHAPE, state: 'awaiting_funds', amount: '5.000000' })
+  })
+
+  it('transferControllerCreateExternalBankTransfer: POST /transfers/external-bank-transfer', async () => {
+    const { data, response } = await call('transferControllerCreateExternalBankTransfer', {
+      client: sandbox,
+      body: { sourceWalletId: walletId, sourceCurrency: 'usdc', destinationCurrency: 'usd', destinationPaymentRail: 'ach', external_account_id: 'ext_acct_1', amount: 2 },
+    })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...TRANSFER_SHAPE, state: 'funds_received', amount: '2.000000' })
+  })
+
+  it('transferControllerCreateExternalStablecoinTransfer: POST /transfers/external-stablecoin-transfer', async () => {
+    const { data, response } = await call('transferControllerCreateExternalStablecoinTransfer', {
+      client: sandbox,
+      body: { sourceWalletId: walletId, sourceCurrency: 'usdc', destinationCurrency: 'usdc', beneficiaryId: 'beneficiary_12345', amount: 2 },
+    })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...TRANSFER_SHAPE, state: 'funds_received' })
+  })
+
+  it('transferControllerCreateStablecoinConversion: POST /transfers/stablecoin-conversion', async () => {
+    const { data, response } = await call('transferControllerCreateStablecoinConversion', { client: sandbox, body: { walletId, sourceNetwork: 'base', sourceCurrency: 'usdc', destinationCurrency: 'eurc', amount: 10 } })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...TRANSFER_SHAPE, receipt: expect.objectContaining({ exchange_rate: '0.84500', converted_amount: '8.450000' }) })
+  })
+
+  it('transferControllerFindAll: GET /transfers', async () => {
+    await newTransfer()
+    const { data, response } = await call('transferControllerFindAll', { client: sandbox, query: { state: 'awaiting_funds', take: 5 } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ data: expect.arrayContaining([expect.objectContaining(TRANSFER_SHAPE)]), skip: 0, take: 5 })
+  })
+
+  it('transferControllerFindOne: GET /transfers/{id}', async () => {
+    const transfer = await newTransfer()
+    const { data, response } = await call('transferControllerFindOne', { client: sandbox, path: { id: transfer.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...TRANSFER_SHAPE, id: transfer.id })
+  })
+
+  it('transferControllerCancel: DELETE /transfers/{id}', async () => {
+    const transfer = await newTransfer()
+    const { data, response } = await call('transferControllerCancel', { client: sandbox, path: { id: transfer.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ id: transfer.id, state: 'canceled' })
+  })
+
+  it('transferControllerSimulateFunds: POST /transfers/{id}/simulate_funds', async () => {
+    const transfer = await newTransfer()
+    const { data, response } = await call('transferControllerSimulateFunds', { client: sandbox, path: { id: transfer.id }, body: { amount: 1 } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ id: transfer.id, state: 'funds_received' })
+  })
+
+  it('paymentIntentControllerCreateBankPaymentIntent: POST /payment-intents/bank, the idempotency-key a generated header parameter', async () => {
+    const { data, response } = await call('paymentIntentControllerCreateBankPaymentIntent', {
+      client: sandbox,
+      headers: { 'idempotency-key': crypto.randomUUID() },
+      body: { sourcePaymentRail: 'ach_push', sourceCurrency: 'usd', destinationCurrency: 'usdc', destinationNetwork: 'base', amount: '10.00', customer_email: 'payer@example.com' },
+    })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...TRANSFER_SHAPE, type: 'payment_intent_bank', state: 'awaiting_funds', customer: { email: 'payer@example.com' } })
+  })
+
+  it('paymentIntentControllerCreateStablePaymentIntent: POST /payment-intents/stablecoin, a flexible amount', async () => {
+    const { data, response } = await call('paymentIntentControllerCreateStablePaymentIntent', {
+      client: sandbox,
+      headers: { 'idempotency-key': crypto.randomUUID() },
+      body: { sourceCurrency: 'usdc', sourceNetwork: 'ethereum', destinationNetwork: 'base' },
+    })
+    expect(response.status).toBe(201)
+    expect(data).toMatchObject({ ...TRANSFER_SHAPE, type: 'payment_intent_stablecoin', amount: null })
+  })
+
+  it('paymentIntentControllerFindAll: GET /payment-intents', async () => {
+    await newIntent()
+    const { data, response } = await call('paymentIntentControllerFindAll', { client: sandbox, query: { take: 5 } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ data: expect.arrayContaining([expect.objectContaining(TRANSFER_SHAPE)]), take: 5 })
+  })
+
+  it('paymentIntentControllerFindOne: GET /payment-intents/{id}', async () => {
+    const intent = await newIntent()
+    const { data, response } = await call('paymentIntentControllerFindOne', { client: sandbox, path: { id: intent.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...TRANSFER_SHAPE, id: intent.id })
+  })
+
+  it('paymentIntentControllerCancel: DELETE /payment-intents/{id}', async () => {
+    const intent = await newIntent()
+    const { data, response } = await call('paymentIntentControllerCancel', { client: sandbox, path: { id: intent.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ id: intent.id, state: 'canceled' })
+  })
+
+  it('paymentIntentControllerSimulateFunds: POST /payment-intents/{id}/simulate_funds, no body', async () => {
+    const intent = await newIntent()
+    const { data, response } = await call('paymentIntentControllerSimulateFunds', { client: sandbox, path: { id: intent.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ id: intent.id, state: 'funds_received' })
+  })
+})
+
+describe('test payments', () => {
+  /** sandbox money: a client of the same generated code with a development key */
+  let sandbox: GeneratedClient
+  let sandboxKey: TestKey
+  beforeAll(async () => {
+    sandboxKey = await server.createKey({ environment: 'development' })
+    const clientModule = (await import(join(directory, 'client', 'index.ts'))) as GeneratedClientModule
+    sandbox = clientModule.createClient(clientModule.createConfig({ baseUrl: server.baseUrl, headers: sandboxKey.headers }))
+  })
+  const PAYMENT_ID = expect.stringMatching(/^pay_[0-9a-f]{24}$/)
+  const newPayment = async (): Promise<Fixture> => {
+    const res = await server.request<Fixture>('POST', '/api/v0/test-payment', {
+      key: sandboxKey,
+      body: { amount: 20, currency: 'EUR', description: 'Tea' },
+      headers: { 'idempotency-key': crypto.randomUUID() },
+    })
+    expect(res.status).toBe(201)
+    return res.body
+  }
+
+  it('testPaymentControllerCreatePaymentV0: POST /test-payment, the idempotency-key a generated header parameter', async () => {
+    const { data, response } = await call('testPaymentControllerCreatePaymentV0', {
+      client: sandbox,
+      headers: { 'idempotency-key': crypto.randomUUID() },
+      body: { amount: 100.5, currency: 'USD', description: 'Order #1042' },
+    })
+    expect(response.status).toBe(201)
+    expect(data).toEqual({ id: PAYMENT_ID, amount: 100.5, currency: 'USD', status: 'succeeded', timestamp: A_VALID_DATE, description: 'Order #1042', customerId: null, refunded: false, refundId: null })
+  })
+
+  it('testPaymentControllerGetPaymentV0: GET /test-payment/{id}', async () => {
+    const payment = await newPayment()
+    const { data, response } = await call('testPaymentControllerGetPaymentV0', { client: sandbox, path: { id: payment.id } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ id: payment.id, amount: 20, currency: 'EUR', status: 'succeeded', timestamp: A_VALID_DATE, refunded: false })
+  })
+
+  it('testPaymentControllerRefundPaymentV0: POST /test-payment/{id}/refund, no body', async () => {
+    const payment = await newPayment()
+    const { data, response } = await call('testPaymentControllerRefundPaymentV0', { client: sandbox, path: { id: payment.id }, headers: { 'idempotency-key': crypto.randomUUID() } })
+    expect(response.status).toBe(200)
+    expect(data).toEqual({ id: expect.stringMatching(/^ref_[0-9a-f]{24}$/), paymentId: payment.id, amount: 20, currency: 'EUR', status: 'succeeded', timestamp: A_VALID_DATE })
+  })
+})
+
 describe('invoices', () => {
   const INVOICE_SHAPE = {
     id: A_UUID,
@@ -682,48 +864,60 @@ describe('invoices', () => {
   })
 })
 
-describe('test payments', () => {
-  /** sandbox money: a client of the same generated code with a development key */
-  let sandbox: GeneratedClient
-  let sandboxKey: TestKey
-  beforeAll(async () => {
-    sandboxKey = await server.createKey({ environment: 'development' })
-    const clientModule = (await import(join(directory, 'client', 'index.ts'))) as GeneratedClientModule
-    sandbox = clientModule.createClient(clientModule.createConfig({ baseUrl: server.baseUrl, headers: sandboxKey.headers }))
-  })
-  const PAYMENT_ID = expect.stringMatching(/^pay_[0-9a-f]{24}$/)
-  const newPayment = async (): Promise<Fixture> => {
-    const res = await server.request<Fixture>('POST', '/api/v0/test-payment', {
-      key: sandboxKey,
-      body: { amount: 20, currency: 'EUR', description: 'Tea' },
-      headers: { 'idempotency-key': crypto.randomUUID() },
-    })
-    expect(res.status).toBe(201)
-    return res.body
+describe('payment links', () => {
+  const LINK_SHAPE = {
+    id: A_UUID,
+    title: expect.any(String),
+    url: expect.any(String),
+    checkout_url: expect.any(String),
+    linkType: expect.any(String),
+    currency: expect.any(String),
+    payments_count: 0,
+    status: 'active',
+    created_at: A_VALID_DATE,
+    updated_at: A_VALID_DATE,
   }
+  const linkBody = (body: Record<string, unknown> = {}) => ({
+    title: 'Support us',
+    url: `client-${crypto.randomUUID()}`,
+    linkType: 'DONATION',
+    allowQuantityAdjustment: false,
+    collectTax: false,
+    collectAddress: false,
+    allowMobilePayment: false,
+    currency: 'usdc',
+    ...body,
+  })
 
-  it('testPaymentControllerCreatePaymentV0: POST /test-payment, the idempotency-key a generated header parameter', async () => {
-    const { data, response } = await call('testPaymentControllerCreatePaymentV0', {
-      client: sandbox,
-      headers: { 'idempotency-key': crypto.randomUUID() },
-      body: { amount: 100.5, currency: 'USD', description: 'Order #1042' },
+  it('paymentLinksControllerCreate: POST /payment-links, a PRODUCT link, amounts as JSON numbers as the published client sends them', async () => {
+    const product = await created('/api/v0/products', { name: `Widget ${crypto.randomUUID()}`, price: '9.99' })
+    const url = `client-${crypto.randomUUID()}`
+    const { data, response } = await call('paymentLinksControllerCreate', {
+      body: linkBody({ url: `https://pay.example.com/pay/${url}`, linkType: 'PRODUCT', allowQuantityAdjustment: true, paymentLinkProducts: [{ productId: product.id, quantity: 2 }], limitPayments: true, maxPayments: 5 }),
     })
     expect(response.status).toBe(201)
-    expect(data).toEqual({ id: PAYMENT_ID, amount: 100.5, currency: 'USD', status: 'succeeded', timestamp: A_VALID_DATE, description: 'Order #1042', customerId: null, refunded: false, refundId: null })
+    expect(data).toMatchObject({ ...LINK_SHAPE, url, checkout_url: `${server.baseUrl}/pay/${url}`, linkType: 'PRODUCT', amount: null, paymentLinkProducts: [{ productId: product.id, quantity: 2 }], maxPayments: 5 })
   })
 
-  it('testPaymentControllerGetPaymentV0: GET /test-payment/{id}', async () => {
-    const payment = await newPayment()
-    const { data, response } = await call('testPaymentControllerGetPaymentV0', { client: sandbox, path: { id: payment.id } })
+  it('paymentLinksControllerFindAll: GET /payment-links, skip and take as text as the published client sends them', async () => {
+    const link = await created('/api/v0/payment-links', linkBody({ linkType: 'COLLECTION', currency: 'eurc' }))
+    const { data, response } = await call('paymentLinksControllerFindAll', { query: { skip: '0', take: '1', linkType: 'COLLECTION', currency: 'eurc' } })
     expect(response.status).toBe(200)
-    expect(data).toMatchObject({ id: payment.id, amount: 20, currency: 'EUR', status: 'succeeded', timestamp: A_VALID_DATE, refunded: false })
+    expect(data).toMatchObject({ data: [{ ...LINK_SHAPE, id: link.id }], skip: 0, take: 1 })
   })
 
-  it('testPaymentControllerRefundPaymentV0: POST /test-payment/{id}/refund, no body', async () => {
-    const payment = await newPayment()
-    const { data, response } = await call('testPaymentControllerRefundPaymentV0', { client: sandbox, path: { id: payment.id }, headers: { 'idempotency-key': crypto.randomUUID() } })
+  it('paymentLinksControllerFindOne: GET /payment-links/{id}', async () => {
+    const link = await created('/api/v0/payment-links', linkBody({ amount: 25.5, expiration_date: '2099-01-01T00:00:00.000Z' }))
+    const { data, response } = await call('paymentLinksControllerFindOne', { path: { id: link.id } })
     expect(response.status).toBe(200)
-    expect(data).toEqual({ id: expect.stringMatching(/^ref_[0-9a-f]{24}$/), paymentId: payment.id, amount: 20, currency: 'EUR', status: 'succeeded', timestamp: A_VALID_DATE })
+    expect(data).toMatchObject({ ...LINK_SHAPE, id: link.id, amount: '25.500000', expiration_date: A_VALID_DATE })
+  })
+
+  it('paymentLinksControllerUpdate: PUT /payment-links/{id}, a partial body', async () => {
+    const link = await created('/api/v0/payment-links', linkBody({ amount: '5' }))
+    const { data, response } = await call('paymentLinksControllerUpdate', { path: { id: link.id }, body: { title: 'Renamed', amount: 7.25 } })
+    expect(response.status).toBe(200)
+    expect(data).toMatchObject({ ...LINK_SHAPE, id: link.id, title: 'Renamed', amount: '7.250000', linkType: 'DONATION' })
   })
 })
 

@@ -224,7 +224,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
         const keepsTax = taxId === current.tax_id
         const keepsCustomer = body.customer_id.toLowerCase() === current.customer_id
         if (current.status !== 'DRAFT' && !(keepsLines && keepsTax && keepsCustomer)) {
-          throw ApiError.conflict(`The customer, currency, items and tax of a ${current.status} invoice cannot change: only a DRAFT invoice's can`)
+          throw ApiError.conflict(`The customer, currency, items and tax of an invoice that is ${current.status} cannot change: only a DRAFT invoice's can`)
         }
         if (!keepsCustomer && (await new CustomersRepository(tx.db).find(appId, body.customer_id)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
         const tax = keepsTax ? taxOf(current) : taxId === null ? null : await appliedTax(tx.db, appId, taxId)

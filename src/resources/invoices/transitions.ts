@@ -26,6 +26,6 @@ export function transitionRefusal(from: InvoiceStatus, to: InvoiceStatus, amount
   if (SET_BY_PAYMENTS.includes(to)) return ApiError.badRequest(`status ${to} is set by payments, not by a PUT`)
   if (from === 'PARTIALLYPAID') return ApiError.conflict(`A PARTIALLYPAID invoice cannot be moved to ${to}: part of it is paid`)
   if (from === 'DRAFT' && to === 'PASTDUE') return ApiError.conflict('A DRAFT invoice cannot be PASTDUE: open it first')
-  if (to === 'DRAFT' && amountPaid > 0n) return ApiError.conflict(`A ${from} invoice with payments cannot go back to DRAFT`)
+  if (to === 'DRAFT' && amountPaid > 0n) return ApiError.conflict(`An invoice that is ${from} and has payments cannot go back to DRAFT`)
   return undefined
 }

@@ -206,6 +206,18 @@ describe('POST /api/v0/invoices', () => {
     expect(await invoiceCount(own.appId)).toBe(1)
   })
 
+  it('an idempotency-key replays the first answer: one invoice, one event', async () => {
+    const own = await server.createKey()
+    const fields = body({ customer_id: await newCustomer(own), items: [{ product_id: await newProduct(own), quantity: 1 }] })
+    const headers = { 'idempotency-key': crypto.randomUUID() }
+    const first = await server.request<Invoice>('POST', '/api/v0/invoices', { key: own, body: fields, headers })
+    const again = await server.request<Invoice>('POST', '/api/v0/invoices', { key: own, body: fields, headers })
+    expect([first.status, again.status]).toEqual([201, 201])
+    expect(again.body).toEqual(first.body)
+    expect(await invoiceCount(own.appId)).toBe(1)
+    expect(await eventsOf(own.appId, 'invoice.created')).toHaveLength(1)
+  })
+
   it('a development key creates and reads invoices too', async () => {
     const development = await server.createKey({ appId: key.appId, environment: 'development' })
     const invoice = await create({}, development)
@@ -552,7 +564,7 @@ describe('PUT /api/v0/invoices/:id', () => {
       if (status === 'PASTDUE') expect((await put(invoice.id, body({ ...base, status }), own)).status).toBe(200)
       if (status === 'PARTIALLYPAID') await paid(invoice.id, status, '400')
       const before = await server.request<Invoice>('GET', `/api/v0/invoices/${invoice.id}`, { key: own })
-      const refused = conflict(`The customer, currency, items and tax of a ${status} invoice cannot change: only a DRAFT invoice's can`)
+      const refused = conflict(`The customer, currency, items and tax of an invoice that is ${status} cannot change: only a DRAFT invoice's can`)
       expect((await put(invoice.id, body({ ...base, status, items: [{ product_id: ownProduct, quantity: 2 }] }), own)).body).toEqual(refused)
       expect((await put(invoice.id, body({ ...base, status, items: [...base.items, { product_id: ownProduct, quantity: 1 }] }), own)).body).toEqual(refused)
       expect((await put(invoice.id, body({ ...base, status, currency: 'eurc', items: [{ product_id: euro, quantity: 1 }] }), own)).body).toEqual(refused)
@@ -617,7 +629,7 @@ describe('PUT /api/v0/invoices/:id', () => {
         const invoice = await create()
         await paid(invoice.id, status, '1')
         const res = await put(invoice.id, body({ status: 'DRAFT' }))
-        expect(res.body).toEqual(conflict(`A ${status} invoice with payments cannot go back to DRAFT`))
+        expect(res.body).toEqual(conflict(`An invoice that is ${status} and has payments cannot go back to DRAFT`))
         // Nothing paid: it may.
         await paid(invoice.id, status, '0')
         expect((await put(invoice.id, body({ status: 'DRAFT' }))).status).toBe(200)
