@@ -17,6 +17,10 @@ import { ExchangeRates, listRates, RatesDocumentError, saveRates } from '../ledg
 import { RatesFileError, readRatesFile } from '../ledger/rates-file.js'
 import { CustomersRepository } from '../resources/customers/repository.js'
 import { type DrainTimings, receiveDeposit } from '../resources/drains/lifecycle.js'
+import { receiveFunds } from '../resources/transfers/lifecycle.js'
+import { TransfersRepository } from '../resources/transfers/repository.js'
+import { AmountError, type Currency, parseAmount } from '../ledger/amount.js'
+import { MAX_AMOUNT_UNITS } from '../http/amount-field.js'
 import { MoneyScheduler } from '../scheduler/money-scheduler.js'
 import { DirectoryImageStore } from '../products/image-store.js'
 import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliveriesForAudit } from './deliveries.js'
@@ -84,6 +88,12 @@ const COMMAND_USAGE: readonly { command: string; text: string }[] = [
       a sandbox deposit to a liquidation address, as simulate_deposit takes it; prints the drain`,
   },
   {
+    command: 'sandbox funds',
+    text: `  sandbox funds --app APP_ID --transfer TRANSFER_ID [--amount DECIMAL]
+      the funds a sandbox transfer or payment intent awaits arrive, as simulate_funds takes them
+      (--amount: the transfer's own by default; required when it is flexible); prints the transfer`,
+  },
+  {
     command: 'worker',
     text: `  worker
       deliver webhooks and advance drains until SIGTERM or SIGINT, logging JSON lines to stdout
@@ -145,6 +155,7 @@ interface Flags {
   amount?: string
   'tx-hash'?: string
   from?: string
+  transfer?: string
   grace?: string
   at?: string
   in?: string
@@ -169,6 +180,7 @@ const FLAGS_BY_COMMAND: Record<string, readonly (keyof Flags)[]> = {
   'rates load': ['environment'],
   'rates list': ['environment', 'limit'],
   'sandbox deposit': ['app', 'customer', 'address', 'amount', 'tx-hash', 'from'],
+  'sandbox funds': ['app', 'transfer', 'amount'],
   worker: [],
 }
 
@@ -194,6 +206,7 @@ function parse(argv: string[]): { command: string; flags: Flags; topic?: string 
         amount: { type: 'string' },
         'tx-hash': { type: 'string' },
         from: { type: 'string' },
+        transfer: { type: 'string' },
         grace: { type: 'string' },
         at: { type: 'string' },
         in: { type: 'string' },
@@ -231,7 +244,7 @@ function parse(argv: string[]): { command: string; flags: Flags; topic?: string 
   return { command, flags }
 }
 
-function required(flags: Flags, name: 'name' | 'app' | 'key' | 'webhook' | 'customer' | 'address' | 'amount' | 'scopes'): string {
+function required(flags: Flags, name: 'name' | 'app' | 'key' | 'webhook' | 'customer' | 'address' | 'amount' | 'scopes' | 'transfer'): string {
   const value = flags[name]
   if (value === undefined || value.trim() === '') throw new UsageError(`missing required option --${name}`)
   return value
@@ -375,6 +388,8 @@ async function run(command: string, flags: Flags, db: Db, env: NodeJS.ProcessEnv
     }
     case 'sandbox deposit':
       return sandboxDeposit(db, flags, env)
+    case 'sandbox funds':
+      return sandboxFunds(db, flags, env)
     case 'ledger verify':
       return verifyLedgers(db, flags.environment === undefined ? LEDGER_ENVIRONMENTS : [parseLedgerEnvironment(flags.environment, command)])
     case 'rates load':
@@ -440,13 +455,7 @@ async function deleteApplication(db: Db, flags: Flags, env: NodeJS.ProcessEnv): 
 async function sandboxDeposit(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Promise<Printed> {
   const appId = required(flags, 'app')
   const deposit = { customerId: required(flags, 'customer'), liquidationAddressId: required(flags, 'address'), amount: required(flags, 'amount') }
-  let timings: DrainTimings
-  try {
-    timings = loadDrainConfig(env)
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message)
-    throw error
-  }
+  const timings = drainTimingsOf(env)
   if ((await new AppsRepository(db).findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
   const transact = transactOn(db, new DeliveryNotifier())
   // Conversions happen when the drain is submitted, by a scheduler: the intake reads no rate.
@@ -460,6 +469,57 @@ async function sandboxDeposit(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Pro
     return { json: drain, text: table({ ...summary, destination: `${destination.payment_rail} ${destination.currency}`, developer_fee: receipt.developer_fee }) }
   } catch (error) {
     if (error instanceof ApiError || error instanceof ConflictError) throw new UsageError(error.message)
+    throw error
+  }
+}
+
+/** `sandbox funds`: the same intake as simulate_funds, for any application's transfer or payment intent. */
+async function sandboxFunds(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Promise<Printed> {
+  const appId = required(flags, 'app')
+  const id = required(flags, 'transfer')
+  const amountText = flags.amount
+  if (amountText !== undefined && amountText.trim() === '') throw new UsageError('--amount needs a decimal amount')
+  const timings = drainTimingsOf(env)
+  if ((await new AppsRepository(db).findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
+  const transact = transactOn(db, new DeliveryNotifier())
+  // Funds arriving convert nothing (the scheduler does, when it submits): the intake reads no rate.
+  const context = { rates: new ExchangeRates({ maxAgeMs: 0 }), timings, now: Date.now }
+  try {
+    const transfer = await transact(async (tx) => {
+      const transfers = new TransfersRepository(tx.db)
+      // One id names a transfer or a payment intent, never both: the CLI takes either.
+      const family = (await transfers.find('sandbox', appId, 'transfer', id)) !== undefined ? 'transfer' : 'payment_intent'
+      const row = await transfers.find('sandbox', appId, family, id)
+      if (row === undefined) throw new UsageError(`unknown sandbox transfer or payment intent of application ${appId}: ${id}`)
+      return receiveFunds(tx, context, family, 'sandbox', appId, id, amountText === undefined ? undefined : cliAmount(amountText, row.currency as Currency))
+    })
+    const { source, destination, source_deposit_instructions: instructions, receipt, ...summary } = transfer
+    return { json: transfer, text: table({ ...summary, source: `${source.payment_rail} ${source.currency}`, destination: `${destination.payment_rail} ${destination.currency}`, developer_fee: receipt.developer_fee }) }
+  } catch (error) {
+    if (error instanceof ApiError || error instanceof ConflictError) throw new UsageError(error.message)
+    throw error
+  }
+}
+
+/** An --amount as the API takes an amount: at most the currency's decimals, above 0, not past the most one request moves. */
+function cliAmount(text: string, currency: Currency): bigint {
+  let units: bigint
+  try {
+    units = parseAmount(text, currency)
+  } catch (error) {
+    if (error instanceof AmountError) throw new UsageError(`amount: ${error.message}`)
+    throw error
+  }
+  if (units <= 0n) throw new UsageError('amount must be greater than 0')
+  if (units > parseAmount(MAX_AMOUNT_UNITS.toString(), currency)) throw new UsageError(`amount must be at most ${MAX_AMOUNT_UNITS}`)
+  return units
+}
+
+function drainTimingsOf(env: NodeJS.ProcessEnv): DrainTimings {
+  try {
+    return loadDrainConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message)
     throw error
   }
 }
