@@ -41,6 +41,10 @@ export interface QueueState {
   drainsInFlight: number
   /** seconds the longest-waiting due drain has waited past its step's time; 0 when none is due */
   drainsOldestDueAgeSeconds: number
+  /** transfers and payment intents being moved on (funds arrived, not yet ended) */
+  transfersInFlight: number
+  /** seconds the longest-waiting due transfer has waited past its step's time; 0 when none is due */
+  transfersOldestDueAgeSeconds: number
 }
 
 /**
@@ -60,6 +64,8 @@ export class Metrics {
   private readonly attempts: Counter<'outcome'>
   private readonly drainsInFlight: Gauge
   private readonly drainsOldestDue: Gauge
+  private readonly transfersInFlight: Gauge
+  private readonly transfersOldestDue: Gauge
   private readonly series = new Map<string, RouteSeries>()
 
   constructor(options: { redisAvailable?: () => boolean } = {}) {
@@ -111,6 +117,16 @@ export class Metrics {
     this.drainsOldestDue = new Gauge({
       name: 'devplatform_drains_oldest_due_age_seconds',
       help: "How long the longest-waiting due drain has waited past its step's time; 0 when none is due",
+      registers,
+    })
+    this.transfersInFlight = new Gauge({
+      name: 'devplatform_transfers_in_flight',
+      help: 'Transfers and payment intents whose funds are moving (arrived or reserved, not yet ended), in the database',
+      registers,
+    })
+    this.transfersOldestDue = new Gauge({
+      name: 'devplatform_transfers_oldest_due_age_seconds',
+      help: "How long the longest-waiting due transfer has waited past its step's time; 0 when none is due",
       registers,
     })
     new Counter({
@@ -230,10 +246,14 @@ export class Metrics {
       this.attempts.reset()
       this.drainsInFlight.reset()
       this.drainsOldestDue.reset()
+      this.transfersInFlight.reset()
+      this.transfersOldestDue.reset()
       return
     }
     this.drainsInFlight.set(state.drainsInFlight)
     this.drainsOldestDue.set(state.drainsOldestDueAgeSeconds)
+    this.transfersInFlight.set(state.transfersInFlight)
+    this.transfersOldestDue.set(state.transfersOldestDueAgeSeconds)
     this.queueDepth.set(state.depth)
     this.oldestDue.set(state.oldestDueAgeSeconds)
     // Totals kept by the database: the counter takes the value read, which only grows.

@@ -118,6 +118,24 @@ describe('GET /metrics on METRICS_PORT', () => {
     expect(counted(after, 'devplatform_ledger_entries_total', { status: 'posted' }) - counted(before, 'devplatform_ledger_entries_total', { status: 'posted' })).toBe(1)
   })
 
+  it('counts transfers in flight and the states they entered', async () => {
+    const key = await server.createKey({ environment: 'development' })
+    const wallets = await server.request<{ data: { id: string; chain: string }[] }>('GET', '/api/v0/wallets', { key })
+    const walletId = wallets.body.data.find((wallet) => wallet.chain === 'base')?.id ?? ''
+    const before = await scrape()
+    const created = await server.request<{ id: string }>('POST', '/api/v0/transfers/direct-wallet', { key, body: { walletId, network: 'base', stableCoinCurrency: 'usdc', amount: 5 } })
+    expect(created.status).toBe(201)
+    const arrived = await server.request('POST', `/api/v0/transfers/${created.body.id}/simulate_funds`, { key })
+    expect(arrived.status).toBe(200)
+    const after = await scrape()
+    const inFlight = await server.database.count('select count(*) as n from transfers where next_step_at is not null')
+    expect(sampleOf(after, 'devplatform_transfers_in_flight')?.value).toBe(inFlight)
+    expect(sampleOf(after, 'devplatform_transfers_oldest_due_age_seconds')?.value).toBeGreaterThanOrEqual(0)
+    const counted = (samples: readonly Sample[], state: string) => sampleOf(samples, 'devplatform_transfer_state_changes_total', { state })?.value ?? 0
+    expect(counted(after, 'awaiting_funds') - counted(before, 'awaiting_funds')).toBe(1)
+    expect(counted(after, 'funds_received') - counted(before, 'funds_received')).toBe(1)
+  })
+
   it('can read the drains not yet ended through the partial index drains_due alone', async () => {
     // PostgreSQL prefers a sequential scan of a table this small; with it off, the plan shows the index answers alone.
     const plan =
