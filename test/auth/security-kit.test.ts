@@ -83,7 +83,7 @@ const readTransfer = (ids: Ids) => `/api/v0/transfers/${ids.transfer}`
 const readPaymentIntent = (ids: Ids) => `/api/v0/payment-intents/${ids.paymentIntent}`
 /** A sandbox transfer route: its money is the development key's, read back by one. */
 const sandboxMoney = { environment: 'development', readBackEnvironment: 'development' } as const
-const walletNotFound = { otherTenant: 'Wallet not found', readBack: readTransfers, ...sandboxMoney }
+const walletNotFound = { otherTenant: 'Bridge wallet not found', readBack: readTransfers, ...sandboxMoney }
 
 const ROUTES: RouteCase[] = [
   { method: 'POST', path: () => '/api/v0/transfers/direct-bank', operationId: 'transferControllerCreateDirectBankTransfer', body: (ids) => ({ walletId: ids.sandboxWallet, paymentRail: 'wire', sourceCurrency: 'usd', destinationCurrency: 'usdc', amount: 1 }), ...walletNotFound },

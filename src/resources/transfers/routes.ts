@@ -41,7 +41,7 @@ import {
   TransferSchema,
 } from './schemas.js'
 
-export const WALLET_NOT_FOUND = 'Wallet not found'
+export const WALLET_NOT_FOUND = 'Bridge wallet not found'
 const NOT_FOUND = 'Transfer not found'
 export const SANDBOX_ONLY = 'Funds can only be simulated with a development key: a production key moves live money'
 

@@ -219,7 +219,7 @@ describe('validation: each rule on both sides of its boundary, nothing written o
     ['a sepa_reference of 5 characters', { sepa_reference: 'ABCDE' }, ''],
     ['a developer_fee equal to the amount', { amount: 2, developer_fee: 2 }, 'developer_fee must be less than the amount'],
     ['a developer_fee with 3 decimals', { developer_fee: '0.001' }, ''],
-    ['another application\'s wallet', { walletId: MISSING_UUID }, 'Wallet not found'],
+    ['another application\'s wallet', { walletId: MISSING_UUID }, 'Bridge wallet not found'],
   ]
   it.each(cases)('refuses %s', async (_name, fields, message) => {
     const count = await transferCount()
