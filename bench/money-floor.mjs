@@ -42,9 +42,14 @@ import { feeOf, parseAmount } from '../dist/ledger/amount.js'
 import { isoOf, newId } from '../dist/db/time.js'
 import { toDrain } from '../dist/resources/drains/objects.js'
 import { DrainSchema } from '../dist/resources/drains/schemas.js'
+import { toTransfer } from '../dist/resources/transfers/objects.js'
+import { TransferSchema } from '../dist/resources/transfers/schemas.js'
 
 const [target, redisUrl = '-', mode = 'intake', shardsArg = '8', portArg = '0'] = process.argv.slice(2)
 const postgres = target.startsWith('postgres')
+/** Modes transfer and transfer-pipeline serve POST /transfers/external-stablecoin-transfer instead of simulate_deposit. */
+const transfers = mode.startsWith('transfer')
+const pipelined = mode === 'pipeline' || mode === 'transfer-pipeline'
 const SHARDS = Number(shardsArg)
 const SENDS_AT_ONCE = 64
 const ADVANCES_AT_ONCE = 4 // the server's DRAIN_CONCURRENCY default
@@ -183,7 +188,7 @@ const updateAccounts = (count) =>
     where ledger_accounts.id = v.column1`
 const UPDATE_ACCOUNTS = [undefined, updateAccounts(1), updateAccounts(2), updateAccounts(3)]
 const INSERT_ENTRY = `insert into ledger_entries (id, environment, app_id, status, reason_type, reason_id, created_at, updated_at)
-  values ($1, $2, $3, $4, 'drain', $5, $6, $7)`
+  values ($1, $2, $3, $4, $5, $6, $7, $8)`
 const SETTLE_ENTRY = 'update ledger_entries set status = $1, updated_at = $2 where id = $3'
 const postingValues = (count, first) =>
   Array.from({ length: count }, (_, i) => `($${first + 5 * i}, $${first + 5 * i + 1}, $${first + 5 * i + 2}, $${first + 5 * i + 3}, $${first + 5 * i + 4})`).join(', ')
@@ -192,7 +197,7 @@ const INSERT_POSTINGS = [undefined, undefined, insertPostings(2), insertPostings
 /** PostgreSQL: the entry and its postings in one statement (the postings' foreign key is checked at its end). */
 const entryWithPostings = (count) =>
   `with entry as (insert into ledger_entries (id, environment, app_id, status, reason_type, reason_id, created_at, updated_at)
-    values ($1, $2, $3, $4, 'drain', $5, $6, $7)) insert into ledger_postings (id, entry_id, account_id, direction, amount) values ${postingValues(count, 8)}`
+    values ($1, $2, $3, $4, $5, $6, $7, $8)) insert into ledger_postings (id, entry_id, account_id, direction, amount) values ${postingValues(count, 9)}`
 const ENTRY_WITH_POSTINGS = [undefined, undefined, entryWithPostings(2), entryWithPostings(3)]
 const POSTINGS_OF = 'select account_id, direction, amount from ledger_postings where entry_id = $1'
 const INSERT_EVENT = 'insert into events (id, app_id, type, payload, created_at, fanout_pending) values ($1, $2, $3, $4, $5, 0)'
@@ -274,9 +279,10 @@ async function applyPostings(q, postings, to, now) {
   )
 }
 
-async function writeEntry(q, drain, status, postings, now) {
+/** An entry of `postings` for `reason` (a drain or a transfer row; `reasonType` says which), with its accounts' sums. */
+async function writeEntry(q, reasonType, reason, status, postings, now) {
   const entryId = newId()
-  const entry = [entryId, drain.environment, drain.app_id, status, drain.id, now, now]
+  const entry = [entryId, reason.environment, reason.app_id, status, reasonType, reason.id, now, now]
   const rows = postings.flatMap(([row, direction, amount]) => [newId(), entryId, row.id, direction, String(amount)])
   if (postgres) await q(ENTRY_WITH_POSTINGS[postings.length], [...entry, ...rows])
   else {
@@ -288,19 +294,19 @@ async function writeEntry(q, drain, status, postings, now) {
 }
 
 /** The event and its delivery to the application's webhook (if it has one); what the sender needs after the commit. */
-async function emit(q, drain, type, now) {
+async function emit(q, appId, type, data, now) {
   const eventId = newId()
-  const payload = JSON.stringify({ id: eventId, type, created_at: now, data: toDrain(drain) })
+  const payload = JSON.stringify({ id: eventId, type, created_at: now, data })
   const deliveryId = newId()
   let webhookId
   if (postgres) {
-    const rows = await q(EVENT_WITH_DELIVERY, [eventId, drain.app_id, type, payload, now, deliveryId])
+    const rows = await q(EVENT_WITH_DELIVERY, [eventId, appId, type, payload, now, deliveryId])
     webhookId = rows[0]?.webhook_id
   } else {
-    const rows = await q(ACTIVE_WEBHOOK, [drain.app_id])
+    const rows = await q(ACTIVE_WEBHOOK, [appId])
     webhookId = rows[0]?.id
-    await q(INSERT_EVENT, [eventId, drain.app_id, type, payload, now])
-    if (webhookId !== undefined) await q(INSERT_DELIVERY, [deliveryId, eventId, webhookId, drain.app_id, now, now, now])
+    await q(INSERT_EVENT, [eventId, appId, type, payload, now])
+    if (webhookId !== undefined) await q(INSERT_DELIVERY, [deliveryId, eventId, webhookId, appId, now, now, now])
   }
   return webhookId === undefined ? undefined : { eventId, deliveryId, webhookId, payload }
 }
@@ -408,7 +414,7 @@ function advanceLater(step) {
 function pumpAdvances() {
   while (advancing < ADVANCES_AT_ONCE && toAdvance.length > 0) {
     advancing++
-    void advance(toAdvance.shift())
+    void (transfers ? advanceTransfer : advance)(toAdvance.shift())
       .catch((error) => console.error('floor: a step failed', error))
       .finally(() => {
         advancing--
@@ -439,7 +445,7 @@ async function advance(drainId) {
       const postings = [[accounts.get(`clearing ${drain.liquidation_address_id}`), 'debit', amount]]
       if (fee > 0n) postings.push([accounts.get(`developer_fee fee#${shard}`), 'credit', fee])
       postings.push([accounts.get(`world payout:${destination.payment_rail}#${shard}`), 'credit', subtotal])
-      const entryId = await writeEntry(q, drain, 'pending', postings, now)
+      const entryId = await writeEntry(q, 'drain', drain, 'pending', postings, now)
       Object.assign(drain, {
         state: 'payment_submitted',
         exchange_rate: '1',
@@ -480,7 +486,7 @@ async function advance(drainId) {
       drain.updated_at,
       drain.id,
     ])
-    const delivery = await emit(q, drain, 'liquidation_address.drain.updated', now)
+    const delivery = await emit(q, drain.app_id, 'liquidation_address.drain.updated', toDrain(drain), now)
     return { delivery, more: drain.state === 'payment_submitted' }
   })
   if (outcome.delivery !== undefined) send(outcome.delivery)
@@ -554,6 +560,7 @@ app.post(
       ])
       await writeEntry(
         q,
+        'drain',
         drain,
         'posted',
         [
@@ -562,13 +569,125 @@ app.post(
         ],
         now,
       )
-      return emit(q, drain, 'liquidation_address.drain.created', now)
+      return emit(q, drain.app_id, 'liquidation_address.drain.created', toDrain(drain), now)
     })
     if (delivery !== undefined) send(delivery)
-    if (mode === 'pipeline') advanceLater(drain.id)
+    if (pipelined) advanceLater(drain.id)
     return reply.code(201).send(toDrain(drain))
   },
 )
+
+// ---- transfers (modes transfer and transfer-pipeline) --------------------------------------------
+
+const KEY_AND_WALLET = `select k.active, k.secret_digest, k.environment as key_environment, k.app_id, w.id, w.chain
+  from api_keys k left join wallets w on w.app_id = k.app_id and w.environment = (case k.environment when 'development' then 'sandbox' else 'live' end) and w.id = $1
+  where k.client_key = $2`
+const TRANSFER_COLUMNS = ['id', 'environment', 'app_id', 'kind', 'state', 'wallet_id', 'currency', 'amount', 'developer_fee', 'destination_currency', 'source', 'destination',
+  'deposit_instructions', 'customer', 'exchange_rate', 'converted_amount', 'destination_tx_hash', 'refund_tx_hash', 'return_reason', 'pending_entry_id', 'next_step_at', 'created_at', 'updated_at']
+const INSERT_TRANSFER = `insert into transfers (${TRANSFER_COLUMNS.join(', ')}) values (${TRANSFER_COLUMNS.map((_, i) => `$${i + 1}`).join(', ')})`
+const LOCK_TRANSFER = `select * from transfers where id = $1${forUpdate}`
+const UPDATE_TRANSFER = 'update transfers set state = $1, destination_tx_hash = $2, next_step_at = $3, updated_at = $4 where id = $5'
+const STABLECOINS = new Set(['usdc', 'eurc'])
+const BENEFICIARY = /^[A-Za-z0-9_-]{1,64}$/
+
+/** A step of a transfer out, as the server's scheduler takes it: submitted (no money moves), then processed (the reservation posted). */
+async function advanceTransfer(transferId) {
+  const more = await db.tx(async (q) => {
+    const [row] = await q(LOCK_TRANSFER, [transferId])
+    const now = isoOf(Date.now())
+    if (row.state === 'funds_received') Object.assign(row, { state: 'payment_submitted', next_step_at: now, updated_at: now })
+    else {
+      const postings = await q(POSTINGS_OF, [row.pending_entry_id])
+      const ids = [...new Set(postings.map((posting) => posting.account_id))].sort()
+      const rows = new Map((await q(LOCK_BY_ID[ids.length], ids)).map((account) => [account.id, account]))
+      await q(SETTLE_ENTRY, ['posted', now, row.pending_entry_id])
+      await applyPostings(
+        q,
+        postings.map((posting) => [rows.get(posting.account_id), posting.direction, BigInt(posting.amount)]),
+        'post',
+        now,
+      )
+      Object.assign(row, { state: 'payment_processed', destination_tx_hash: `0x${randomBytes(32).toString('hex')}`, next_step_at: null, updated_at: now })
+    }
+    await q(UPDATE_TRANSFER, [row.state, row.destination_tx_hash, row.next_step_at, row.updated_at, row.id])
+    await emit(q, row.app_id, 'transfer.updated', toTransfer(row), now)
+    return row.state === 'payment_submitted'
+  })
+  if (more) advanceLater(transferId)
+}
+
+/**
+ * POST /transfers/external-stablecoin-transfer: one statement reads the key and the wallet; the
+ * digest compared; on PostgreSQL one Redis INCR; the body's fields checked; then ONE transaction
+ * reserves amount on the wallet's account against the payout (a pending entry, its postings, both
+ * accounts' sums: locked by key in one statement, updated in one), writes the transfer and its
+ * event (with the webhook read as for a deposit).
+ */
+app.post('/api/v0/transfers/external-stablecoin-transfer', { schema: { response: { 201: TransferSchema } } }, async (request, reply) => {
+  const body = request.body
+  if (typeof body !== 'object' || body === null || typeof body.sourceWalletId !== 'string') return reply.code(400).send({ error: 'no' })
+  const clientKey = String(request.headers['x-client-key'])
+  const [found] = await db.read(KEY_AND_WALLET, [body.sourceWalletId.toLowerCase(), clientKey])
+  const presented = Buffer.from(hash('sha256', String(request.headers['x-client-secret']), 'hex'), 'latin1')
+  if (found === undefined || found.active !== 1 || !timingSafeEqual(presented, Buffer.from(found.secret_digest, 'latin1'))) return reply.code(401).send({ error: 'no' })
+  if (redis !== undefined) await redis.incr(`floor:${clientKey}`)
+  if (found.id === null) return reply.code(404).send({ error: 'no' })
+  const currency = String(body.sourceCurrency).toLowerCase()
+  const destinationCurrency = String(body.destinationCurrency).toLowerCase()
+  if (!STABLECOINS.has(currency) || destinationCurrency !== currency || !BENEFICIARY.test(String(body.beneficiaryId))) return reply.code(400).send({ error: 'no' })
+  const amount = parseAmount(String(body.amount), currency)
+  if (amount <= 0n) return reply.code(400).send({ error: 'no' })
+  const now = isoOf(Date.now())
+  const row = {
+    id: newId(),
+    environment: found.key_environment === 'development' ? 'sandbox' : 'live',
+    app_id: found.app_id,
+    kind: 'external_stablecoin',
+    state: 'funds_received',
+    wallet_id: found.id,
+    currency,
+    amount: String(amount),
+    developer_fee: '0',
+    destination_currency: destinationCurrency,
+    source: JSON.stringify({ payment_rail: 'bridge_wallet', currency, bridge_wallet_id: found.id }),
+    destination: JSON.stringify({ payment_rail: found.chain, currency: destinationCurrency, beneficiary_id: body.beneficiaryId }),
+    deposit_instructions: null,
+    customer: null,
+    exchange_rate: '1',
+    converted_amount: String(amount),
+    destination_tx_hash: null,
+    refund_tx_hash: null,
+    return_reason: null,
+    pending_entry_id: null,
+    next_step_at: now,
+    created_at: now,
+    updated_at: now,
+  }
+  const delivery = await db.tx(async (q) => {
+    const payout = `payout:${found.chain}#${shardOf(row.id)}`
+    const accounts = await lockAccounts(q, row.environment, row.app_id, currency, [
+      ['wallet', found.id],
+      ['world', payout],
+    ])
+    row.pending_entry_id = await writeEntry(
+      q,
+      'transfer',
+      row,
+      'pending',
+      [
+        [accounts.get(`wallet ${found.id}`), 'debit', amount],
+        [accounts.get(`world ${payout}`), 'credit', amount],
+      ],
+      now,
+    )
+    await q(INSERT_TRANSFER, TRANSFER_COLUMNS.map((column) => row[column]))
+    return emit(q, row.app_id, 'transfer.created', toTransfer(row), now)
+  })
+  if (delivery !== undefined) send(delivery)
+  if (pipelined) advanceLater(row.id)
+  return reply.code(201).send(toTransfer(row))
+})
+
 await app.listen({ port: Number(portArg), host: '127.0.0.1' })
 const address = app.server.address()
 process.send?.({ port: typeof address === 'object' && address !== null ? address.port : 0 })

@@ -55,7 +55,7 @@ import { WebhooksRepository } from '../src/resources/webhooks/repository.js'
 import { generateSigningSecret } from '../src/resources/webhooks/routes.js'
 import { forkChild, log, processCpuMs, sleep } from './api-harness.js'
 
-const GROUPS = ['pipeline', 'intake', 'hot'] as const
+const GROUPS = ['pipeline', 'intake', 'transfers', 'transfers-processed', 'hot'] as const
 type GroupName = (typeof GROUPS)[number]
 type Backend = 'sqlite' | 'postgres'
 
@@ -66,6 +66,8 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     addresses: { type: 'string', default: '100' },
+    transfers: { type: 'string', default: '3000' },
+    wallets: { type: 'string', default: '100' },
     backends: { type: 'string', default: 'sqlite,postgres' },
     only: { type: 'string', multiple: true },
     'hot-drains': { type: 'string', default: '2000' },
@@ -85,6 +87,8 @@ const DEPOSITS = positive('deposits', values.deposits)
 const SECONDS = positive('seconds', values.seconds)
 const CONNECTIONS = positive('connections', values.connections)
 const ADDRESSES = positive('addresses', values.addresses)
+const TRANSFERS = positive('transfers', values.transfers)
+const WALLETS = positive('wallets', values.wallets)
 const HOT_DRAINS = positive('hot-drains', values['hot-drains'])
 const HOT_APPS = positive('hot-apps', values['hot-apps'])
 const HOT_CONCURRENCY = (values['hot-concurrency'] ?? ['4,16']).flatMap((value) => value.split(',')).map((value) => positive('hot-concurrency', value))
@@ -201,7 +205,7 @@ async function startProject(database: FreshDatabase, backend: Backend, env: Reco
   return { base, cpuMs: () => processCpuMs(child.pid ?? 0), stop: () => waitForExit(child) }
 }
 
-async function startFloor(database: FreshDatabase, backend: Backend, mode: 'intake' | 'pipeline'): Promise<Process> {
+async function startFloor(database: FreshDatabase, backend: Backend, mode: 'intake' | 'pipeline' | 'transfer' | 'transfer-pipeline'): Promise<Process> {
   const { child, port } = await forkChild('./money-floor.mjs', [database.target, backend === 'postgres' ? REDIS_URL : '-', mode, '8'])
   child.removeAllListeners('exit')
   return { base: `http://127.0.0.1:${port}`, cpuMs: () => processCpuMs(child.pid ?? 0), stop: () => waitForExit(child) }
@@ -406,6 +410,186 @@ async function intake(backend: Backend, hot: boolean, run: number): Promise<{ pr
   )
 }
 
+// ---- transfers -----------------------------------------------------------------------------------
+
+/** Every transfer moves this much USDC out of its wallet (no developer fee: the wallet and the payout are its two accounts). */
+const TRANSFER_AMOUNT = '0.01'
+/** What each wallet is funded with: a test payment's largest amount, far above a run's transfers. */
+const FUNDING_USD = 1_000_000
+
+interface TransferSender {
+  headers: Record<string, string>
+  body: string
+}
+
+/** `count` applications, each with a development key (its limit far above a run) and no webhook: a transfer's event stays in the outbox. */
+async function seedTransferApps(db: Db, count: number): Promise<Record<string, string>[]> {
+  const apps = new AppsRepository(db)
+  const headers: Record<string, string>[] = []
+  for (let i = 0; i < count; i++) {
+    const app = await apps.createApp(`transfers ${i}`)
+    const key = await apps.createKey({ appId: app.id, environment: 'development', scopes: SCOPES, rateLimitOverride: 1_000_000_000 })
+    headers.push({ 'x-client-key': key.client_key, 'x-client-secret': key.client_secret, 'content-type': 'application/json' })
+  }
+  return headers
+}
+
+/** Through the project's API on the database (a server started for it and stopped): a test payment credits each application's base wallet. */
+async function fundThroughApi(database: FreshDatabase, backend: Backend, apps: Record<string, string>[]): Promise<TransferSender[]> {
+  const server = await startProject(database, backend, { DRAIN_SCHEDULER: 'off' })
+  try {
+    const senders: TransferSender[] = []
+    for (const headers of apps) {
+      const paid = await fetch(`${server.base}/api/v0/test-payment`, {
+        method: 'POST',
+        headers: { ...headers, 'idempotency-key': randomBytes(8).toString('hex') },
+        body: JSON.stringify({ amount: FUNDING_USD, currency: 'USD', description: 'bench funding' }),
+      })
+      if (paid.status !== 201) throw new Error(`the test payment answered ${paid.status}: ${await paid.text()}`)
+      const wallets = (await (await fetch(`${server.base}/api/v0/wallets`, { headers })).json()) as { data: { id: string; chain: string }[] }
+      const base = wallets.data.find((wallet) => wallet.chain === 'base')
+      if (base === undefined) throw new Error('no base wallet after the test payment')
+      senders.push({
+        headers,
+        body: JSON.stringify({ sourceWalletId: base.id, sourceCurrency: 'usdc', destinationCurrency: 'usdc', beneficiaryId: 'bench_beneficiary', amount: TRANSFER_AMOUNT }),
+      })
+    }
+    return senders
+  } finally {
+    await server.stop()
+  }
+}
+
+/** A fresh database with `count` funded applications, and `work` on it; dropped afterwards. */
+async function onFundedDatabase<T>(backend: Backend, count: number, work: (database: FreshDatabase, senders: TransferSender[]) => Promise<T>): Promise<T> {
+  const database = await freshDatabase(backend)
+  try {
+    const db = await openDatabase(database.location)
+    let apps: Record<string, string>[]
+    try {
+      apps = await seedTransferApps(db, count)
+    } finally {
+      await db.destroy()
+    }
+    return await work(database, await fundThroughApi(database, backend, apps))
+  } finally {
+    await database.drop()
+  }
+}
+
+const TRANSFER_PATH = '/api/v0/transfers/external-stablecoin-transfer'
+
+/** POST external-stablecoin-transfer round-robin over `senders` (each its own key and wallet): `amount` requests, or for `duration` seconds. */
+function transfers(base: string, senders: TransferSender[], limit: { amount: number } | { duration: number }): Promise<autocannon.Result> {
+  let next = 0
+  return new Promise((resolve, reject) => {
+    autocannon(
+      {
+        url: `${base}${TRANSFER_PATH}`,
+        method: 'POST',
+        connections: CONNECTIONS,
+        ...limit,
+        requests: [
+          {
+            setupRequest: (request) => {
+              const sender = senders[next++ % senders.length] as TransferSender
+              return { ...request, path: TRANSFER_PATH, headers: sender.headers, body: sender.body }
+            },
+          },
+        ],
+      },
+      (error, result) => (error === null || error === undefined ? resolve(result) : reject(error instanceof Error ? error : new Error(String(error)))),
+    )
+  })
+}
+
+/**
+ * Transfers created: the project (money scheduler off) and the floor, each on its own funded
+ * database, both running, measured in alternating slices as the intake is.
+ */
+async function transfersCreated(backend: Backend, hot: boolean, run: number): Promise<{ project: IntakeFigure; floor: IntakeFigure }> {
+  const count = hot ? 1 : WALLETS
+  return onFundedDatabase(backend, count, (floorDatabase, floorSenders) =>
+    onFundedDatabase(backend, count, async (projectDatabase, projectSenders) => {
+      const floor = await startFloor(floorDatabase, backend, 'transfer')
+      const project = await startProject(projectDatabase, backend, { DRAIN_SCHEDULER: 'off' }, profiling)
+      const systems = { floor: { server: floor, senders: floorSenders }, project: { server: project, senders: projectSenders } }
+      try {
+        for (const { server, senders } of Object.values(systems)) {
+          const warm = await transfers(server.base, senders, { amount: Math.max(200, 2 * senders.length) })
+          if (warm.non2xx > 0 || warm.errors > 0) throw new Error(`warm-up: ${warm.non2xx} non-2xx answers, ${warm.errors} errors`)
+        }
+        const totals = {
+          floor: { answered: 0, seconds: 0, cpuMs: 0, p99: [] as number[] },
+          project: { answered: 0, seconds: 0, cpuMs: 0, p99: [] as number[] },
+        }
+        const slices = Math.max(1, Math.round(SECONDS / INTAKE_SLICE_SECONDS))
+        for (let slice = 0; slice < slices; slice++) {
+          const order: ('floor' | 'project')[] = (slice + run) % 2 === 0 ? ['floor', 'project'] : ['project', 'floor']
+          for (const system of order) {
+            const { server, senders } = systems[system]
+            const cpuStart = server.cpuMs()
+            const result = await transfers(server.base, senders, { duration: INTAKE_SLICE_SECONDS })
+            if (result.non2xx > 0 || result.errors > 0) throw new Error(`${system}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
+            const total = totals[system]
+            total.cpuMs += server.cpuMs() - cpuStart
+            total.answered += result['2xx']
+            total.seconds += result.duration
+            total.p99.push(result.latency.p99)
+          }
+        }
+        const figure = (total: (typeof totals)['floor']): IntakeFigure => ({ rate: total.answered / total.seconds, p99: median(total.p99), cpuMsPerDeposit: total.cpuMs / total.answered })
+        return { project: figure(totals.project), floor: figure(totals.floor) }
+      } finally {
+        await project.stop()
+        await floor.stop()
+      }
+    }),
+  )
+}
+
+/**
+ * Transfers taken to payment_processed: TRANSFERS requests, the server's money scheduler (or the
+ * floor's hand-off) advancing each through payment_submitted to payment_processed; the clock runs
+ * from the first request to the last transfer's processing (its updated_at, read from the database).
+ */
+async function transfersProcessed(backend: Backend, hot: boolean, system: 'project' | 'floor'): Promise<PipelineFigure> {
+  return onFundedDatabase(backend, hot ? 1 : WALLETS, async (database, senders) => {
+    const server =
+      system === 'floor'
+        ? await startFloor(database, backend, 'transfer-pipeline')
+        : await startProject(database, backend, { DRAIN_DELAY_FAST_MS: '0', DRAIN_DELAY_ACH_MS: '0', DRAIN_POLL_MS: '10' }, profiling)
+    const db = await openDatabase(database.location)
+    try {
+      const cpuStart = server.cpuMs()
+      const started = epochNow()
+      const load = transfers(server.base, senders, { amount: TRANSFERS })
+      let answeredAt = 0
+      void load.then(() => (answeredAt = epochNow()))
+      const result = await load
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${system}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
+      for (;;) {
+        if (epochNow() - started > PIPELINE_TIMEOUT_MS) throw new Error(`${system}: the transfers were not all processed in ${PIPELINE_TIMEOUT_MS} ms`)
+        const done = await db
+          .selectFrom('transfers')
+          .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.max('updated_at').as('last')])
+          .where('state', '=', 'payment_processed')
+          .executeTakeFirstOrThrow()
+        if (Number(done.n) === TRANSFERS) {
+          const cpuMs = server.cpuMs() - cpuStart
+          const difference = await verifyLedger(db, 'sandbox')
+          if (difference !== undefined) throw new Error(`${system}: the ledger does not verify: ${JSON.stringify(difference, (_, value: unknown) => (typeof value === 'bigint' ? String(value) : value))}`)
+          return { rate: (TRANSFERS * 1000) / (Date.parse(String(done.last)) - started), intakeRate: (TRANSFERS * 1000) / (answeredAt - started), cpuMsPerDeposit: cpuMs / TRANSFERS }
+        }
+        await sleep(100)
+      }
+    } finally {
+      await db.destroy()
+      await server.stop()
+    }
+  })
+}
+
 // ---- hot accounts (PostgreSQL, in this process) ----------------------------------------------------
 
 interface HotFigure {
@@ -511,6 +695,8 @@ const percent = (numbers: number[]) => `${range(numbers.map((n) => n * 100))} %`
 const pipelineRuns = new Map<Backend, { project: PipelineFigure; floor: PipelineFigure }[]>()
 const intakeRuns = new Map<string, { project: IntakeFigure; floor: IntakeFigure }[]>()
 const hotRuns = new Map<string, HotFigure[]>()
+const transferRuns = new Map<string, { project: IntakeFigure; floor: IntakeFigure }[]>()
+const processedRuns = new Map<string, { project: PipelineFigure; floor: PipelineFigure }[]>()
 
 /** The floor first in even runs, the project first in odd ones: a drift of the machine's load weighs on both. */
 async function pair<T>(run: number, measure: (system: 'project' | 'floor') => Promise<T>): Promise<{ project: T; floor: T }> {
@@ -538,6 +724,24 @@ try {
           log(`  project ${figures.project.rate.toFixed(0)}/s, floor ${figures.floor.rate.toFixed(0)}/s`)
           const key = `${backend} ${hot ? 'hot' : 'spread'}`
           intakeRuns.set(key, [...(intakeRuns.get(key) ?? []), figures])
+        }
+      }
+      if (only.has('transfers')) {
+        for (const hot of [false, true]) {
+          log(`run ${run + 1}/${RUNS} ${backend}: transfers created, ${hot ? 'hot (one wallet)' : `spread (${WALLETS} wallets)`}…`)
+          const figures = await transfersCreated(backend, hot, run)
+          log(`  project ${figures.project.rate.toFixed(0)}/s, floor ${figures.floor.rate.toFixed(0)}/s`)
+          const key = `${backend} ${hot ? 'hot' : 'spread'}`
+          transferRuns.set(key, [...(transferRuns.get(key) ?? []), figures])
+        }
+      }
+      if (only.has('transfers-processed')) {
+        for (const hot of [false, true]) {
+          log(`run ${run + 1}/${RUNS} ${backend}: ${TRANSFERS} transfers to payment_processed, ${hot ? 'hot (one wallet)' : `spread (${WALLETS} wallets)`}…`)
+          const figures = await pair(run, (system) => transfersProcessed(backend, hot, system))
+          log(`  project ${figures.project.rate.toFixed(0)}/s, floor ${figures.floor.rate.toFixed(0)}/s`)
+          const key = `${backend} ${hot ? 'hot' : 'spread'}`
+          processedRuns.set(key, [...(processedRuns.get(key) ?? []), figures])
         }
       }
     }
@@ -583,6 +787,33 @@ if (intakeRuns.size > 0) {
     const floor = runs.map((r) => r.floor.rate)
     console.log(
       `| ${label(backend)} | ${spread === 'hot' ? 'one (hot)' : `${ADDRESSES} (spread)`} | ${range(project)} (${median(project).toFixed(0)}) | ${range(floor)} (${median(floor).toFixed(0)}) | ${percent(runs.map((r) => r.project.rate / r.floor.rate))} | ${median(runs.map((r) => r.project.p99)).toFixed(0)} / ${median(runs.map((r) => r.floor.p99)).toFixed(0)} | ${median(runs.map((r) => r.project.cpuMsPerDeposit)).toFixed(2)} / ${median(runs.map((r) => r.floor.cpuMsPerDeposit)).toFixed(2)} |`,
+    )
+  }
+}
+const wallets = (spread: string) => (spread === 'hot' ? 'one (hot)' : `${WALLETS} (spread)`)
+if (transferRuns.size > 0) {
+  console.log(`\n## Transfers created: POST external-stablecoin-transfer (${TRANSFER_AMOUNT} USDC, a pending entry reserving it), ${SECONDS} s, ${CONNECTIONS} connections (goal ≥ 60 % of the floor)\n`)
+  console.log('| backend | wallets | project req/s | floor req/s | share | p99 ms (project / floor) | server CPU ms per transfer (project / floor) |')
+  console.log('|---|---|---|---|---|---|---|')
+  for (const [key, runs] of transferRuns) {
+    const [backend, spread] = key.split(' ') as [Backend, string]
+    const project = runs.map((r) => r.project.rate)
+    const floor = runs.map((r) => r.floor.rate)
+    console.log(
+      `| ${label(backend)} | ${wallets(spread)} | ${range(project)} (${median(project).toFixed(0)}) | ${range(floor)} (${median(floor).toFixed(0)}) | ${percent(runs.map((r) => r.project.rate / r.floor.rate))} | ${median(runs.map((r) => r.project.p99)).toFixed(0)} / ${median(runs.map((r) => r.floor.p99)).toFixed(0)} | ${median(runs.map((r) => r.project.cpuMsPerDeposit)).toFixed(2)} / ${median(runs.map((r) => r.floor.cpuMsPerDeposit)).toFixed(2)} |`,
+    )
+  }
+}
+if (processedRuns.size > 0) {
+  console.log(`\n## Transfers taken to payment_processed (${TRANSFERS.toLocaleString('en')} transfers, ${CONNECTIONS} connections, the money scheduler at DRAIN_DELAY_FAST_MS=0)\n`)
+  console.log('| backend | wallets | project transfers/s to processed | floor/s | share | project created/s meanwhile | server CPU ms per transfer (project / floor) |')
+  console.log('|---|---|---|---|---|---|---|')
+  for (const [key, runs] of processedRuns) {
+    const [backend, spread] = key.split(' ') as [Backend, string]
+    const project = runs.map((r) => r.project.rate)
+    const floor = runs.map((r) => r.floor.rate)
+    console.log(
+      `| ${label(backend)} | ${wallets(spread)} | ${range(project)} (${median(project).toFixed(0)}) | ${range(floor)} (${median(floor).toFixed(0)}) | ${percent(runs.map((r) => r.project.rate / r.floor.rate))} | ${range(runs.map((r) => r.project.intakeRate))} | ${median(runs.map((r) => r.project.cpuMsPerDeposit)).toFixed(2)} / ${median(runs.map((r) => r.floor.cpuMsPerDeposit)).toFixed(2)} |`,
     )
   }
 }
