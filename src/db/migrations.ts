@@ -474,7 +474,7 @@ migrations['0013_transfers'] = {
       .execute()
     // The lists: an application's transfers (or payment intents) newest first, a page at a time.
     await db.schema.createIndex('transfers_app_created').on('transfers').columns(['app_id', 'environment', 'created_at', 'id']).execute()
-    await db.schema.createIndex('transfers_wallet').on('transfers').columns(['app_id', 'wallet_id', 'created_at']).execute()
+    await db.schema.createIndex('transfers_wallet').on('transfers').columns(['app_id', 'wallet_id', 'created_at', 'id']).execute()
     await db.schema
       .createIndex('transfers_due')
       .on('transfers')
