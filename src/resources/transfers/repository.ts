@@ -1,5 +1,5 @@
 import type { Selectable, Updateable } from 'kysely'
-import { backendOf, type Db } from '../../db/database.js'
+import { backendOf, type Db, readSnapshot } from '../../db/database.js'
 import { PreparedInsert } from '../../db/prepared.js'
 import type { TransfersTable } from '../../db/schema.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
@@ -21,8 +21,8 @@ export interface TransferFilter {
 export class TransfersRepository {
   constructor(private readonly db: Db) {}
 
-  private owned(environment: LedgerEnvironment, appId: string, family: TransferFamily) {
-    const query = this.db.selectFrom('transfers').where('app_id', '=', appId).where('environment', '=', environment)
+  private owned(environment: LedgerEnvironment, appId: string, family: TransferFamily, db: Db = this.db) {
+    const query = db.selectFrom('transfers').where('app_id', '=', appId).where('environment', '=', environment)
     return query.where('kind', 'in', family === 'payment_intent' ? [...PAYMENT_INTENT_KINDS] : [...TRANSFER_KINDS])
   }
 
@@ -30,13 +30,16 @@ export class TransfersRepository {
     await INSERT_TRANSFER.execute(this.db, row)
   }
 
+  /** A page and the total, read on one snapshot so they agree even while others write. */
   async list(environment: LedgerEnvironment, appId: string, family: TransferFamily, filter: TransferFilter, page: { skip: number; take: number }): Promise<{ rows: TransferRow[]; total: number }> {
-    let query = this.owned(environment, appId, family)
-    if (filter.state !== undefined) query = query.where('state', '=', filter.state)
-    if (filter.walletId !== undefined) query = query.where('wallet_id', '=', filter.walletId.toLowerCase())
-    const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(page.skip).limit(page.take).execute()
-    const counted = await query.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirst()
-    return { rows, total: Number(counted?.total ?? 0) }
+    return readSnapshot(this.db, async (tx) => {
+      let query = this.owned(environment, appId, family, tx)
+      if (filter.state !== undefined) query = query.where('state', '=', filter.state)
+      if (filter.walletId !== undefined) query = query.where('wallet_id', '=', filter.walletId.toLowerCase())
+      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(page.skip).limit(page.take).execute()
+      const counted = await query.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow()
+      return { rows, total: Number(counted.total) }
+    })
   }
 
   find(environment: LedgerEnvironment, appId: string, family: TransferFamily, id: string): Promise<TransferRow | undefined> {
