@@ -120,14 +120,6 @@ async function ownersOfConnections(fresh: FreshDatabase, candidates: readonly In
   })
 }
 
-/** Units of a decimal text with `decimals` decimals. */
-function unitsOf(text: string, decimals: number): bigint {
-  const [whole = '0', fraction = ''] = text.split('.')
-  return BigInt(whole + fraction.padEnd(decimals, '0').slice(0, decimals))
-}
-
-const DECIMALS: Readonly<Record<string, number>> = { usdc: 6, eurc: 6, usd: 2, eur: 2, mxn: 2 }
-
 // ---------------------------------------------------------------------------------------------
 // (b)'s transfers: what was asked, and what each must end as
 
