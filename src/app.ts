@@ -18,7 +18,7 @@ import { databasePlugin } from './plugins/database.js'
 import { answerFrameworkError, errorsPlugin, MAX_PATH_PARAMETER_LENGTH } from './plugins/errors.js'
 import { openapiPlugin } from './plugins/openapi.js'
 import type { RedisState } from './resources/resource.js'
-import { applyManifest, registerResources } from './resources/register.js'
+import { applyManifest, registerPages, registerResources } from './resources/register.js'
 import { createRules } from './validation/rules.js'
 import { ExchangeRates } from './ledger/rates.js'
 import { RatesFile } from './ledger/rates-file.js'
@@ -156,6 +156,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       redis.disconnect()
     })
   }
+  const resourceOptions = {
+    urlAddressProblem,
+    redisState,
+    productImages: new DirectoryImageStore(config.productImagesDir),
+    exchangeRates,
+    drainTimings: config.drains,
+    checkoutEnvironment: config.checkoutEnvironment,
+  }
   await app.register(
     async (api) => {
       api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
@@ -168,11 +176,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             await authenticated.register(idempotencyPlugin)
             await register(authenticated)
           }),
-        { urlAddressProblem, redisState, productImages: new DirectoryImageStore(config.productImagesDir), exchangeRates, drainTimings: config.drains },
+        resourceOptions,
       )
     },
     { prefix: '/api/v0' },
   )
+  // Pages for people (the hosted checkout), at the root and outside the API document.
+  await registerPages(app, resourceOptions)
   return app
 }
 

@@ -43,6 +43,8 @@ export interface Config {
   exchangeRateMaxAgeMs: number
   /** EXCHANGE_RATES_FILE: rates loaded at start and again when the file changes (absolute path); undefined: none */
   exchangeRatesFile: string | undefined
+  /** CHECKOUT_ENVIRONMENT: the money the hosted checkout pages take (docs/checkout.md); live by default only in production */
+  checkoutEnvironment: 'sandbox' | 'live'
 }
 
 /** The money scheduler (src/scheduler/money-scheduler.ts: drains and transfers) and its sandbox timings. */
@@ -215,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     drains: loadDrainConfig(env),
     exchangeRateMaxAgeMs: integer(env, 'EXCHANGE_RATE_MAX_AGE_SECONDS', 3_600, 1, 31_536_000) * 1000,
     exchangeRatesFile: env.EXCHANGE_RATES_FILE === undefined || env.EXCHANGE_RATES_FILE === '' ? undefined : resolve(env.EXCHANGE_RATES_FILE),
+    checkoutEnvironment: oneOf('CHECKOUT_ENVIRONMENT', env.CHECKOUT_ENVIRONMENT === undefined || env.CHECKOUT_ENVIRONMENT === '' ? (env.NODE_ENV === 'production' ? 'live' : 'sandbox') : env.CHECKOUT_ENVIRONMENT, ['sandbox', 'live'] as const),
   }
 }
 

@@ -17,6 +17,7 @@ describe('loadConfig', () => {
       drains: { scheduler: true, fastDelayMs: 1_000, achDelayMs: 3_000, pollIntervalMs: 250, concurrency: 4 },
       exchangeRateMaxAgeMs: 3_600_000,
       productImagesDir: `${process.cwd()}/data/product-images`,
+      checkoutEnvironment: 'sandbox',
     })
   })
 
@@ -73,6 +74,7 @@ describe('loadConfig', () => {
       drains: { scheduler: true, fastDelayMs: 1_000, achDelayMs: 3_000, pollIntervalMs: 250, concurrency: 4 },
       exchangeRateMaxAgeMs: 3_600_000,
       productImagesDir: `${process.cwd()}/data/product-images`,
+      checkoutEnvironment: 'live',
     })
     expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', filename: '/tmp/x.db' })
   })

@@ -442,6 +442,30 @@ export interface InvoicesTable {
   updated_at: string
 }
 
+/** What a hosted checkout's payment intent pays (src/resources/checkout/). */
+export interface CheckoutPaymentsTable {
+  /** the payment intent (a row of transfers) */
+  transfer_id: string
+  app_id: string
+  /** sandbox or live, the intent's */
+  environment: string
+  /** exactly one of invoice_id and payment_link_id is set */
+  invoice_id: string | null
+  payment_link_id: string | null
+  /** usdc or eurc */
+  currency: string
+  /** integer text of the currency's smallest unit */
+  amount: string
+  email: string | null
+  address: string | null
+  /** JSON: the product lines a PRODUCT link's payer bought, [{product_id, name, quantity, unit_price}] */
+  items: string | null
+  /** awaiting_funds, then paid */
+  state: string
+  paid_at: string | null
+  created_at: string
+}
+
 export interface Database {
   apps: AppsTable
   api_keys: ApiKeysTable
@@ -465,4 +489,5 @@ export interface Database {
   invoices: InvoicesTable
   test_payments: TestPaymentsTable
   payment_links: PaymentLinksTable
+  checkout_payments: CheckoutPaymentsTable
 }

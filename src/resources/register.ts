@@ -1,7 +1,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { OPERATIONS, RESOURCES } from './index.js'
 import { PUBLIC } from './manifest.js'
-import type { Resource, ResourceOptions } from './resource.js'
+import type { PageOptions, Resource, ResourceOptions } from './resource.js'
 
 function methodAndPath(route: RouteOptions): string {
   return `${Array.isArray(route.method) ? route.method.join(',') : route.method} ${route.url}`
@@ -59,5 +59,19 @@ export async function registerResources(
   await authenticated(async (app) => {
     onlyRoutes(app, false)
     for (const resource of resources) await app.register(resource.routes, options)
+  })
+}
+
+/**
+ * Registers every resource's pages at `app`'s root (outside /api/v0): pages are for people, not
+ * API operations, so each must be hidden from the document; one that is not stops start-up.
+ */
+export async function registerPages(app: FastifyInstance, configured: Omit<PageOptions, 'eventTypes'>, resources: readonly Resource[] = RESOURCES): Promise<void> {
+  const options: PageOptions = { ...configured, eventTypes: resources.flatMap((resource) => resource.manifest.eventTypes) }
+  await app.register(async (pages) => {
+    pages.addHook('onRoute', (route) => {
+      if (route.schema?.hide !== true) throw new Error(`page "${methodAndPath(route)}" must be hidden from the API document (schema: { hide: true })`)
+    })
+    for (const resource of resources) if (resource.pages !== undefined) await pages.register(resource.pages, options)
   })
 }

@@ -24,6 +24,11 @@ export interface ResourceOptions {
   drainTimings: DrainTimings
 }
 
+/** What the app hands a resource's pages: its routes' options, and the money the hosted checkout takes (CHECKOUT_ENVIRONMENT). */
+export interface PageOptions extends ResourceOptions {
+  checkoutEnvironment: 'sandbox' | 'live'
+}
+
 /** One resource: its manifest and its routes, registered under /api/v0 by src/resources/register.ts. */
 export interface Resource {
   manifest: Manifest
@@ -31,6 +36,11 @@ export interface Resource {
   routes: FastifyPluginAsync<ResourceOptions>
   /** routes called without credentials (the manifest's PUBLIC operations) */
   publicRoutes?: FastifyPluginAsync<ResourceOptions>
+  /**
+   * HTML pages for people (the hosted checkout), not API operations: served at the server's root,
+   * outside /api/v0, without credentials, and hidden from the OpenAPI document (`schema: { hide: true }`).
+   */
+  pages?: FastifyPluginAsync<PageOptions>
   /**
    * The schema of each emitted event's `data`, by event type: one entry for every type of the
    * manifest's eventTypes, usually the resource's response schema (`{ 'tax.created': TaxSchema }`).

@@ -896,7 +896,7 @@ describe('payment links', () => {
       body: linkBody({ url: `https://pay.example.com/pay/${url}`, linkType: 'PRODUCT', allowQuantityAdjustment: true, paymentLinkProducts: [{ productId: product.id, quantity: 2 }], limitPayments: true, maxPayments: 5 }),
     })
     expect(response.status).toBe(201)
-    expect(data).toMatchObject({ ...LINK_SHAPE, url, checkout_url: `${server.baseUrl}/pay/${url}`, linkType: 'PRODUCT', amount: null, paymentLinkProducts: [{ productId: product.id, quantity: 2 }], maxPayments: 5 })
+    expect(data).toMatchObject({ ...LINK_SHAPE, url, checkout_url: `${server.baseUrl}/pay/${key.appId}/${url}`, linkType: 'PRODUCT', amount: null, paymentLinkProducts: [{ productId: product.id, quantity: 2 }], maxPayments: 5 })
   })
 
   it('paymentLinksControllerFindAll: GET /payment-links, skip and take as text as the published client sends them', async () => {

@@ -1,3 +1,4 @@
+import { InvoicePaidSchema } from '../checkout/schemas.js'
 import type { Resource } from '../resource.js'
 import { invoicesManifest } from './manifest.js'
 import { invoiceRoutes } from './routes.js'
@@ -6,5 +7,5 @@ import { InvoiceSchema } from './schemas.js'
 export const invoices: Resource = {
   manifest: invoicesManifest,
   routes: invoiceRoutes,
-  events: { 'invoice.created': InvoiceSchema, 'invoice.updated': InvoiceSchema },
+  events: { 'invoice.created': InvoiceSchema, 'invoice.updated': InvoiceSchema, 'invoice.paid': InvoicePaidSchema },
 }

@@ -3,7 +3,7 @@ import { defineManifest } from '../manifest.js'
 export const invoicesManifest = defineManifest({
   name: 'invoices',
   scopes: ['invoice:create', 'invoice:list', 'invoice:read', 'invoice:update'],
-  eventTypes: ['invoice.created', 'invoice.updated'],
+  eventTypes: ['invoice.created', 'invoice.updated', 'invoice.paid'],
   operations: [
     { method: 'POST', path: '/invoices', operationId: 'invoiceControllerCreate', scope: 'invoice:create' },
     { method: 'GET', path: '/invoices', operationId: 'invoiceControllerFindAll', scope: 'invoice:list' },

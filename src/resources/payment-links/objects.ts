@@ -1,10 +1,20 @@
+import type { FastifyRequest } from 'fastify'
 import { formatAmount } from '../../ledger/amount.js'
 import { customFieldsOf, type PaymentLinkRow, productLinesOf } from './repository.js'
 import type { LinkCurrency, LinkType, PaymentLink } from './schemas.js'
 
-/** Where a payer opens the link: the hosted checkout page on this server. */
-export function checkoutPath(slug: string): string {
-  return `/pay/${slug}`
+/** A Host header fit to build a URL with (a name or an IP literal, and a port). */
+const HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/
+
+/** Where the caller reached this server ("http://host:port"), to make checkout_url absolute; "" when the request names no usable host. */
+export function originOf(request: FastifyRequest): string {
+  const host = request.host
+  return typeof host === 'string' && HOST.test(host) ? `${request.protocol}://${host}` : ''
+}
+
+/** Where a payer opens the link: the hosted checkout page on this server (a slug is unique within its application only). */
+export function checkoutPath(appId: string, slug: string): string {
+  return `/pay/${appId}/${slug}`
 }
 
 /**
@@ -18,7 +28,7 @@ export function toPaymentLink(row: PaymentLinkRow, origin: string, now: Date = n
     title: row.title,
     description: row.description,
     url: row.slug,
-    checkout_url: `${origin}${checkoutPath(row.slug)}`,
+    checkout_url: `${origin}${checkoutPath(row.app_id, row.slug)}`,
     coverImage: row.cover_image,
     linkType: row.link_type as LinkType,
     currency,

@@ -5,7 +5,7 @@ import { ApiError } from '../../errors.js'
 import { amountField } from '../../http/amount-field.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
 import type { ResourceOptions } from '../resource.js'
-import { toPaymentLink } from './objects.js'
+import { originOf, toPaymentLink } from './objects.js'
 import { fieldsOf, type PaymentLinkFields, PaymentLinksRepository } from './repository.js'
 import { checkedCoverImage, checkedCustomFields, checkedExpiration, checkLinkRules, LinkReferences, slugOf } from './rules.js'
 import {
@@ -22,15 +22,6 @@ import {
 
 const NOT_FOUND = 'Payment link not found'
 const BODY_REQUIRED = 'Request body is required'
-
-/** A Host header fit to build a URL with (a name or an IP literal, and a port). */
-const HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/
-
-/** Where the caller reached this server ("http://host:port"), to make checkout_url absolute; "" when the request names no usable host. */
-function originOf(request: FastifyRequest): string {
-  const host = request.host
-  return typeof host === 'string' && HOST.test(host) ? `${request.protocol}://${host}` : ''
-}
 
 /** The link a create body describes, its own fields checked (its references are checked in the transaction). */
 function fieldsOfCreate(request: FastifyRequest, body: CreatePaymentLinkBody, now: Date): PaymentLinkFields {

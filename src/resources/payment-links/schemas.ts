@@ -28,7 +28,7 @@ export const PaymentLinkSchema = Type.Object(
     title: Type.String(),
     description: Type.Union([Type.String(), Type.Null()]),
     url: Type.String({ description: "the link's slug: unique within the application", examples: ['summer-sale'] }),
-    checkout_url: Type.String({ description: 'where a payer opens the link (the hosted checkout page, /pay/{slug} on this server)' }),
+    checkout_url: Type.String({ description: "where a payer opens the link (the hosted checkout page, /pay/{application id}/{slug} on this server)" }),
     coverImage: Type.Union([Type.String(), Type.Null()]),
     linkType,
     currency,

@@ -7,6 +7,7 @@ import { type AccountKey, InsufficientFunds, LedgerRepository, type LedgerEnviro
 import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
 import { walletAccountKey, type WalletRow, WalletsRepository } from '../../ledger/wallets.js'
 import { isoOf, newId } from '../../db/time.js'
+import { settleCheckoutPayment } from '../checkout/settlement.js'
 import type { Transaction } from '../../types.js'
 import { type DrainContext, RATE_RETRY_MS, SANDBOX_FAILURES, stepDelayMs } from '../drains/lifecycle.js'
 import { toTransfer } from './objects.js'
@@ -216,11 +217,23 @@ async function applyChanges(tx: Transaction, row: TransferRow, changes: Changes,
 }
 
 /**
- * The awaited funds arrive (the sandbox's simulate_funds, the CLI): `amount` (undefined: the
- * transfer's own) is recorded in clearing and the transfer moves on. 409 unless it is awaiting
- * funds; 400 for a flexible transfer without an amount or a fixed one with another amount.
+ * The awaited funds arrive (the sandbox's simulate_funds, the CLI, a checkout page's sandbox
+ * button): `amount` (undefined: the transfer's own) is recorded in clearing and the transfer moves
+ * on. 409 unless it is awaiting funds; 400 for a flexible transfer without an amount or a fixed
+ * one with another amount. A payment intent a checkout page made pays its invoice or payment link
+ * here, in this transaction (src/resources/checkout/settlement.ts): `origin` makes the link's
+ * checkout_url absolute in its event.
  */
-export async function receiveFunds(tx: Transaction, context: TransferContext, family: TransferFamily, environment: LedgerEnvironment, appId: string, id: string, amount: bigint | undefined): Promise<Transfer> {
+export async function receiveFunds(
+  tx: Transaction,
+  context: TransferContext,
+  family: TransferFamily,
+  environment: LedgerEnvironment,
+  appId: string,
+  id: string,
+  amount: bigint | undefined,
+  origin = '',
+): Promise<Transfer> {
   const row = await new TransfersRepository(tx.db).lock(environment, appId, family, id)
   if (row === undefined) throw ApiError.notFound(family === 'transfer' ? 'Transfer not found' : 'Payment intent not found')
   if (row.state !== 'awaiting_funds') throw ApiError.conflict(`Funds can only arrive while awaiting funds; this one is ${row.state}`)
@@ -234,6 +247,8 @@ export async function receiveFunds(tx: Transaction, context: TransferContext, fa
     if (amount !== undefined && amount !== received) throw ApiError.badRequest(`amount must be ${formatAmount(received, currency)}, the amount awaited`)
   }
   if (BigInt(row.developer_fee) >= received) throw ApiError.badRequest(`amount must be greater than the developer fee of ${formatAmount(BigInt(row.developer_fee), currency)}`)
+  const nowMs = context.now()
+  if (family === 'payment_intent') await settleCheckoutPayment(tx, row.id, received, isoOf(nowMs), origin)
   const withAmount: TransferRow = { ...row, amount: received.toString() }
   const source = JSON.parse(row.source) as Endpoint
   await recordMoves(
@@ -245,7 +260,6 @@ export async function receiveFunds(tx: Transaction, context: TransferContext, fa
     ],
     'posted',
   )
-  const nowMs = context.now()
   const destination = JSON.parse(row.destination) as Endpoint
   return applyChanges(tx, row, { state: 'funds_received', amount: received.toString(), next_step_at: isoOf(nowMs + stepDelayMs(destination.payment_rail, context.timings)) }, nowMs, ['posted'])
 }

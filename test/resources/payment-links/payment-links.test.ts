@@ -136,7 +136,7 @@ describe('POST /api/v0/payment-links', () => {
       title: 'Invoice 1042',
       description: '**Consulting**, March\nThanks!',
       url,
-      checkout_url: `${server.baseUrl}/pay/${url}`,
+      checkout_url: `${server.baseUrl}/pay/${key.appId}/${url}`,
       coverImage: 'https://cdn.example.com/cover.png',
       linkType: 'INVOICE',
       currency: 'eurc',

@@ -1,0 +1,102 @@
+import type { Db } from '../../db/database.js'
+import { ApiError } from '../../errors.js'
+import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
+import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
+import type { ProductCurrency } from '../../products/price.js'
+import { exactPercent, parsePercentText, percentText, taxOn } from '../invoices/money.js'
+import { type InvoiceRow, linesOf, taxOf } from '../invoices/repository.js'
+import { type PaymentLinkRow, productLinesOf } from '../payment-links/repository.js'
+import { FIAT_OF } from '../payment-links/rules.js'
+import type { LinkCurrency } from '../payment-links/schemas.js'
+import { MAX_QUANTITY } from '../payment-links/schemas.js'
+import { ProductsRepository } from '../products/repository.js'
+import { TaxesRepository } from '../taxes/repository.js'
+import { UNITS_PER_CENT } from './settlement.js'
+
+/**
+ * What a page charges: its lines, tax and total. Invoice amounts are cents (frozen on the
+ * invoice); a PRODUCT link's are priced from its products now, the tax once on the subtotal,
+ * rounded half up to the cent (the invoices' rule). The total is in ledger units (10⁻⁶).
+ */
+
+export interface ChargeLine {
+  productId: string
+  name: string
+  quantity: number
+  /** cents of the fiat (1:1 with the stablecoin) */
+  unitPrice: bigint
+  amount: bigint
+}
+
+export interface Charge {
+  currency: LinkCurrency
+  lines: ChargeLine[]
+  /** whether the payer may change each line's quantity (0 leaves the product out) */
+  adjustable: boolean
+  /** cents; null without product lines */
+  subtotal: bigint | null
+  tax: { name: string; percentage: string; amount: bigint } | null
+  /** ledger units; null when the payer names the amount */
+  total: bigint | null
+}
+
+/** The most a payer may name: the most one request may move. */
+export const MAX_PAYER_AMOUNT = MAX_AMOUNT_UNITS * 10n ** BigInt(CURRENCY_DECIMALS.usdc)
+
+/** Most products an "all products" link offers on its page. */
+const ALL_PRODUCTS_SHOWN = 100
+
+export function invoiceCharge(row: InvoiceRow): Charge & { due: bigint; paid: bigint } {
+  const tax = taxOf(row)
+  const total = BigInt(row.total)
+  const paid = BigInt(row.amount_paid)
+  return {
+    currency: row.currency as LinkCurrency,
+    lines: linesOf(row).map((line) => ({ productId: line.product_id, name: line.name, quantity: line.quantity, unitPrice: line.unit_price, amount: line.amount })),
+    adjustable: false,
+    subtotal: BigInt(row.subtotal),
+    tax: tax === null ? null : { name: tax.name, percentage: tax.percentage, amount: BigInt(row.tax_amount) },
+    total: total * UNITS_PER_CENT,
+    paid,
+    due: total - paid,
+  }
+}
+
+/**
+ * A link's charge, with the payer's quantities where the link lets them choose (`quantities`,
+ * by product id; absent: the link's own, or 0 on an "all products" link). A product that is gone,
+ * inactive or repriced in another currency since the link was made cannot be bought: 409 naming it.
+ */
+export async function linkCharge(db: Db, link: PaymentLinkRow, quantities?: ReadonlyMap<string, number>): Promise<Charge> {
+  const currency = link.currency as LinkCurrency
+  if (link.link_type !== 'PRODUCT') return { currency, lines: [], adjustable: false, subtotal: null, tax: null, total: link.amount === null ? null : BigInt(link.amount) }
+  const fiat: ProductCurrency = FIAT_OF[currency]
+  const products = new ProductsRepository(db)
+  const forAll = link.is_for_all_products === 1
+  const adjustable = forAll || link.allow_quantity_adjustment === 1
+  let offered: { productId: string; quantity: number }[]
+  if (forAll) {
+    const { rows } = await products.list(link.app_id, { status: 'ACTIVE', currency: fiat, take: ALL_PRODUCTS_SHOWN })
+    offered = rows.map((row) => ({ productId: row.id, quantity: 0 }))
+  } else {
+    offered = productLinesOf(link)
+  }
+  const lines: ChargeLine[] = []
+  for (const line of offered) {
+    const product = await products.find(link.app_id, line.productId)
+    if (product === undefined || product.status !== 'ACTIVE' || product.currency !== fiat) throw ApiError.conflict(`A product of this link (${product?.name ?? line.productId}) is no longer available`)
+    const quantity = adjustable ? (quantities?.get(product.id) ?? line.quantity) : line.quantity
+    if (!Number.isInteger(quantity) || quantity < 0 || quantity > MAX_QUANTITY) throw ApiError.badRequest(`The quantity of ${product.name} must be a whole number from 0 to ${MAX_QUANTITY}`)
+    const unitPrice = BigInt(product.price)
+    lines.push({ productId: product.id, name: product.name, quantity, unitPrice, amount: unitPrice * BigInt(quantity) })
+  }
+  const subtotal = lines.reduce((sum, line) => sum + line.amount, 0n)
+  let tax: Charge['tax'] = null
+  if (link.collect_tax === 1 && link.tax_id !== null) {
+    const row = await new TaxesRepository(db).find(link.app_id, link.tax_id)
+    if (row === undefined || row.active !== 1) throw ApiError.conflict("This link's tax is no longer available: it cannot be paid until the link is updated")
+    const percentage = percentText(exactPercent(row.percentage))
+    tax = { name: row.name, percentage, amount: taxOn(subtotal, parsePercentText(percentage)) }
+  }
+  return { currency, lines, adjustable, subtotal, tax, total: (subtotal + (tax?.amount ?? 0n)) * UNITS_PER_CENT }
+}

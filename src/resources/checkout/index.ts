@@ -1,0 +1,13 @@
+import { defineManifest } from '../manifest.js'
+import type { Resource } from '../resource.js'
+import { checkoutPages } from './pages.js'
+
+/**
+ * The hosted checkout: HTML pages a payer opens, not API operations, so its manifest names none;
+ * the events its payments emit are the invoices' and payment links' (`invoice.paid`, `payment_link.paid`).
+ */
+export const checkout: Resource = {
+  manifest: defineManifest({ name: 'checkout', scopes: [], eventTypes: [], operations: [] }),
+  routes: async () => {},
+  pages: checkoutPages,
+}

@@ -1,0 +1,70 @@
+import { ApiError } from '../../errors.js'
+import { type Currency, formatAmount } from '../../ledger/amount.js'
+import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
+import type { Transaction } from '../../types.js'
+import { formatCents, INVOICE_DECIMALS } from '../invoices/money.js'
+import { toInvoice } from '../invoices/objects.js'
+import { toPaymentLink } from '../payment-links/objects.js'
+import { type CheckoutPaymentRow, CheckoutRepository, itemsOf } from './repository.js'
+import type { CheckoutPayment } from './schemas.js'
+
+/** Ledger units (10⁻⁶ of a USDC or EURC) in one cent of an invoice. */
+export const UNITS_PER_CENT = 10n ** BigInt(CURRENCY_DECIMALS.usdc - INVOICE_DECIMALS)
+
+export function checkoutPaymentOf(row: CheckoutPaymentRow, paidAt: string): CheckoutPayment {
+  return {
+    payment_intent_id: row.transfer_id,
+    amount: formatAmount(BigInt(row.amount), row.currency as Currency),
+    currency: row.currency as CheckoutPayment['currency'],
+    email: row.email,
+    address: row.address,
+    items: itemsOf(row),
+    paid_at: paidAt,
+  }
+}
+
+/**
+ * Settles what a checkout's payment intent pays, in the transaction its funds arrive in (called by
+ * receiveFunds): the invoice's amount_paid and status, or the link's payments_count, and their
+ * event. An intent no checkout made is left alone. What can no longer be paid (an invoice PAID
+ * since, or a link that has had all its payments) is a 409 that rolls the arrival back: in the
+ * sandbox the funds simply do not arrive.
+ */
+export async function settleCheckoutPayment(tx: Transaction, intentId: string, received: bigint, now: string, origin: string): Promise<void> {
+  const repository = new CheckoutRepository(tx.db)
+  const payment = await repository.find(intentId)
+  if (payment === undefined || payment.state !== 'awaiting_funds') return
+  const paid = checkoutPaymentOf({ ...payment, amount: received.toString() }, now)
+  if (payment.invoice_id !== null) {
+    const invoice = await repository.lockInvoice(payment.app_id, payment.invoice_id)
+    if (invoice === undefined) throw ApiError.conflict('The invoice this payment is for no longer exists')
+    if (invoice.status === 'PAID') throw ApiError.conflict('This invoice is already paid')
+    if (invoice.status === 'DRAFT') throw ApiError.conflict('This invoice is a DRAFT: it can be paid once it is open')
+    if (received % UNITS_PER_CENT !== 0n) throw ApiError.badRequest('An invoice is paid in whole cents')
+    const cents = received / UNITS_PER_CENT
+    const total = BigInt(invoice.total)
+    const due = total - BigInt(invoice.amount_paid)
+    if (cents > due) throw ApiError.conflict(`This payment of ${formatCents(cents)} is more than the ${formatCents(due)} due on the invoice`)
+    const amountPaid = BigInt(invoice.amount_paid) + cents
+    const status = amountPaid === total ? 'PAID' : 'PARTIALLYPAID'
+    const row = await repository.setInvoicePaid(payment.app_id, invoice.id, amountPaid, status, now)
+    await repository.markPaid(payment.transfer_id, now)
+    if (status === 'PAID') await tx.events.emit(payment.app_id, 'invoice.paid', { ...toInvoice(row), payment: paid })
+    else await tx.events.emit(payment.app_id, 'invoice.updated', toInvoice(row))
+    return
+  }
+  const linkId = payment.payment_link_id
+  if (linkId === null) return
+  const link = await repository.countLinkPayment(payment.app_id, linkId, now)
+  if (link === undefined) {
+    const current = await repository.findLink(linkId)
+    if (current === undefined) throw ApiError.conflict('The payment link this payment is for no longer exists')
+    throw ApiError.conflict(limitReached(current.max_payments ?? 0))
+  }
+  await repository.markPaid(payment.transfer_id, now)
+  await tx.events.emit(payment.app_id, 'payment_link.paid', { ...toPaymentLink(link, origin, new Date(now)), payment: paid })
+}
+
+export function limitReached(maxPayments: number): string {
+  return `This payment link has had its ${maxPayments === 1 ? 'one payment' : `${maxPayments} payments`}: it takes no more`
+}

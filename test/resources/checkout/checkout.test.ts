@@ -1,0 +1,385 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Invoice } from '../../../src/resources/invoices/schemas.js'
+import type { PaymentLink } from '../../../src/resources/payment-links/schemas.js'
+import type { Transfer } from '../../../src/resources/transfers/schemas.js'
+import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../../helper.js'
+
+/**
+ * The hosted checkout pages over real HTTP, as a browser's forms use them (url-encoded POSTs,
+ * 303 redirects): paying invoices and payment links in the sandbox, and every rule of paying.
+ */
+
+let server: TestServer
+/** a development key: the checkout's sandbox intents are its to read */
+let key: TestKey
+let customer: string
+/** a 10.00 USD product */
+let product: string
+
+interface Page {
+  status: number
+  location: string | null
+  text: string
+  headers: Headers
+}
+
+async function page(method: 'GET' | 'POST', path: string, form?: Record<string, string>, on: TestServer = server): Promise<Page> {
+  const response = await fetch(`${on.baseUrl}${path}`, {
+    method,
+    redirect: 'manual',
+    ...(form === undefined ? {} : { body: new URLSearchParams(form).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+  })
+  return { status: response.status, location: response.headers.get('location'), text: await response.text(), headers: response.headers }
+}
+
+async function created<T extends { id: string }>(path: string, body: Record<string, unknown>, caller: TestKey = key): Promise<T> {
+  const res = await server.request<T>('POST', path, { key: caller, body })
+  expect(res.status, res.text).toBe(201)
+  return res.body
+}
+
+async function newInvoice(fields: Record<string, unknown> = {}, caller: TestKey = key, customerId: string = customer, productId: string = product): Promise<Invoice> {
+  return created<Invoice>(
+    '/api/v0/invoices',
+    {
+      name: 'March services',
+      email: 'billing@example.com',
+      customer_id: customerId,
+      currency: 'usdc',
+      items: [{ product_id: productId, quantity: 1 }],
+      due_date: '2099-01-31T00:00:00.000Z',
+      delivery: 'EMAIL',
+      payment_link: false,
+      payment_methods: ['CRYPTO'],
+      status: 'OPEN',
+      partial_payment: false,
+      ...fields,
+    },
+    caller,
+  )
+}
+
+let slugs = 0
+async function newLink(fields: Record<string, unknown> = {}, caller: TestKey = key): Promise<PaymentLink> {
+  slugs += 1
+  return created<PaymentLink>(
+    '/api/v0/payment-links',
+    { title: 'Support us', url: `pay-${slugs}-${crypto.randomUUID().slice(0, 8)}`, linkType: 'DONATION', allowQuantityAdjustment: false, collectTax: false, collectAddress: false, allowMobilePayment: false, currency: 'usdc', ...fields },
+    caller,
+  )
+}
+
+async function getInvoice(id: string): Promise<Invoice> {
+  const res = await server.request<Invoice>('GET', `/api/v0/invoices/${id}`, { key })
+  expect(res.status).toBe(200)
+  return res.body
+}
+
+async function getLink(id: string): Promise<PaymentLink> {
+  const res = await server.request<PaymentLink>('GET', `/api/v0/payment-links/${id}`, { key })
+  expect(res.status).toBe(200)
+  return res.body
+}
+
+async function getIntent(id: string): Promise<Transfer> {
+  const res = await server.request<Transfer>('GET', `/api/v0/payment-intents/${id}`, { key })
+  expect(res.status, res.text).toBe(200)
+  return res.body
+}
+
+async function eventsOf<T>(appId: string, type: string): Promise<T[]> {
+  const rows = await server.database.query<{ payload: string }>('select payload from events where app_id = ? and type = ? order by created_at, id', appId, type)
+  return rows.map((row) => (JSON.parse(row.payload) as { data: T }).data)
+}
+
+async function intentsOf(appId: string): Promise<number> {
+  const rows = await server.database.query<{ n: number | string }>('select count(*) as n from transfers where app_id = ?', appId)
+  return Number(rows[0]?.n ?? 0)
+}
+
+/** Pays through the page: the form's POST answers 303 to the payment's page; its id is the intent's. */
+async function pay(path: string, form: Record<string, string>): Promise<string> {
+  const res = await page('POST', path, form)
+  expect(res.status, res.text).toBe(303)
+  const match = /^\/checkout\/([0-9a-f-]{36})$/.exec(res.location ?? '')
+  expect(match, res.location ?? '').not.toBeNull()
+  return match?.[1] ?? ''
+}
+
+async function complete(intentId: string): Promise<Page> {
+  return page('POST', `/checkout/${intentId}/complete`)
+}
+
+beforeAll(async () => {
+  server = await startTestServer()
+  key = await server.createKey({ environment: 'development' })
+  customer = (await created<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })).id
+  product = (await created<{ id: string }>('/api/v0/products', { name: 'Widget', price: '10.00' })).id
+})
+
+afterAll(async () => server?.close())
+
+describe('paying an invoice on its page', () => {
+  it('shows what is due, pays it through a stablecoin intent, and the sandbox button marks it PAID with invoice.paid', async () => {
+    const tax = (await created<{ id: string }>('/api/v0/taxes', { name: 'Sales tax', percentage: 7.25 })).id
+    const invoice = await newInvoice({ items: [{ product_id: product, quantity: 2 }], taxId: tax })
+    const shown = await page('GET', `/invoices/${invoice.id}/pay`)
+    expect(shown.status).toBe(200)
+    expect(shown.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    expect(shown.headers.get('content-security-policy')).toContain("default-src 'none'")
+    expect(shown.text).toContain('<main id="main">')
+    expect(shown.text).toContain('<th scope="row">Widget</th><td class="number">2</td><td class="number">10.00</td><td class="number">20.00</td>')
+    expect(shown.text).toContain('Sales tax (7.25 %)')
+    expect(shown.text).toContain('<td class="number">1.45</td>')
+    expect(shown.text).toContain('21.45 USDC')
+    expect(shown.text).toContain('<label for="email">Email</label>')
+    expect(shown.text).toContain('value="billing@example.com"')
+    expect(shown.text).toContain('<button type="submit">Pay 21.45 USDC</button>')
+
+    const intentId = await pay(`/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })
+    const intent = await getIntent(intentId)
+    expect(intent).toMatchObject({ type: 'payment_intent_stablecoin', state: 'awaiting_funds', amount: '21.450000', currency: 'usdc', customer: { email: 'payer@example.com' } })
+    expect(intent.source_deposit_instructions).toMatchObject({ payment_rail: 'base', currency: 'usdc', amount: '21.450000' })
+    const address = intent.source_deposit_instructions?.to_address ?? ''
+    expect(address).toMatch(/^0x[0-9a-fA-F]{40}$/)
+    const wallets = await server.request<{ data: Array<{ id: string; chain: string }> }>('GET', '/api/v0/wallets', { key })
+    expect(intent.destination.bridge_wallet_id).toBe(wallets.body.data.find((wallet) => wallet.chain === 'base')?.id)
+    expect((await getInvoice(invoice.id)).status).toBe('OPEN')
+
+    const before = await page('GET', `/checkout/${intentId}`)
+    expect(before.status).toBe(200)
+    expect(before.text).toContain(`<code id="deposit-address">${address}</code>`)
+    expect(before.text).toContain('Send exactly <strong>21.45 USDC</strong> on <strong>Base</strong>')
+    expect(before.text).toContain('<button type="submit" aria-describedby="sandbox-help">Complete payment (sandbox)</button>')
+
+    const done = await complete(intentId)
+    expect(done.status, done.text).toBe(303)
+    expect(done.location).toBe(`/checkout/${intentId}`)
+    const paid = await getInvoice(invoice.id)
+    expect(paid).toMatchObject({ status: 'PAID', amount_paid: '21.45', amount_due: '0.00' })
+    expect((await getIntent(intentId)).state).toBe('funds_received')
+    const events = await eventsOf<Invoice & { payment: Record<string, unknown> }>(key.appId, 'invoice.paid')
+    const event = events.find((data) => data.id === invoice.id)
+    expect(event).toMatchObject({ id: invoice.id, status: 'PAID', amount_paid: '21.45' })
+    expect(event?.payment).toEqual({ payment_intent_id: intentId, amount: '21.450000', currency: 'usdc', email: 'payer@example.com', address: null, items: [], paid_at: expect.any(String) })
+
+    const after = await page('GET', `/checkout/${intentId}`)
+    expect(after.text).toContain('Payment received')
+    expect(after.text).not.toContain('Complete payment (sandbox)')
+    const again = await complete(intentId)
+    expect(again.status).toBe(409)
+    expect(again.text).toContain('role="alert"')
+    expect((await page('GET', `/invoices/${invoice.id}/pay`)).text).toContain('This invoice is already paid')
+  })
+
+  it('a PAID invoice cannot be paid again, and a DRAFT is not payable: 409 and no intent', async () => {
+    const invoice = await newInvoice()
+    await complete(await pay(`/invoices/${invoice.id}/pay`, { email: 'payer@example.com' }))
+    const count = await intentsOf(key.appId)
+    const refused = await page('POST', `/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })
+    expect(refused.status).toBe(409)
+    expect(refused.text).toContain('This invoice is already paid')
+    const draft = await newInvoice({ status: 'DRAFT' })
+    const shown = await page('GET', `/invoices/${draft.id}/pay`)
+    expect(shown.status).toBe(200)
+    expect(shown.text).toContain('This invoice is a draft: it can be paid once it is sent')
+    expect(shown.text).not.toContain('<form')
+    const draftRefused = await page('POST', `/invoices/${draft.id}/pay`, { email: 'payer@example.com' })
+    expect(draftRefused.status).toBe(409)
+    expect(await intentsOf(key.appId)).toBe(count)
+    expect((await getInvoice(draft.id)).status).toBe('DRAFT')
+  })
+
+  it('two intents for the whole amount: the second to arrive is refused (409) and the invoice is paid once', async () => {
+    const invoice = await newInvoice()
+    const first = await pay(`/invoices/${invoice.id}/pay`, { email: 'a@example.com' })
+    const second = await pay(`/invoices/${invoice.id}/pay`, { email: 'b@example.com' })
+    expect((await complete(first)).status).toBe(303)
+    const refused = await complete(second)
+    expect(refused.status).toBe(409)
+    expect(refused.text).toContain('This invoice is already paid')
+    expect(await getInvoice(invoice.id)).toMatchObject({ status: 'PAID', amount_paid: '10.00' })
+    expect((await getIntent(second)).state).toBe('awaiting_funds')
+    expect((await eventsOf<Invoice>(key.appId, 'invoice.paid')).filter((data) => data.id === invoice.id)).toHaveLength(1)
+  })
+
+  it('partial payments: an amount from 0.01 to the amount due, PARTIALLYPAID with invoice.updated, then PAID', async () => {
+    const invoice = await newInvoice({ partial_payment: true })
+    const path = `/invoices/${invoice.id}/pay`
+    expect((await page('GET', path)).text).toContain('<label for="amount">Amount to pay (USDC)</label>')
+    for (const amount of ['0', '0.00', '10.01', 'ten', '1.001']) {
+      const refused = await page('POST', path, { email: 'payer@example.com', amount })
+      expect(refused.status, amount).toBe(400)
+      expect(refused.text).toContain('role="alert"')
+    }
+    const count = await intentsOf(key.appId)
+    expect(count).toBeGreaterThan(0)
+    await complete(await pay(path, { email: 'payer@example.com', amount: '0.01' }))
+    expect(await getInvoice(invoice.id)).toMatchObject({ status: 'PARTIALLYPAID', amount_paid: '0.01', amount_due: '9.99' })
+    expect((await eventsOf<Invoice>(key.appId, 'invoice.updated')).some((data) => data.id === invoice.id && data.status === 'PARTIALLYPAID')).toBe(true)
+    expect((await page('POST', path, { email: 'payer@example.com', amount: '10.00' })).status).toBe(400)
+    await complete(await pay(path, { email: 'payer@example.com', amount: '9.99' }))
+    expect(await getInvoice(invoice.id)).toMatchObject({ status: 'PAID', amount_paid: '10.00', amount_due: '0.00' })
+    expect((await eventsOf<Invoice>(key.appId, 'invoice.paid')).filter((data) => data.id === invoice.id)).toHaveLength(1)
+  })
+
+  it('an email is required and checked; the page keeps what was typed and escapes it', async () => {
+    const invoice = await newInvoice({ name: '<script>alert(1)</script> & co' })
+    const shown = await page('GET', `/invoices/${invoice.id}/pay`)
+    expect(shown.text).toContain('&lt;script&gt;alert(1)&lt;/script&gt; &amp; co')
+    expect(shown.text).not.toContain('<script>')
+    for (const email of ['', 'not-an-email', `${'a'.repeat(250)}@x.io`]) {
+      const refused = await page('POST', `/invoices/${invoice.id}/pay`, { email })
+      expect(refused.status, email).toBe(400)
+      expect(refused.text).toContain('Enter an email address')
+    }
+    const refused = await page('POST', `/invoices/${invoice.id}/pay`, { email: '"><b>x' })
+    expect(refused.text).toContain('value="&quot;&gt;&lt;b&gt;x"')
+  })
+
+  it("the API's simulate_funds on a checkout intent pays the invoice as the page's button does", async () => {
+    const invoice = await newInvoice()
+    const intentId = await pay(`/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })
+    const res = await server.request('POST', `/api/v0/payment-intents/${intentId}/simulate_funds`, { key, body: {} })
+    expect(res.status, res.text).toBe(200)
+    expect((await getInvoice(invoice.id)).status).toBe('PAID')
+  })
+
+  it('an unknown invoice, payment or link, and a link under another application, answer a 404 page', async () => {
+    const link = await newLink({ amount: '5' })
+    const other = await server.createKey({ environment: 'development' })
+    for (const path of [`/invoices/${MISSING_UUID}/pay`, '/invoices/not-an-id/pay', `/checkout/${MISSING_UUID}`, `/pay/${other.appId}/${link.url}`, `/pay/${key.appId}/no-such-link`]) {
+      const res = await page('GET', path)
+      expect(res.status, path).toBe(404)
+      expect(res.text).toContain('This payment page does not exist')
+    }
+    expect((await page('POST', `/checkout/${MISSING_UUID}/complete`)).status).toBe(404)
+  })
+
+  it('the pages are not operations of the API document', async () => {
+    const res = await server.request<{ paths: Record<string, unknown> }>('GET', '/api/v0/openapi.json')
+    expect(Object.keys(res.body.paths).filter((path) => !path.startsWith('/api/v0/') || path.endsWith('/pay') || path.includes('/checkout'))).toEqual([])
+  })
+})
+
+describe('paying a payment link on its page', () => {
+  it("a DONATION: the payer's amount, email and address; payments_count and payment_link.paid", async () => {
+    const link = await newLink({ collectAddress: true })
+    expect(link.checkout_url).toBe(`${server.baseUrl}/pay/${key.appId}/${link.url}`)
+    const path = `/pay/${key.appId}/${link.url}`
+    const shown = await page('GET', new URL(link.checkout_url).pathname)
+    expect(shown.status).toBe(200)
+    expect(shown.text).toContain('<label for="amount">Amount (USDC)</label>')
+    expect(shown.text).toContain('<label for="address">Billing address</label>')
+    const missingAddress = await page('POST', path, { amount: '12.5', email: 'payer@example.com' })
+    expect(missingAddress.status).toBe(400)
+    expect(missingAddress.text).toContain('Enter your billing address')
+    expect((await page('POST', path, { amount: '', email: 'payer@example.com', address: '1 Main St' })).status).toBe(400)
+    const intentId = await pay(path, { amount: '12.5', email: 'payer@example.com', address: '1 Main St\nSpringfield' })
+    expect(await getIntent(intentId)).toMatchObject({ amount: '12.500000', customer: { email: 'payer@example.com', address: '1 Main St\nSpringfield' } })
+    expect((await complete(intentId)).status).toBe(303)
+    expect((await getLink(link.id)).payments_count).toBe(1)
+    const events = await eventsOf<PaymentLink & { payment: Record<string, unknown> }>(key.appId, 'payment_link.paid')
+    const event = events.find((data) => data.id === link.id)
+    expect(event).toMatchObject({ id: link.id, payments_count: 1, checkout_url: link.checkout_url })
+    expect(event?.payment).toMatchObject({ payment_intent_id: intentId, amount: '12.500000', email: 'payer@example.com', address: '1 Main St\nSpringfield', items: [] })
+  })
+
+  it('a PRODUCT link: its products, tax and total; adjustable quantities, 0 leaving a product out', async () => {
+    const gadget = (await created<{ id: string }>('/api/v0/products', { name: 'Gadget', price: '0.10' })).id
+    const tax = (await created<{ id: string }>('/api/v0/taxes', { name: 'VAT', percentage: 5 })).id
+    const link = await newLink({ linkType: 'PRODUCT', allowQuantityAdjustment: true, collectTax: true, taxId: tax, paymentLinkProducts: [{ productId: product, quantity: 2 }, { productId: gadget, quantity: 3 }] })
+    const path = `/pay/${key.appId}/${link.url}`
+    const shown = await page('GET', path)
+    // 20.00 + 0.30 = 20.30, 5 % once on the subtotal: 1.015, half up: 1.02
+    expect(shown.text).toContain('<td class="number">20.30</td>')
+    expect(shown.text).toContain('<td class="number">1.02</td>')
+    expect(shown.text).toContain('21.32 USDC')
+    expect(shown.text).toContain(`<label for="qty-${gadget}" class="visually-hidden">Quantity of Gadget</label>`)
+    const none = await page('POST', path, { [`qty_${product}`]: '0', [`qty_${gadget}`]: '0', email: 'payer@example.com' })
+    expect(none.status).toBe(400)
+    expect(none.text).toContain('Choose at least one product')
+    expect((await page('POST', path, { [`qty_${product}`]: '10001', email: 'payer@example.com' })).status).toBe(400)
+    const intentId = await pay(path, { [`qty_${product}`]: '1', [`qty_${gadget}`]: '0', email: 'payer@example.com' })
+    // 10.00 + 5 % = 10.50
+    expect((await getIntent(intentId)).amount).toBe('10.500000')
+    await complete(intentId)
+    const event = (await eventsOf<PaymentLink & { payment: { items: unknown[] } }>(key.appId, 'payment_link.paid')).find((data) => data.id === link.id)
+    expect(event?.payment.items).toEqual([{ product_id: product, name: 'Widget', quantity: 1, unit_price: '10.00' }])
+  })
+
+  it('an expired link is refused with a clear message (410); one that expires later is payable', async () => {
+    const link = await newLink({ amount: '5', expiration_date: new Date(Date.now() + 3_600_000).toISOString() })
+    const path = `/pay/${key.appId}/${link.url}`
+    expect((await page('GET', path)).status).toBe(200)
+    await pay(path, { email: 'payer@example.com' })
+    const past = new Date(Date.now() - 1000).toISOString()
+    await server.app.db.updateTable('payment_links').set({ expires_at: past }).where('id', '=', link.id).execute()
+    const count = await intentsOf(key.appId)
+    const shown = await page('GET', path)
+    expect(shown.status).toBe(410)
+    expect(shown.text).toContain(`This payment link expired on ${past.slice(0, 10)}: it can no longer be paid`)
+    expect(shown.text).not.toContain('<form')
+    expect((await page('POST', path, { email: 'payer@example.com' })).status).toBe(410)
+    expect(await intentsOf(key.appId)).toBe(count)
+  })
+
+  it('maxPayments: 1 and 20 payers completing at once: exactly one payment, the others 409', async () => {
+    const link = await newLink({ amount: '3', limitPayments: true, maxPayments: 1 })
+    const path = `/pay/${key.appId}/${link.url}`
+    const intents = await Promise.all(Array.from({ length: 20 }, (_, i) => pay(path, { email: `payer${i}@example.com` })))
+    const answers = await Promise.all(intents.map((id) => complete(id)))
+    expect(answers.filter((answer) => answer.status === 303)).toHaveLength(1)
+    const refused = answers.filter((answer) => answer.status === 409)
+    expect(refused).toHaveLength(19)
+    expect(refused[0]?.text).toContain('This payment link has had its one payment: it takes no more')
+    expect((await getLink(link.id)).payments_count).toBe(1)
+    expect((await eventsOf<PaymentLink>(key.appId, 'payment_link.paid')).filter((data) => data.id === link.id)).toHaveLength(1)
+    const states = await Promise.all(intents.map(async (id) => (await getIntent(id)).state))
+    expect(states.filter((state) => state === 'funds_received')).toHaveLength(1)
+    expect(states.filter((state) => state === 'awaiting_funds')).toHaveLength(19)
+    const closed = await page('GET', path)
+    expect(closed.status).toBe(409)
+    expect(closed.text).toContain('This payment link has had its one payment: it takes no more')
+    expect((await page('POST', path, { email: 'late@example.com' })).status).toBe(409)
+  })
+
+  it('maxPayments: 2 takes two payments and refuses the third', async () => {
+    const link = await newLink({ amount: '1', limitPayments: true, maxPayments: 2 })
+    const path = `/pay/${key.appId}/${link.url}`
+    const [a, b, c] = [await pay(path, { email: 'a@example.com' }), await pay(path, { email: 'b@example.com' }), await pay(path, { email: 'c@example.com' })]
+    expect((await complete(a)).status).toBe(303)
+    expect((await complete(b)).status).toBe(303)
+    expect((await complete(c)).status).toBe(409)
+    expect((await getLink(link.id)).payments_count).toBe(2)
+  })
+})
+
+describe('CHECKOUT_ENVIRONMENT=live', () => {
+  let live: TestServer
+  beforeAll(async () => {
+    live = await startTestServer({ config: { checkoutEnvironment: 'live' } })
+  })
+  afterAll(async () => live?.close())
+
+  it('makes live intents, shows no sandbox button, and refuses to complete one (403)', async () => {
+    const liveKey = await live.createKey({ environment: 'production' })
+    const customerId = (await live.request<{ id: string }>('POST', '/api/v0/customers', { key: liveKey, body: { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' } })).body.id
+    const productId = (await live.request<{ id: string }>('POST', '/api/v0/products', { key: liveKey, body: { name: 'Widget', price: '10.00' } })).body.id
+    const invoice = await live.request<Invoice>('POST', '/api/v0/invoices', {
+      key: liveKey,
+      body: { name: 'Live', email: 'b@example.com', customer_id: customerId, currency: 'usdc', items: [{ product_id: productId, quantity: 1 }], due_date: '2099-01-31T00:00:00Z', delivery: 'EMAIL', payment_link: false, payment_methods: ['CRYPTO'], status: 'OPEN', partial_payment: false },
+    })
+    const posted = await page('POST', `/invoices/${invoice.body.id}/pay`, { email: 'payer@example.com' }, live)
+    expect(posted.status).toBe(303)
+    const intentId = (posted.location ?? '').split('/').at(-1) ?? ''
+    const intent = await live.request<Transfer>('GET', `/api/v0/payment-intents/${intentId}`, { key: liveKey })
+    expect(intent.status).toBe(200)
+    const shown = await page('GET', `/checkout/${intentId}`, undefined, live)
+    expect(shown.text).not.toContain('Complete payment (sandbox)')
+    expect(shown.text).not.toContain('no real money moves')
+    const refused = await page('POST', `/checkout/${intentId}/complete`, undefined, live)
+    expect(refused.status).toBe(403)
+    expect((await live.request<Invoice>('GET', `/api/v0/invoices/${invoice.body.id}`, { key: liveKey })).body.status).toBe('OPEN')
+  })
+})
