@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { formatAmount, parseAmount } from '../../src/ledger/amount.js'
 import type { LedgerEnvironment } from '../../src/ledger/ledger.js'
@@ -13,8 +14,22 @@ import { deposit, storedWallet, withdraw } from '../resources/wallets/money.js'
  * the server answers for that money.
  */
 
-/** The tags whose schemas carry examples everywhere (TAG_ORDER in src/plugins/openapi.ts; products are not held to it yet). */
-const EXAMPLED_TAGS = ['health', 'customers', 'liquidation addresses', 'webhooks', 'taxes', 'wallets', 'balances', 'exchange rates', 'drains']
+/** The tags whose schemas carry examples everywhere. */
+const EXAMPLED_TAGS = [
+  'health',
+  'customers',
+  'liquidation addresses',
+  'webhooks',
+  'taxes',
+  'wallets',
+  'balances',
+  'exchange rates',
+  'drains',
+  'transfers',
+  'payment-intents',
+  'products',
+  'test payments',
+]
 
 interface Schema {
   type?: string | string[]
@@ -29,6 +44,7 @@ interface Schema {
   default?: unknown
   examples?: unknown[]
   format?: string
+  contentMediaType?: string
 }
 
 interface Media {
@@ -53,6 +69,17 @@ interface Drain {
   updated_at: string
 }
 
+/** A transfer or payment intent, with the fields its example check reads. */
+interface Transfer {
+  id: string
+  state: string
+  destination: Record<string, string>
+  source_deposit_instructions: Record<string, string>
+  destination_tx_hash?: string
+  created_at: string
+  updated_at: string
+}
+
 interface Document {
   paths: Record<string, Record<string, Operation>>
   components: { schemas: Record<string, Schema> }
@@ -67,6 +94,12 @@ let document: Document
 /** The address made from the docs page's example bodies, and the drain its example deposit made. */
 let exampleAddress: { customerId: string; id: string } | undefined
 let exampleDrain: Drain | undefined
+/** The direct-bank transfer and bank payment intent made from the example bodies, in the sandbox wallet on base; the product and test payment likewise. */
+let exampleTransfer: Transfer | undefined
+let exampleIntent: Transfer | undefined
+let exampleWallet: { id: string; address: string } | undefined
+let exampleProduct: Record<string, unknown> | undefined
+let examplePayment: { payment: Record<string, unknown>; refund: Record<string, unknown> } | undefined
 beforeAll(async () => {
   // Drains move on in milliseconds, so the example drain is paid out within the test.
   server = await startTestServer({ config: { drains: { scheduler: true, fastDelayMs: 40, achDelayMs: 120, pollIntervalMs: 20, concurrency: 4 } } })
@@ -102,6 +135,8 @@ const ERROR_REF = '#/components/schemas/Error'
  */
 function placeholders(schema: Schema, at: string): string[] {
   const resolved = resolve(schema)
+  // A file (an image's bytes, an upload's part): no text to show.
+  if (resolved.contentMediaType !== undefined) return []
   if (resolved.properties !== undefined && schema.$ref !== ERROR_REF) return Object.entries(resolved.properties).flatMap(([name, property]) => placeholders(property, `${at}/${name}`))
   if (resolved.examples !== undefined || resolved.enum !== undefined || resolved.const !== undefined) return []
   if (resolved.anyOf !== undefined) return resolved.anyOf.flatMap((branch, i) => placeholders(branch, `${at}/anyOf/${i}`))
@@ -191,6 +226,61 @@ describe("the docs page's example bodies are accepted as they are", () => {
     const taxUpdate = await server.request('PUT', `/api/v0/taxes/${tax.body.id}`, { key, body: bodySample('PUT', '/api/v0/taxes/{id}') })
     expect(taxUpdate.status, JSON.stringify(taxUpdate.body)).toBe(200)
   })
+
+  it("a transfer of each kind (the application's own sandbox wallet on base, funded, in the example wallet's place), the funds the direct-bank one awaits; a payment intent of each kind and the funds of the bank one", async () => {
+    // simulate_funds and a conversion's sandbox rate take a development key.
+    const wallets = (await server.request<{ data: { id: string; chain: string; address: string }[] }>('GET', '/api/v0/wallets', { key: sandboxKey })).body.data
+    const wallet = wallets.find((candidate) => candidate.chain === 'base')
+    if (wallet === undefined) throw new Error('no wallet on base')
+    exampleWallet = wallet
+    // Enough for the three bodies that spend from the wallet: 100 + 1.50 out by ACH, 25 to a beneficiary, 100 converted.
+    await deposit(server.app.db, await storedWallet(server.app.db, 'sandbox', sandboxKey.appId, wallet.id), 'usdc', '226.500000')
+    const inWallet = (body: unknown): Record<string, unknown> => {
+      const fields = { ...(body as Record<string, unknown>) }
+      for (const name of ['walletId', 'sourceWalletId']) if (name in fields) fields[name] = wallet.id
+      return fields
+    }
+    const made: Record<string, Transfer> = {}
+    for (const kind of ['direct-bank', 'direct-wallet', 'external-bank-transfer', 'external-stablecoin-transfer', 'stablecoin-conversion']) {
+      const res = await server.request<Transfer>('POST', `/api/v0/transfers/${kind}`, { key: sandboxKey, body: inWallet(bodySample('POST', `/api/v0/transfers/${kind}`)) })
+      expect(res.status, `${kind}: ${JSON.stringify(res.body)}`).toBe(201)
+      made[kind] = res.body
+    }
+    const transfer = made['direct-bank']
+    if (transfer === undefined) throw new Error('no direct-bank transfer')
+    const funds = await server.request<Transfer>('POST', `/api/v0/transfers/${transfer.id}/simulate_funds`, { key: sandboxKey, body: bodySample('POST', '/api/v0/transfers/{id}/simulate_funds') })
+    expect(funds.status, JSON.stringify(funds.body)).toBe(200)
+    exampleTransfer = funds.body
+
+    const intents: Record<string, Transfer> = {}
+    for (const kind of ['bank', 'stablecoin']) {
+      const res = await server.request<Transfer>('POST', `/api/v0/payment-intents/${kind}`, { key: sandboxKey, headers: { 'idempotency-key': randomUUID() }, body: bodySample('POST', `/api/v0/payment-intents/${kind}`) })
+      expect(res.status, `${kind}: ${JSON.stringify(res.body)}`).toBe(201)
+      intents[kind] = res.body
+    }
+    const intent = intents.bank
+    if (intent === undefined) throw new Error('no bank payment intent')
+    const paid = await server.request<Transfer>('POST', `/api/v0/payment-intents/${intent.id}/simulate_funds`, { key: sandboxKey, body: bodySample('POST', '/api/v0/payment-intents/{id}/simulate_funds') })
+    expect(paid.status, JSON.stringify(paid.body)).toBe(200)
+    exampleIntent = paid.body
+  })
+
+  it('a product: create it, update it, add an image; a test payment and its refund', async () => {
+    const product = await server.request<{ id: string }>('POST', '/api/v0/products', { key, body: bodySample('POST', '/api/v0/products') })
+    expect(product.status, JSON.stringify(product.body)).toBe(201)
+    exampleProduct = product.body
+    const update = await server.request('PUT', `/api/v0/products/${product.body.id}`, { key, body: bodySample('PUT', '/api/v0/products/{id}') })
+    expect(update.status, JSON.stringify(update.body)).toBe(200)
+    const images = await server.request('POST', `/api/v0/products/${product.body.id}/images`, { key, body: bodySample('POST', '/api/v0/products/{id}/images') })
+    expect(images.status, JSON.stringify(images.body)).toBe(201)
+
+    // Test payments take a development key and an idempotency key.
+    const payment = await server.request<{ id: string }>('POST', '/api/v0/test-payment', { key: sandboxKey, headers: { 'idempotency-key': randomUUID() }, body: bodySample('POST', '/api/v0/test-payment') })
+    expect(payment.status, JSON.stringify(payment.body)).toBe(201)
+    const refund = await server.request<Record<string, unknown>>('POST', `/api/v0/test-payment/${payment.body.id}/refund`, { key: sandboxKey, headers: { 'idempotency-key': randomUUID() } })
+    expect(refund.status, JSON.stringify(refund.body)).toBe(200)
+    examplePayment = { payment: payment.body, refund: refund.body }
+  })
 })
 
 describe('each documented error example is what the server answers', () => {
@@ -247,11 +337,14 @@ describe('each documented error example is what the server answers', () => {
       const badRequest = example(operation, 400)
       if (badRequest !== undefined) {
         const hasId = path.includes('{')
+        // An id in the query (a list's filter, e.g. wallet_id) is the one the example names when the path has none.
+        const queryId = hasId ? undefined : operation.parameters?.filter((parameter) => parameter.in === 'query' && parameter.schema?.format === 'uuid').at(-1)?.name
         // A malformed id with the example body; without an id, the example body without its first required field.
         const firstRequired = operation.requestBody?.content['application/json']?.schema?.required?.[0]
         const body = operation.requestBody === undefined ? undefined : { ...(bodySample(method, path) as Record<string, unknown>) }
         if (!hasId && body !== undefined && firstRequired !== undefined) delete body[firstRequired]
-        const res = await server.request(method, hasId ? pathWith(path, 'not-a-uuid') : path, { key, ...(body === undefined ? {} : { body }) })
+        const url = hasId ? pathWith(path, 'not-a-uuid') : queryId !== undefined ? `${path}?${queryId}=not-a-uuid` : path
+        const res = await server.request(method, url, { key, ...(body === undefined ? {} : { body }) })
         expect(res.body, `${method} ${path} 400`).toEqual(badRequest)
         checked++
       }
@@ -356,5 +449,58 @@ describe('the money examples are what the server answers for that money', () => 
       const res = await server.request<{ timestamp: string }>('GET', path, { key: sandboxKey })
       expect(res.body, path).toEqual({ ...expected, timestamp: res.body.timestamp })
     }
+  })
+
+  it('the example direct-bank transfer and bank payment intent, paid out into the wallet on base, are the Transfer and PaymentIntent examples (each the first of its list example)', async () => {
+    if (exampleTransfer === undefined || exampleIntent === undefined || exampleWallet === undefined) throw new Error('the example transfer and intent were not made')
+    for (const [made, path] of [
+      [exampleTransfer, '/api/v0/transfers'],
+      [exampleIntent, '/api/v0/payment-intents'],
+    ] as const) {
+      const expected = exampleOf<Transfer>('GET', `${path}/{id}`)
+      expect(exampleOf<{ data: Transfer[] }>('GET', path).data).toEqual([expected])
+      // The example's wallet is the base wallet of the wallets' example.
+      expect(expected.destination.bridge_wallet_id).toBe(exampleOf<{ data: { id: string }[] }>('GET', '/api/v0/wallets').data[0]?.id)
+      let paid = made
+      const deadline = Date.now() + 10_000
+      while (paid.state !== expected.state && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 50))
+        paid = (await server.request<Transfer>('GET', `${path}/${made.id}`, { key: sandboxKey })).body
+      }
+      // What differs is the server's own: ids, times, the reference, the account number and the hash (of the example's form).
+      const instructions = paid.source_deposit_instructions
+      for (const value of [paid, expected]) {
+        expect(value.source_deposit_instructions.deposit_message, path).toMatch(/^DP[A-Z2-7]{12}$/)
+        expect(value.source_deposit_instructions.bank_account_number, path).toMatch(/^[0-9]{12}$/)
+        expect(value.destination_tx_hash, path).toMatch(/^0x[0-9a-f]{64}$/)
+      }
+      const actual = new Map([
+        [expected.destination.bridge_wallet_id ?? '', exampleWallet.id],
+        [expected.destination.to_address ?? '', exampleWallet.address],
+      ])
+      expect(paid, path).toEqual(
+        withActual(
+          {
+            ...expected,
+            id: made.id,
+            source_deposit_instructions: { ...expected.source_deposit_instructions, deposit_message: instructions.deposit_message, bank_account_number: instructions.bank_account_number },
+            destination_tx_hash: paid.destination_tx_hash,
+            created_at: paid.created_at,
+            updated_at: paid.updated_at,
+          },
+          actual,
+        ),
+      )
+    }
+  })
+
+  it('the example product is the Product example with its linked image (the example has an uploaded one too); the example test payment and its refund are the examples', async () => {
+    if (exampleProduct === undefined || examplePayment === undefined) throw new Error('the example product and payment were not made')
+    const product = exampleOf<{ images: string[] } & Record<string, unknown>>('POST', '/api/v0/products', '201')
+    expect(exampleOf('GET', '/api/v0/products/{id}')).toEqual(product)
+    expect(exampleProduct).toEqual({ ...product, id: exampleProduct.id, images: product.images.slice(1), created_at: exampleProduct.created_at, updated_at: exampleProduct.updated_at })
+    const { payment, refund } = examplePayment
+    expect(payment).toEqual({ ...exampleOf<object>('POST', '/api/v0/test-payment', '201'), id: payment.id, timestamp: payment.timestamp })
+    expect(refund).toEqual({ ...exampleOf<object>('POST', '/api/v0/test-payment/{id}/refund'), id: refund.id, paymentId: payment.id, timestamp: refund.timestamp })
   })
 })

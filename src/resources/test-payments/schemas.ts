@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Timestamp } from '../../schemas/common.js'
+import { CUSTOMER_EXAMPLE } from '../customers/schemas.js'
 
 /** The currencies a test payment is made in; each credits the stablecoin of the same money (USD → USDC, EUR → EURC). */
 export const PAYMENT_CURRENCIES = ['USD', 'EUR'] as const
@@ -8,6 +9,7 @@ export type PaymentCurrency = (typeof PAYMENT_CURRENCIES)[number]
 /** The largest test payment, in whole units of its currency. */
 export const MAX_PAYMENT_UNITS = 1_000_000n
 
+/** The payment the docs page shows: what the body example makes (no customer), before its refund (REFUND_EXAMPLE). */
 const PAYMENT_EXAMPLE = {
   id: 'pay_3f9c2a7d81e04b6c9a5d2e10',
   amount: 100.5,
@@ -39,10 +41,10 @@ export const PaymentResponseSchema = Type.Object(
     currency,
     status: Type.Enum(['succeeded'], { description: 'a test payment succeeds at once; a refund does not change it (see refunded)' }),
     timestamp: { ...Timestamp, description: 'when the payment was made' },
-    description: Type.String(),
-    customerId: Type.Union([Type.String(), Type.Null()], { description: "the application's customer the payment is from, or null" }),
-    refunded: Type.Boolean(),
-    refundId: Type.Union([Type.String(), Type.Null()], { description: "the refund's id once refunded, else null" }),
+    description: Type.String({ examples: [PAYMENT_EXAMPLE.description] }),
+    customerId: Type.Union([Type.String(), Type.Null()], { description: "the application's customer the payment is from, or null", examples: [CUSTOMER_EXAMPLE.id] }),
+    refunded: Type.Boolean({ examples: [PAYMENT_EXAMPLE.refunded] }),
+    refundId: Type.Union([Type.String(), Type.Null()], { description: "the refund's id once refunded, else null", examples: [REFUND_EXAMPLE.id] }),
   },
   { $id: 'PaymentResponse', examples: [PAYMENT_EXAMPLE] },
 )
@@ -75,9 +77,10 @@ export const PaymentRequestBody = Type.Object(
     }),
     currency: Type.String({ maxLength: 16, description: 'USD or EUR, in any case', examples: ['USD'] }),
     description: Type.String({ minLength: 1, maxLength: 500, 'x-free-text': true, examples: ['Order #1042'] }),
-    customerId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()], { description: "one of the application's customers; null or absent for none" })),
+    customerId: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()], { description: "one of the application's customers; null or absent for none", examples: [CUSTOMER_EXAMPLE.id] })),
   },
-  { additionalProperties: false },
+  // Without a customer, so the body is accepted as it is (a customer id names one of the caller's customers).
+  { additionalProperties: false, examples: [{ amount: PAYMENT_EXAMPLE.amount, currency: PAYMENT_EXAMPLE.currency, description: PAYMENT_EXAMPLE.description }] },
 )
 export type PaymentRequestBody = Static<typeof PaymentRequestBody>
 
