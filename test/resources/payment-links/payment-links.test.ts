@@ -591,7 +591,7 @@ describe('PUT /api/v0/payment-links/:id', () => {
     const link = await create(key, donation())
     const taken = await create(key, donation())
     const next = slug()
-    expect((await update(key, link.id, { url: `https://example.com/pay/${next.toUpperCase()}` })).body).toMatchObject({ url: next, checkout_url: `${server.baseUrl}/pay/${next}` })
+    expect((await update(key, link.id, { url: `https://example.com/pay/${next.toUpperCase()}` })).body).toMatchObject({ url: next, checkout_url: `${server.baseUrl}/pay/${key.appId}/${next}` })
     await refusedUpdate(link.id, { url: taken.url }, `A payment link with url "${taken.url}" already exists in this application`, 409)
     await refusedUpdate(link.id, { url: 'x' }, INVALID_URL)
     // Its own slug again, and a slug another application uses: both fine.
