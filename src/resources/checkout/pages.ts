@@ -213,8 +213,8 @@ ${payForm}`
     return invoicePage(reply, invoice, {})
   })
 
-  app.post<{ Params: { id: string }; Body: Form | undefined }>('/invoices/:id/pay', hidden, async (request, reply) => {
-    const form = request.body ?? {}
+  app.post<{ Params: { id: string }; Body: unknown }>('/invoices/:id/pay', hidden, async (request, reply) => {
+    const form = formOf(request.body)
     const invoice = await findInvoice(request.params.id)
     if (invoice === undefined) return notFound(reply)
     try {
@@ -294,8 +294,8 @@ ${payForm}`
     return linkPage(reply, link, {})
   })
 
-  app.post<{ Params: { appId: string; slug: string }; Body: Form | undefined }>('/pay/:appId/:slug', hidden, async (request, reply) => {
-    const form = request.body ?? {}
+  app.post<{ Params: { appId: string; slug: string }; Body: unknown }>('/pay/:appId/:slug', hidden, async (request, reply) => {
+    const form = formOf(request.body)
     const link = await findLink(request.params.appId, request.params.slug)
     if (link === undefined) return notFound(reply)
     try {
@@ -448,6 +448,14 @@ ${sandbox}`
     }
     return reply.code(303).header('location', `/checkout/${payment.transfer_id}`).send()
   })
+}
+
+/** The text fields of a posted body (a form's are all text; a body of another type keeps only its text values). */
+function formOf(body: unknown): Form {
+  const form: Form = {}
+  if (typeof body !== 'object' || body === null) return form
+  for (const [name, value] of Object.entries(body)) if (typeof value === 'string') form[name] = value
+  return form
 }
 
 /** A link's quantities as the payer typed them, or none when they are not whole numbers (the page shows the link's own). */

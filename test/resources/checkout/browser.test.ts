@@ -132,11 +132,10 @@ describe('paying an invoice in Chromium', () => {
     /** Tab to the next control and describe it as assistive technology would: role, accessible name. */
     const tab = async () => {
       await page.keyboard.press('Tab')
-      return page.evaluate(() => {
-        const element = document.activeElement as HTMLInputElement | null
-        const label = element?.labels?.[0]?.textContent ?? element?.textContent ?? ''
-        return { tag: element?.tagName.toLowerCase(), name: label.trim() }
-      })
+      // Run in the page: the focused element and its label's text, or its own (a button's).
+      return page.evaluate<{ tag: string; name: string }>(
+        `(() => { const e = document.activeElement; const text = (e.labels && e.labels[0] ? e.labels[0].textContent : e.textContent) || ''; return { tag: e.tagName.toLowerCase(), name: text.trim() } })()`,
+      )
     }
     expect(await tab()).toEqual({ tag: 'input', name: 'Email' })
     await page.keyboard.press('Control+A')
@@ -161,7 +160,7 @@ describe('paying an invoice in Chromium', () => {
     // The focus is visible: the stylesheet outlines a focused control.
     await page.goto(`${server.baseUrl}/invoices/${invoice.id}/pay`)
     await page.keyboard.press('Tab')
-    const outline = await page.evaluate(() => getComputedStyle(document.activeElement as Element).outlineStyle)
+    const outline = await page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle')
     expect(outline).toBe('solid')
     expect(pageErrors).toEqual([])
   })

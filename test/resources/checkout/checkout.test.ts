@@ -383,3 +383,12 @@ describe('CHECKOUT_ENVIRONMENT=live', () => {
     expect((await live.request<Invoice>('GET', `/api/v0/invoices/${invoice.body.id}`, { key: liveKey })).body.status).toBe('OPEN')
   })
 })
+
+describe('what a page takes', () => {
+  it('a JSON body is read for its text fields only: a number for the email is no email (400), not a failure', async () => {
+    const invoice = await newInvoice()
+    const res = await fetch(`${server.baseUrl}/invoices/${invoice.id}/pay`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 5 }) })
+    expect(res.status).toBe(400)
+    expect(await res.text()).toContain('Enter an email address')
+  })
+})
