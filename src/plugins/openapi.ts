@@ -164,7 +164,8 @@ interface OperationShape {
 /**
  * The tags in the order a user meets them: the health check, customers, their liquidation
  * addresses, webhooks to hear about them, taxes; then the money: the wallets that hold it, their
- * balances, the rates it converts at, the drains that move a deposit to its payout; then products.
+ * balances, the rates it converts at, the drains that move a deposit to its payout, transfers,
+ * payment intents and test payments; then what is sold: products, invoices, payment links.
  * Tags not named here follow, in the order their first operation appears (Swagger UI lists the
  * document's declared tags first, then the others).
  */
@@ -178,7 +179,12 @@ export const TAG_ORDER: readonly { name: string; description: string }[] = [
   { name: 'balances', description: 'What the wallets hold, per currency and in US dollars' },
   { name: 'exchange rates', description: 'The rates between US dollars (USDC) and euros (EURC) that conversions use' },
   { name: 'drains', description: 'Deposits to a liquidation address and their way to its payout, with the receipt of each' },
+  { name: 'transfers', description: "Money into a wallet from a bank or a chain, out of it to a bank account or a beneficiary, and between USDC and EURC" },
+  { name: 'payment intents', description: "Requests for a customer to pay the application, by bank or in a stablecoin, settled into its wallet" },
+  { name: 'test payments', description: 'Sandbox card payments that credit the sandbox wallet, and their refunds' },
   { name: 'products', description: 'What your applications sell, with their images' },
+  { name: 'invoices', description: "Invoices of the application's products to its customers, with exact totals and their status" },
+  { name: 'payment links', description: 'Links to a hosted checkout page where a customer pays' },
 ]
 
 /** The tags of TAG_ORDER the document's operations use, declared in that order with their descriptions. */

@@ -26,7 +26,7 @@ const EXAMPLED_TAGS = [
   'exchange rates',
   'drains',
   'transfers',
-  'payment-intents',
+  'payment intents',
   'products',
   'test payments',
 ]

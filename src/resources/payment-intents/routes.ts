@@ -86,7 +86,7 @@ export const paymentIntentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = a
     '/payment-intents/bank',
     {
       schema: {
-        tags: ['payment-intents'],
+        tags: ['payment intents'],
         summary: 'Ask a customer to pay by bank',
         description:
           "Requires idempotency-key. Starts awaiting_funds; source_deposit_instructions give the bank details and the deposit_message the payer quotes. Once paid, the fiat is converted to destinationCurrency and settled into the application's wallet on destinationNetwork (or paid out to destinationAddress). Without amount the payer chooses it.",
@@ -115,7 +115,7 @@ export const paymentIntentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = a
     '/payment-intents/stablecoin',
     {
       schema: {
-        tags: ['payment-intents'],
+        tags: ['payment intents'],
         summary: 'Ask a customer to pay in a stablecoin',
         description:
           "Requires idempotency-key. Starts awaiting_funds; source_deposit_instructions give the address to send to on sourceNetwork. Once paid, the funds (converted when destinationCurrency differs) settle into the application's wallet on destinationNetwork (or go to destinationAddress). Without amount the payer chooses it.",

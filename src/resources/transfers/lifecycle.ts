@@ -12,7 +12,8 @@ import type { Transaction } from '../../types.js'
 import { type DrainContext, RATE_RETRY_MS, SANDBOX_FAILURES, stepDelayMs } from '../drains/lifecycle.js'
 import { toTransfer } from './objects.js'
 import { type TransferFamily, type TransferRow, TransfersRepository } from './repository.js'
-import { type CustomerDetails, type DepositInstructions, type Endpoint, PAYMENT_INTENT_KINDS, type Transfer, type TransferKind, type TransferState } from './schemas.js'
+import { PAYMENT_INTENT_KINDS, type TransferKind } from './kinds.js'
+import type { CustomerDetails, DepositInstructions, Endpoint, Transfer, TransferState } from './schemas.js'
 
 /**
  * A transfer's life, after the provider's transfer model, run by the same scheduler as drains:

@@ -3,7 +3,7 @@ import { backendOf, type Db, readSnapshot } from '../../db/database.js'
 import { PreparedInsert } from '../../db/prepared.js'
 import type { TransfersTable } from '../../db/schema.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
-import { PAYMENT_INTENT_KINDS, TRANSFER_KINDS } from './schemas.js'
+import { PAYMENT_INTENT_KINDS, TRANSFER_KINDS } from './kinds.js'
 
 export type TransferRow = Selectable<TransfersTable>
 

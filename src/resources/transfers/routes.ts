@@ -63,7 +63,7 @@ export function creation(app: { transact: <T>(work: (tx: Transaction) => Promise
 
 /** The list, read, cancel and simulate_funds routes of a family (transfers, payment intents). */
 export function followRoutes(family: TransferFamily, context: TransferContext, notFound: string) {
-  const tag = family === 'transfer' ? 'transfers' : 'payment-intents'
+  const tag = family === 'transfer' ? 'transfers' : 'payment intents'
   const base = family === 'transfer' ? '/transfers' : '/payment-intents'
   const what = family === 'transfer' ? 'transfer' : 'payment intent'
   const plural = family === 'transfer' ? 'transfers' : 'payment intents'

@@ -16,9 +16,6 @@ export const TRANSFER_STATES = [
 ] as const
 export type TransferState = (typeof TRANSFER_STATES)[number]
 
-export const TRANSFER_KINDS = ['direct_bank', 'direct_wallet', 'external_bank', 'external_stablecoin', 'stablecoin_conversion'] as const
-export const PAYMENT_INTENT_KINDS = ['payment_intent_bank', 'payment_intent_stablecoin'] as const
-export type TransferKind = (typeof TRANSFER_KINDS)[number] | (typeof PAYMENT_INTENT_KINDS)[number]
 
 /**
  * The transfer the docs page shows: 100.00 USD paid by wire into the base wallet of the wallets'
