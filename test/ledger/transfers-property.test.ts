@@ -177,8 +177,8 @@ class Model {
     let next: string
     if (state === 'funds_received') {
       next = failure === 'undeliverable' || failure === 'error' ? failure : 'payment_submitted'
-      // Money in that converts to less than the destination's smallest unit cannot be delivered.
-      if (next === 'payment_submitted' && transfer.inbound && converted(amount - transfer.fee, transfer.currency, transfer.destination) <= 0n) next = 'error'
+      // Money in that converts to less than the destination's smallest unit cannot be delivered: it goes back.
+      if (next === 'payment_submitted' && transfer.inbound && converted(amount - transfer.fee, transfer.currency, transfer.destination) <= 0n) next = 'returned'
       // A failed transfer out releases its reservation.
       if (next !== 'payment_submitted' && !transfer.inbound) this.available[transfer.currency as Coin] += amount + transfer.fee
     } else if (state === 'payment_submitted') {

@@ -345,7 +345,8 @@ class TransferStep {
     const amount = BigInt(this.row.amount ?? '0')
     const fee = BigInt(this.row.developer_fee)
     const converted = convert(amount - fee, from, to, rate)
-    if (converted <= 0n) return { state: 'error', return_reason: `the amount after fees is below the smallest unit of ${to}`, next_step_at: null }
+    // Nothing can be delivered: the funds go back to their sender (the refund step).
+    if (converted <= 0n) return { state: 'returned', return_reason: `the amount after fees converts to less than the smallest unit of ${to}`, next_step_at: this.nextStep() }
     const destination = this.destination
     const wallet = destination.bridge_wallet_id === undefined ? undefined : await new WalletsRepository(this.tx.db).find(this.row.environment as LedgerEnvironment, this.row.app_id, destination.bridge_wallet_id)
     const payout = wallet !== undefined ? walletAccountKey(wallet, to) : worldAccount(this.context, this.row, to, `payout:${destination.payment_rail}`)
