@@ -288,9 +288,18 @@ ${payForm}`
     return sendPage(reply, refusal?.status ?? closed?.status ?? 200, link.title, main, environment)
   }
 
+  /** The invoice an INVOICE link is for, when it is one of the link's application: its page is where it is paid. */
+  async function invoiceOfLink(link: PaymentLinkRow): Promise<InvoiceRow | undefined> {
+    if (link.link_type !== 'INVOICE' || link.payment_for_id === null) return undefined
+    const invoice = await findInvoice(link.payment_for_id)
+    return invoice?.app_id === link.app_id ? invoice : undefined
+  }
+
   app.get<{ Params: { appId: string; slug: string } }>('/pay/:appId/:slug', hidden, async (request, reply) => {
     const link = await findLink(request.params.appId, request.params.slug)
     if (link === undefined) return notFound(reply)
+    const invoice = await invoiceOfLink(link)
+    if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
     return linkPage(reply, link, {})
   })
 
@@ -298,6 +307,8 @@ ${payForm}`
     const form = formOf(request.body)
     const link = await findLink(request.params.appId, request.params.slug)
     if (link === undefined) return notFound(reply)
+    const invoice = await invoiceOfLink(link)
+    if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
     try {
       const now = new Date()
       const closed = linkClosed(link, now)

@@ -5,11 +5,13 @@ import { ApiError } from '../../errors.js'
 import { formatPrice, type ProductCurrency } from '../../products/price.js'
 import { errorResponses } from '../../schemas/common.js'
 import { CustomersRepository } from '../customers/repository.js'
+import { originOf } from '../payment-links/objects.js'
 import { ProductsRepository } from '../products/repository.js'
 import type { ResourceOptions } from '../resource.js'
 import { TaxesRepository } from '../taxes/repository.js'
 import { exactPercent, formatCents, type InvoiceCurrency, MAX_INVOICE_TOTAL, parsePercentText, percentText, PRICED_IN, taxOn } from './money.js'
 import { toInvoice } from './objects.js'
+import { attachPaymentLink } from './payment-link.js'
 import { type AppliedTax, type InvoiceFields, type InvoiceLine, type InvoiceRow, InvoicesRepository, linesOf, taxOf } from './repository.js'
 import { InvoiceBody, InvoiceListSchema, InvoiceParams, InvoiceSchema, type InvoiceStatus, ListInvoicesQuery } from './schemas.js'
 import { createRefusal, transitionRefusal } from './transitions.js'
@@ -152,7 +154,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
         const tax = body.taxId === undefined ? null : await appliedTax(tx.db, appId, body.taxId)
         const lines = await priceLines(tx.db, appId, body.currency, items)
         const fields: InvoiceFields = { ...bodyFields(body, dueDate, sendDate), customerId: customer.id, lines, tax, ...amountsOf(lines, tax) }
-        const created = toInvoice(await new InvoicesRepository(tx.db).create(appId, fields))
+        const created = toInvoice(await attachPaymentLink(tx, await new InvoicesRepository(tx.db).create(appId, fields), originOf(request)))
         await tx.events.emit(appId, 'invoice.created', created)
         return created
       })
@@ -234,7 +236,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
         if (!InvoicesRepository.changes(current, fields)) return toInvoice(current)
         const row = await repository.replace(appId, current.id, fields)
         if (row === undefined) throw ApiError.notFound(NOT_FOUND)
-        const updated = toInvoice(row)
+        const updated = toInvoice(await attachPaymentLink(tx, row, originOf(request)))
         await tx.events.emit(appId, 'invoice.updated', updated)
         return updated
       })

@@ -392,3 +392,34 @@ describe('what a page takes', () => {
     expect(await res.text()).toContain('Enter an email address')
   })
 })
+
+describe("an invoice's payment link (payment_link: true)", () => {
+  it('is made with the invoice, once: an INVOICE link for its total whose page leads to the invoice\'s, which pays it', async () => {
+    const invoice = await newInvoice({ payment_link: true })
+    expect(invoice.payment_link_id).toMatch(/^[0-9a-f-]{36}$/)
+    const link = await getLink(invoice.payment_link_id ?? '')
+    expect(link).toMatchObject({ linkType: 'INVOICE', url: `invoice-${invoice.id}`, paymentForId: invoice.id, currency: 'usdc', amount: '10.000000', title: 'March services' })
+    expect((await eventsOf<PaymentLink>(key.appId, 'payment_link.created')).filter((event) => event.id === link.id)).toHaveLength(1)
+    expect((await eventsOf<Invoice>(key.appId, 'invoice.created')).find((event) => event.id === invoice.id)?.payment_link_id).toBe(link.id)
+    // Its page is the invoice's.
+    const opened = await page('GET', `/pay/${key.appId}/invoice-${invoice.id}`)
+    expect(opened.status).toBe(303)
+    expect(opened.location).toBe(`/invoices/${invoice.id}/pay`)
+    const intent = await pay(`/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })
+    expect((await complete(intent)).status).toBe(303)
+    expect((await getInvoice(invoice.id)).status).toBe('PAID')
+  })
+
+  it('is not made without payment_link; a PUT that turns it on makes it, and one that keeps it makes no other', async () => {
+    const body = { name: 'April services', email: 'billing@example.com', customer_id: customer, currency: 'usdc', items: [{ product_id: product, quantity: 1 }], due_date: '2099-01-31T00:00:00.000Z', delivery: 'EMAIL', payment_methods: ['CRYPTO'], status: 'DRAFT', partial_payment: false }
+    const invoice = await created<Invoice>('/api/v0/invoices', { ...body, payment_link: false })
+    expect(invoice.payment_link_id).toBeNull()
+    const turnedOn = await server.request<Invoice>('PUT', `/api/v0/invoices/${invoice.id}`, { key, body: { ...body, payment_link: true } })
+    expect(turnedOn.status, turnedOn.text).toBe(200)
+    expect(turnedOn.body.payment_link_id).toMatch(/^[0-9a-f-]{36}$/)
+    const again = await server.request<Invoice>('PUT', `/api/v0/invoices/${invoice.id}`, { key, body: { ...body, name: 'April services, revised', payment_link: true } })
+    expect(again.body.payment_link_id).toBe(turnedOn.body.payment_link_id)
+    const links = await server.database.query<{ n: number | string }>('select count(*) as n from payment_links where payment_for_id = ?', invoice.id)
+    expect(Number(links[0]?.n)).toBe(1)
+  })
+})

@@ -158,7 +158,8 @@ describe('POST /api/v0/invoices', () => {
       delivery: 'MANUALLY',
       payment_methods: ['ACH', 'CRYPTO'],
       payment_link: true,
-      payment_link_id: null,
+      // its payment link, made with it (test/resources/checkout: an INVOICE link to its page)
+      payment_link_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       partial_payment: true,
       address: '1 Main St\nSpringfield',
       phone_number: '+15550100',
@@ -341,7 +342,7 @@ describe('POST /api/v0/invoices', () => {
     it('payment_link and partial_payment: booleans, stored as given', async () => {
       expect((await post(body({ payment_link: 'true' }))).body).toEqual(badRequest('payment_link must be a boolean value'))
       expect((await post(body({ partial_payment: 1 }))).body).toEqual(badRequest('partial_payment must be a boolean value'))
-      expect(await create({ payment_link: true, partial_payment: true })).toMatchObject({ payment_link: true, partial_payment: true, payment_link_id: null })
+      expect(await create({ payment_link: true, partial_payment: true })).toMatchObject({ payment_link: true, partial_payment: true, payment_link_id: expect.stringMatching(/^[0-9a-f-]{36}$/) })
     })
 
     it('status on create: DRAFT or OPEN; PASTDUE, PAID and PARTIALLYPAID are refused', async () => {
@@ -495,6 +496,7 @@ describe('PUT /api/v0/invoices/:id', () => {
       delivery: 'MANUALLY',
       payment_methods: ['CASH'],
       payment_link: true,
+      payment_link_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       partial_payment: true,
       address: 'Here',
       updated_at: expect.stringMatching(ISO_MS),

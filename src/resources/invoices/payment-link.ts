@@ -1,0 +1,53 @@
+import type { Db } from '../../db/database.js'
+import { nowIso } from '../../db/time.js'
+import type { Transaction } from '../../types.js'
+import { toPaymentLink } from '../payment-links/objects.js'
+import { PaymentLinksRepository } from '../payment-links/repository.js'
+import type { InvoiceRow } from './repository.js'
+
+/** A cent of an invoice in the smallest unit of its stablecoin (6 decimals), the unit of a link's amount. */
+const UNITS_PER_CENT = 10_000n
+
+/** The slug of an invoice's payment link: one per invoice, never another link's (slugs are the application's). */
+export function invoiceLinkSlug(invoiceId: string): string {
+  return `invoice-${invoiceId}`
+}
+
+/**
+ * Gives an invoice sent with `payment_link: true` its payment link, once: an INVOICE link for
+ * its total whose page pays the invoice (src/resources/checkout/), made in the invoice's
+ * transaction with its `payment_link.created` event. Returns the invoice as it now is.
+ */
+export async function attachPaymentLink(tx: Transaction, invoice: InvoiceRow, origin: string): Promise<InvoiceRow> {
+  if (invoice.payment_link === 0 || invoice.payment_link_id !== null) return invoice
+  const link = await new PaymentLinksRepository(tx.db).create(invoice.app_id, {
+    slug: invoiceLinkSlug(invoice.id),
+    title: invoice.name,
+    description: null,
+    coverImage: null,
+    linkType: 'INVOICE',
+    currency: invoice.currency,
+    amount: BigInt(invoice.total) * UNITS_PER_CENT,
+    paymentForId: invoice.id,
+    customerId: invoice.customer_id,
+    products: [],
+    isForAllProducts: false,
+    allowQuantityAdjustment: false,
+    collectTax: false,
+    taxId: null,
+    collectAddress: false,
+    allowMobilePayment: false,
+    limitPayments: false,
+    maxPayments: null,
+    customFields: null,
+    expiresAt: null,
+  })
+  await tx.events.emit(invoice.app_id, 'payment_link.created', toPaymentLink(link, origin))
+  return setPaymentLink(tx.db, invoice, link.id)
+}
+
+async function setPaymentLink(db: Db, invoice: InvoiceRow, linkId: string): Promise<InvoiceRow> {
+  const updatedAt = nowIso()
+  await db.updateTable('invoices').set({ payment_link_id: linkId, updated_at: updatedAt }).where('id', '=', invoice.id).execute()
+  return { ...invoice, payment_link_id: linkId, updated_at: updatedAt }
+}
