@@ -18,6 +18,15 @@
 // (Standard Webhooks), and record each attempt (attempt row + delivery succeeded, in one
 // transaction per event-loop turn).
 //
+// Modes `transfer` and `transfer-pipeline` serve POST /transfers/external-stablecoin-transfer
+// instead: one statement reads the key and the wallet; the digest compared; on PostgreSQL one Redis
+// INCR; the body's fields checked; then ONE transaction locks the wallet's and the payout's
+// accounts by key (made when missing), writes the pending entry reserving the amount with its
+// postings, both accounts' sums (one statement), the transfer and its event (the webhook read as
+// above). `transfer-pipeline` also moves each transfer on as the scheduler does, one transaction
+// per step: submitted (the transfer locked, updated, its event) and processed (the entry's
+// postings read, its accounts locked by id, the entry posted, their sums, the transfer, its event).
+//
 // What it leaves out, being a floor: no request id, logging, idempotency, error bodies; due drains
 // and deliveries are handed on in memory after the commit (the rows are durable, so a server
 // could find them again after a crash, but nothing here polls for them); no claims (one process);
@@ -28,7 +37,7 @@
 // before the WAL is synced (fdatasync, shared by the commits before it); PostgreSQL commits as
 // configured (synchronous_commit on by default), a pool of 10 connections, named statements.
 //
-// Arguments: target (SQLite file or postgres:// URL), Redis URL or '-', mode (intake | pipeline),
+// Arguments: target (SQLite file or postgres:// URL), Redis URL or '-', mode (intake | pipeline | transfer | transfer-pipeline),
 // hot-account shards (8 by default, as the server's), port (0: a free one). Sends the port over
 // IPC and exits when the parent goes away.
 import { createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto'

@@ -19,6 +19,15 @@
  *             one clearing account). Each deposit's drain.created event is delivered as it happens.
  *             Both run at once, each on its own database, and take turns in slices of 2 s, so a
  *             change in the machine's load weighs on both alike.
+ *   transfers POST /transfers/external-stablecoin-transfer (0.01 USDC from a wallet funded through the
+ *             API by a test payment; a pending entry reserves it) for `--seconds` each, the money
+ *             scheduler off in both, over `--wallets` applications (one wallet each) and hot (every
+ *             request on one wallet); project and floor take turns in slices as the intake does.
+ *   transfers-processed
+ *             `--transfers` transfers taken to payment_processed, over `--wallets` wallets and on one:
+ *             the server's money scheduler at DRAIN_DELAY_FAST_MS=0, DRAIN_POLL_MS=10 (the floor hands
+ *             each on in memory); the clock runs from the first request to the last transfer's
+ *             updated_at, and verifyLedger must pass at the end.
  *   hot       PostgreSQL only, in this process, no HTTP: do one application's drains serialise on
  *             its hot accounts (the developer-fee account every drain credits, the world accounts)?
  *             `--hot-drains` deposits by `--hot-concurrency` writers through the intake
@@ -28,13 +37,15 @@
  *             of `--hot-shards` rows (8, the default, and 1). Prints intake/s, drains advanced/s
  *             and the mean number of backends waiting for a lock (pg_stat_activity, every 20 ms).
  *
- *   npm run bench:money [-- --runs 3 --deposits 3000 --seconds 10 --connections 50 --addresses 100 --backends sqlite,postgres --only pipeline,intake,hot
+ *   npm run bench:money [-- --runs 3 --deposits 3000 --seconds 10 --connections 50 --addresses 100 --transfers 3000 --wallets 100
+ *                        --backends sqlite,postgres --only pipeline,intake,transfers,transfers-processed,hot
  *                        --hot-drains 2000 --hot-apps 32 --hot-concurrency 4,16 --hot-shards 8,1]
  *   npm run bench:money -- --only intake --cpu-prof DIR   (the project's servers write V8 CPU profiles: bench/cpu-profile-summary.ts)
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -179,11 +190,11 @@ async function waitForExit(child: ChildProcess): Promise<void> {
 
 /** The built server (dist/server.js) on the database, with `env` on top of the bench's settings. */
 async function startProject(database: FreshDatabase, backend: Backend, env: Record<string, string>, nodeArgs: string[] = []): Promise<Process> {
-  const port = 20_000 + Math.floor(Math.random() * 20_000)
+  const port = env.PORT ?? String(20_000 + Math.floor(Math.random() * 20_000))
   const base = `http://127.0.0.1:${port}`
   const childEnv: Record<string, string | undefined> = {
     ...process.env,
-    PORT: String(port),
+    PORT: port,
     DATABASE_URL: database.url,
     REDIS_URL: backend === 'postgres' ? REDIS_URL : undefined,
     // warn: per-request log lines would measure the pipe to this process, not the API.
@@ -196,13 +207,37 @@ async function startProject(database: FreshDatabase, backend: Backend, env: Reco
   const child = spawn(process.execPath, [...nodeArgs, 'dist/server.js'], { env: childEnv, stdio: ['ignore', 'inherit', 'inherit'] })
   for (let attempt = 0; ; attempt++) {
     try {
-      if ((await fetch(`${base}/api/v0/health/public`)).ok) break
+      if ((await fetch(`${base}/api/v0/health/public`)).ok && child.exitCode === null) break
     } catch {
       if (attempt > 300 || child.exitCode !== null) throw new Error('the server did not start')
       await sleep(100)
     }
   }
   return { base, cpuMs: () => processCpuMs(child.pid ?? 0), stop: () => waitForExit(child) }
+}
+
+/** startProject on a port the system says is free, again on another if the server could not listen (the machine is shared). */
+async function startProjectRetrying(database: FreshDatabase, backend: Backend, env: Record<string, string>, nodeArgs: string[] = []): Promise<Process> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort()
+    try {
+      return await startProject(database, backend, { ...env, PORT: String(port) }, nodeArgs)
+    } catch (error) {
+      if (attempt === 3) throw error
+      log(`  the server did not start on port ${port}; again on another`)
+    }
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.once('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => resolve(typeof address === 'object' && address !== null ? address.port : 0))
+    })
+  })
 }
 
 async function startFloor(database: FreshDatabase, backend: Backend, mode: 'intake' | 'pipeline' | 'transfer' | 'transfer-pipeline'): Promise<Process> {
@@ -326,7 +361,7 @@ async function pipeline(backend: Backend, system: 'project' | 'floor'): Promise<
     const server =
       system === 'floor'
         ? await startFloor(database, backend, 'pipeline')
-        : await startProject(database, backend, { DRAIN_DELAY_FAST_MS: '0', DRAIN_DELAY_ACH_MS: '0', DRAIN_POLL_MS: '10' }, profiling)
+        : await startProjectRetrying(database, backend, { DRAIN_DELAY_FAST_MS: '0', DRAIN_DELAY_ACH_MS: '0', DRAIN_POLL_MS: '10' }, profiling)
     try {
       await takeArrivals()
       const cpuStart = server.cpuMs()
@@ -375,7 +410,7 @@ async function intake(backend: Backend, hot: boolean, run: number): Promise<{ pr
   return onSeededDatabase(backend, ADDRESSES, (floorDatabase, floorSeeded) =>
     onSeededDatabase(backend, ADDRESSES, async (projectDatabase, projectSeeded) => {
       const floor = await startFloor(floorDatabase, backend, 'intake')
-      const project = await startProject(projectDatabase, backend, { DRAIN_SCHEDULER: 'off' }, profiling)
+      const project = await startProjectRetrying(projectDatabase, backend, { DRAIN_SCHEDULER: 'off' }, profiling)
       const systems = { floor: { server: floor, seeded: floorSeeded }, project: { server: project, seeded: projectSeeded } }
       try {
         // A warm-up, so both start with their statements prepared and their accounts made.
@@ -436,7 +471,7 @@ async function seedTransferApps(db: Db, count: number): Promise<Record<string, s
 
 /** Through the project's API on the database (a server started for it and stopped): a test payment credits each application's base wallet. */
 async function fundThroughApi(database: FreshDatabase, backend: Backend, apps: Record<string, string>[]): Promise<TransferSender[]> {
-  const server = await startProject(database, backend, { DRAIN_SCHEDULER: 'off' })
+  const server = await startProjectRetrying(database, backend, { DRAIN_SCHEDULER: 'off' })
   try {
     const senders: TransferSender[] = []
     for (const headers of apps) {
@@ -512,7 +547,7 @@ async function transfersCreated(backend: Backend, hot: boolean, run: number): Pr
   return onFundedDatabase(backend, count, (floorDatabase, floorSenders) =>
     onFundedDatabase(backend, count, async (projectDatabase, projectSenders) => {
       const floor = await startFloor(floorDatabase, backend, 'transfer')
-      const project = await startProject(projectDatabase, backend, { DRAIN_SCHEDULER: 'off' }, profiling)
+      const project = await startProjectRetrying(projectDatabase, backend, { DRAIN_SCHEDULER: 'off' }, profiling)
       const systems = { floor: { server: floor, senders: floorSenders }, project: { server: project, senders: projectSenders } }
       try {
         for (const { server, senders } of Object.values(systems)) {
@@ -558,7 +593,7 @@ async function transfersProcessed(backend: Backend, hot: boolean, system: 'proje
     const server =
       system === 'floor'
         ? await startFloor(database, backend, 'transfer-pipeline')
-        : await startProject(database, backend, { DRAIN_DELAY_FAST_MS: '0', DRAIN_DELAY_ACH_MS: '0', DRAIN_POLL_MS: '10' }, profiling)
+        : await startProjectRetrying(database, backend, { DRAIN_DELAY_FAST_MS: '0', DRAIN_DELAY_ACH_MS: '0', DRAIN_POLL_MS: '10' }, profiling)
     const db = await openDatabase(database.location)
     try {
       const cpuStart = server.cpuMs()
@@ -729,7 +764,8 @@ try {
       if (only.has('transfers')) {
         for (const hot of [false, true]) {
           log(`run ${run + 1}/${RUNS} ${backend}: transfers created, ${hot ? 'hot (one wallet)' : `spread (${WALLETS} wallets)`}…`)
-          const figures = await transfersCreated(backend, hot, run)
+          const figures = await transfersCreated(backend, hot, run).catch((error: unknown) => log(`  failed, left out: ${String(error)}`))
+          if (figures === undefined) continue
           log(`  project ${figures.project.rate.toFixed(0)}/s, floor ${figures.floor.rate.toFixed(0)}/s`)
           const key = `${backend} ${hot ? 'hot' : 'spread'}`
           transferRuns.set(key, [...(transferRuns.get(key) ?? []), figures])
@@ -738,7 +774,8 @@ try {
       if (only.has('transfers-processed')) {
         for (const hot of [false, true]) {
           log(`run ${run + 1}/${RUNS} ${backend}: ${TRANSFERS} transfers to payment_processed, ${hot ? 'hot (one wallet)' : `spread (${WALLETS} wallets)`}…`)
-          const figures = await pair(run, (system) => transfersProcessed(backend, hot, system))
+          const figures = await pair(run, (system) => transfersProcessed(backend, hot, system)).catch((error: unknown) => log(`  failed, left out: ${String(error)}`))
+          if (figures === undefined) continue
           log(`  project ${figures.project.rate.toFixed(0)}/s, floor ${figures.floor.rate.toFixed(0)}/s`)
           const key = `${backend} ${hot ? 'hot' : 'spread'}`
           processedRuns.set(key, [...(processedRuns.get(key) ?? []), figures])
