@@ -764,7 +764,7 @@ try {
       if (only.has('transfers')) {
         for (const hot of [false, true]) {
           log(`run ${run + 1}/${RUNS} ${backend}: transfers created, ${hot ? 'hot (one wallet)' : `spread (${WALLETS} wallets)`}…`)
-          const figures = await transfersCreated(backend, hot, run).catch((error: unknown) => log(`  failed, left out: ${String(error)}`))
+          const figures = await transfersCreated(backend, hot, run).catch((error: unknown) => void log(`  failed, left out: ${String(error)}`))
           if (figures === undefined) continue
           log(`  project ${figures.project.rate.toFixed(0)}/s, floor ${figures.floor.rate.toFixed(0)}/s`)
           const key = `${backend} ${hot ? 'hot' : 'spread'}`
@@ -774,7 +774,7 @@ try {
       if (only.has('transfers-processed')) {
         for (const hot of [false, true]) {
           log(`run ${run + 1}/${RUNS} ${backend}: ${TRANSFERS} transfers to payment_processed, ${hot ? 'hot (one wallet)' : `spread (${WALLETS} wallets)`}…`)
-          const figures = await pair(run, (system) => transfersProcessed(backend, hot, system)).catch((error: unknown) => log(`  failed, left out: ${String(error)}`))
+          const figures = await pair(run, (system) => transfersProcessed(backend, hot, system)).catch((error: unknown) => void log(`  failed, left out: ${String(error)}`))
           if (figures === undefined) continue
           log(`  project ${figures.project.rate.toFixed(0)}/s, floor ${figures.floor.rate.toFixed(0)}/s`)
           const key = `${backend} ${hot ? 'hot' : 'spread'}`
