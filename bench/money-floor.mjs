@@ -701,3 +701,5 @@ await app.listen({ port: Number(portArg), host: '127.0.0.1' })
 const address = app.server.address()
 process.send?.({ port: typeof address === 'object' && address !== null ? address.port : 0 })
 process.on('disconnect', () => process.exit(0))
+// An exit, not a kill: a --cpu-prof profile is written at exit.
+process.on('SIGTERM', () => process.exit(0))

@@ -42,12 +42,13 @@
  *                        --hot-drains 2000 --hot-apps 32 --hot-concurrency 4,16 --hot-shards 8,1]
  *   npm run bench:money -- --only intake --cpu-prof DIR   (the project's servers write V8 CPU profiles: bench/cpu-profile-summary.ts)
  */
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, fork, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
@@ -241,9 +242,23 @@ function freePort(): Promise<number> {
 }
 
 async function startFloor(database: FreshDatabase, backend: Backend, mode: 'intake' | 'pipeline' | 'transfer' | 'transfer-pipeline'): Promise<Process> {
-  const { child, port } = await forkChild('./money-floor.mjs', [database.target, backend === 'postgres' ? REDIS_URL : '-', mode, '8'])
+  const args = [database.target, backend === 'postgres' ? REDIS_URL : '-', mode, '8']
+  // With --cpu-prof the floor writes its profile too (DIR/floor), to be read beside the project's.
+  const { child, port } = profiling.length === 0 ? await forkChild('./money-floor.mjs', args) : await forkProfiled(args)
   child.removeAllListeners('exit')
   return { base: `http://127.0.0.1:${port}`, cpuMs: () => processCpuMs(child.pid ?? 0), stop: () => waitForExit(child) }
+}
+
+function forkProfiled(args: string[]): Promise<{ child: ChildProcess; port: number }> {
+  const child = fork(fileURLToPath(new URL('./money-floor.mjs', import.meta.url)), args, {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    execArgv: ['--cpu-prof', '--cpu-prof-dir', join(values['cpu-prof'] ?? '.', 'floor')],
+  })
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('exit', (code) => reject(new Error(`money-floor.mjs exited (${code})`)))
+    child.once('message', (message: { port: number }) => resolve({ child, port: message.port }))
+  })
 }
 
 // ---- the receiver ------------------------------------------------------------------------------
