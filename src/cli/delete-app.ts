@@ -9,7 +9,7 @@ import { WebhooksRepository } from '../resources/webhooks/repository.js'
  * them (a liquidation address before its customer); its keys go last, with the mark on the
  * application. Every table with an app_id column is here or in KEPT_TABLES (a test holds that).
  */
-export const REMOVED_TABLES = ['idempotency_keys', 'products', 'taxes', 'liquidation_addresses', 'customers', 'api_keys'] as const
+export const REMOVED_TABLES = ['idempotency_keys', 'payment_links', 'products', 'taxes', 'liquidation_addresses', 'customers', 'api_keys'] as const
 
 /** The tables whose rows of a deleted application stay, and why (docs/cli.md#apps-delete). */
 export const KEPT_TABLES: Readonly<Record<string, string>> = {
@@ -21,6 +21,10 @@ export const KEPT_TABLES: Readonly<Record<string, string>> = {
   ledger_entries: 'money records: the ledger stays whole (ledger verify)',
   wallets: 'money records: the owners of wallet accounts',
   drains: 'money records: what the ledger entries of deposits are for',
+  transfers: 'money records: what the ledger entries of transfers and payment intents are for',
+  test_payments: 'money records: what the sandbox ledger entries of test payments are for',
+  checkout_payments: 'money records: what each checkout payment intent paid',
+  invoices: 'financial records: what was billed, at the prices it was issued with, and what was paid',
 }
 
 export type RemovedTable = (typeof REMOVED_TABLES)[number]
@@ -61,7 +65,7 @@ export async function deleteApp(transact: Transact, appId: string): Promise<AppD
     const products = await tx.db.selectFrom('products').select('images').where('app_id', '=', appId).execute()
     const imageIds = products.flatMap((row) => imagesOf(row).filter(isUploaded).map((image) => image.id))
 
-    const removed = { idempotency_keys: 0, products: 0, taxes: 0, liquidation_addresses: 0, customers: 0, api_keys: 0 }
+    const removed = { idempotency_keys: 0, payment_links: 0, products: 0, taxes: 0, liquidation_addresses: 0, customers: 0, api_keys: 0 }
     for (const table of REMOVED_TABLES) {
       if (table === 'api_keys') removed.api_keys = await apps.deleteApp(appId)
       else removed[table] = await deleteRowsOf(tx.db, table, appId)
@@ -105,5 +109,16 @@ async function refuseWhileHoldingLiveMoney(db: Db, appId: string): Promise<void>
   const drain = await db.selectFrom('drains').select(['id', 'state']).where('app_id', '=', appId).where('environment', '=', 'live').where('next_step_at', 'is not', null).orderBy('id').executeTakeFirst()
   if (drain !== undefined) {
     throw new AppDeletionRefused(`application ${appId} has a live drain in flight (${drain.id}, ${drain.state}): it cannot be deleted until it has ended; nothing was changed`)
+  }
+  const transfer = await db
+    .selectFrom('transfers')
+    .select(['id', 'state'])
+    .where('app_id', '=', appId)
+    .where('environment', '=', 'live')
+    .where((eb) => eb.or([eb('next_step_at', 'is not', null), eb('state', '=', 'awaiting_funds')]))
+    .orderBy('id')
+    .executeTakeFirst()
+  if (transfer !== undefined) {
+    throw new AppDeletionRefused(`application ${appId} has a live transfer in flight (${transfer.id}, ${transfer.state}): it cannot be deleted until it has ended or been canceled; nothing was changed`)
   }
 }

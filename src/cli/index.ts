@@ -447,7 +447,7 @@ async function deleteApplication(db: Db, flags: Flags, env: NodeJS.ProcessEnv): 
     text:
       `application ${summary.app.id} ${JSON.stringify(summary.app.name)} deleted at ${summary.app.deleted_at}${again}\n` +
       `removed: ${removed}, ${imageFiles.removed} image files; ${summary.webhooks_stopped} webhooks stopped\n` +
-      'kept: its ledger, drains, wallets, events and delivery logs\n',
+      'kept: its ledger, drains, transfers, test payments, invoices, wallets, events and delivery logs\n',
   }
 }
 

@@ -414,7 +414,7 @@ describe('apps delete', () => {
     const deletion = JSON.parse(result.stdout) as { app: { id: string; deleted_at: string }; already_deleted: boolean; removed: Record<string, number>; webhooks_stopped: number; image_files: { removed: number } }
     expect(deletion.app.id).toBe(key.appId)
     expect(deletion.already_deleted).toBe(false)
-    expect(deletion.removed).toEqual({ idempotency_keys: 0, products: 1, taxes: 2, liquidation_addresses: 1, customers: 1, api_keys: 2 })
+    expect(deletion.removed).toEqual({ idempotency_keys: 0, payment_links: 0, products: 1, taxes: 2, liquidation_addresses: 1, customers: 1, api_keys: 2 })
     expect(deletion.webhooks_stopped).toBe(1)
     expect(deletion.image_files).toEqual({ removed: 1, not_removed: 0 })
 
@@ -465,7 +465,7 @@ describe('apps delete', () => {
     expect(await countOf('api_keys', key.appId)).toBe(1)
   })
 
-  it('refused while it holds live money (a balance posted or pending, a live drain moving); allowed once it is zero', async () => {
+  it('refused while it holds live money (a balance posted or pending, a live drain or transfer moving, a live transfer awaiting funds); allowed once it is zero', async () => {
     const { key } = await populatedApp()
     const now = new Date().toISOString()
     const accountId = '00000000-0000-4000-8000-0000000000b1'
@@ -496,6 +496,20 @@ describe('apps delete', () => {
       .execute()
     await refuse(`has a live drain in flight (${drainId}, payment_submitted)`)
     await server.app.db.updateTable('drains').set({ next_step_at: null, state: 'payment_processed' }).where('id', '=', drainId).execute()
+    // A live transfer awaiting funds, then one moving: money on its way.
+    const transferId = '00000000-0000-4000-8000-0000000000e1'
+    await server.app.db
+      .insertInto('transfers')
+      .values({
+        id: transferId, environment: 'live', app_id: key.appId, kind: 'direct_wallet', state: 'awaiting_funds', wallet_id: null, currency: 'usdc', amount: '1', developer_fee: '0',
+        destination_currency: 'usdc', source: '{}', destination: '{}', deposit_instructions: '{}', customer: null, exchange_rate: null, converted_amount: null,
+        destination_tx_hash: null, refund_tx_hash: null, return_reason: null, pending_entry_id: null, next_step_at: null, created_at: now, updated_at: now,
+      })
+      .execute()
+    await refuse(`has a live transfer in flight (${transferId}, awaiting_funds)`)
+    await server.app.db.updateTable('transfers').set({ state: 'payment_submitted', next_step_at: '2100-01-01T00:00:00.000Z' }).where('id', '=', transferId).execute()
+    await refuse(`has a live transfer in flight (${transferId}, payment_submitted)`)
+    await server.app.db.updateTable('transfers').set({ state: 'payment_processed', next_step_at: null }).where('id', '=', transferId).execute()
     const deletion = await cliJson<{ removed: { customers: number } }>('apps', 'delete', '--app', key.appId, '--confirm', key.appId)
     expect(deletion.removed.customers).toBe(1)
     expect((await list(key)).status).toBe(401)
