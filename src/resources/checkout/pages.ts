@@ -173,7 +173,13 @@ export const checkoutPages: FastifyPluginAsync<PageOptions> = async (app, option
 
   async function findInvoice(id: string): Promise<InvoiceRow | undefined> {
     if (!UUID.test(id)) return undefined
-    return app.db.selectFrom('invoices').selectAll().where('id', '=', id.toLowerCase()).executeTakeFirst()
+    // A deleted application's invoices are kept for audit, not paid.
+    return app.db
+      .selectFrom('invoices')
+      .selectAll('invoices')
+      .where('invoices.id', '=', id.toLowerCase())
+      .where(({ exists, selectFrom }) => exists(selectFrom('apps').select('apps.id').whereRef('apps.id', '=', 'invoices.app_id').where('apps.deleted_at', 'is', null)))
+      .executeTakeFirst()
   }
 
   async function findLink(appId: string, slug: string): Promise<PaymentLinkRow | undefined> {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { deleteApp } from '../../../src/cli/delete-app.js'
 import type { Invoice } from '../../../src/resources/invoices/schemas.js'
 import type { PaymentLink } from '../../../src/resources/payment-links/schemas.js'
 import type { Transfer } from '../../../src/resources/transfers/schemas.js'
@@ -421,5 +422,19 @@ describe("an invoice's payment link (payment_link: true)", () => {
     expect(again.body.payment_link_id).toBe(turnedOn.body.payment_link_id)
     const links = await server.database.query<{ n: number | string }>('select count(*) as n from payment_links where payment_for_id = ?', invoice.id)
     expect(Number(links[0]?.n)).toBe(1)
+  })
+})
+
+describe("a deleted application's invoice", () => {
+  it('is kept for audit, but its page answers 404 and takes no payment', async () => {
+    const own = await server.createKey({ environment: 'development' })
+    const ownCustomer = (await created<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' }, own)).id
+    const ownProduct = (await created<{ id: string }>('/api/v0/products', { name: 'Widget', price: '10.00' }, own)).id
+    const invoice = await newInvoice({}, own, ownCustomer, ownProduct)
+    expect((await page('GET', `/invoices/${invoice.id}/pay`)).status).toBe(200)
+    await deleteApp(server.app.transact, own.appId)
+    expect((await page('GET', `/invoices/${invoice.id}/pay`)).status).toBe(404)
+    expect((await page('POST', `/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })).status).toBe(404)
+    expect(await intentsOf(own.appId)).toBe(0)
   })
 })
