@@ -1,7 +1,7 @@
-import { type Compilable, CompiledQuery, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_BACKEND } from '../../backend.js'
 import { startTestServer, type TestServer } from '../../helper.js'
+import { planOf } from '../../helpers/query-plan.js'
 
 /**
  * The list reads one application's invoices through invoices_app_created (app_id, created_at, id),
@@ -16,16 +16,6 @@ beforeAll(async () => {
 })
 afterAll(async () => server.close())
 
-async function planOf(query: Compilable): Promise<string> {
-  const { sql: text, parameters } = query.compile()
-  const lines = (rows: Array<Record<string, string>>) => rows.map((row) => row['QUERY PLAN'] ?? row.detail).join('\n')
-  if (TEST_BACKEND === 'sqlite') return lines((await server.app.db.executeQuery<Record<string, string>>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]))).rows)
-  return server.app.db.transaction().execute(async (tx) => {
-    // PostgreSQL scans a table this small whole by choice; with that off, the plan shows the index serves the query.
-    await sql`set local enable_seqscan = off`.execute(tx)
-    return lines((await tx.executeQuery<Record<string, string>>(CompiledQuery.raw(`explain ${text}`, [...parameters]))).rows)
-  })
-}
 
 const APP = '00000000-0000-4000-8000-000000000001'
 const CUSTOMER = '00000000-0000-4000-8000-000000000002'
@@ -34,19 +24,19 @@ const newestFirst = <Q extends { orderBy: (column: 'created_at' | 'id', directio
 
 describe('GET /invoices reads through its indexes', () => {
   it('the page: invoices_app_created, newest first, no sort step', async () => {
-    const plan = await planOf(newestFirst(page()).limit(10).offset(0))
+    const plan = await planOf(server, newestFirst(page()).limit(10).offset(0))
     expect(plan).toMatch(TEST_BACKEND === 'postgres' ? /Index Scan Backward using invoices_app_created on invoices/ : /SEARCH invoices USING INDEX invoices_app_created \(app_id=\?\)/)
     expect(plan).not.toMatch(/Sort|TEMP B-TREE/)
   })
 
   it("one customer's page: invoices_app_customer, no sort step", async () => {
-    const plan = await planOf(newestFirst(page().where('customer_id', '=', CUSTOMER)).limit(10).offset(0))
+    const plan = await planOf(server, newestFirst(page().where('customer_id', '=', CUSTOMER)).limit(10).offset(0))
     expect(plan).toMatch(TEST_BACKEND === 'postgres' ? /Index Scan Backward using invoices_app_customer on invoices/ : /SEARCH invoices USING INDEX invoices_app_customer \(app_id=\? AND customer_id=\?\)/)
     expect(plan).not.toMatch(/Sort|TEMP B-TREE/)
   })
 
   it("the total with the status filter: an index, only the application's rows", async () => {
-    const count = await planOf(server.app.db.selectFrom('invoices').where('app_id', '=', APP).where('status', '=', 'OPEN').select((eb) => eb.fn.countAll<number>().as('total')))
+    const count = await planOf(server, server.app.db.selectFrom('invoices').where('app_id', '=', APP).where('status', '=', 'OPEN').select((eb) => eb.fn.countAll<number>().as('total')))
     expect(count).toMatch(TEST_BACKEND === 'postgres' ? /(Index|Bitmap Index) Scan.* invoices_app_/ : /SEARCH invoices USING INDEX invoices_app_\w+ \(app_id=\?\)/)
     expect(count).not.toMatch(/Seq Scan on invoices|SCAN invoices\b(?! USING)/)
   })

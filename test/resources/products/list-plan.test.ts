@@ -1,7 +1,7 @@
-import { type Compilable, CompiledQuery, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_BACKEND } from '../../backend.js'
 import { startTestServer, type TestServer } from '../../helper.js'
+import { planOf } from '../../helpers/query-plan.js'
 import { imagesDirectory } from './fixtures.js'
 
 /**
@@ -16,30 +16,20 @@ beforeAll(async () => {
 })
 afterAll(async () => server.close())
 
-async function planOf(query: Compilable): Promise<string> {
-  const { sql: text, parameters } = query.compile()
-  const lines = (rows: Array<Record<string, string>>) => rows.map((row) => row['QUERY PLAN'] ?? row.detail).join('\n')
-  if (TEST_BACKEND === 'sqlite') return lines((await server.app.db.executeQuery<Record<string, string>>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]))).rows)
-  return server.app.db.transaction().execute(async (tx) => {
-    // PostgreSQL scans a table this small whole by choice; with that off, the plan shows the index serves the query.
-    await sql`set local enable_seqscan = off`.execute(tx)
-    return lines((await tx.executeQuery<Record<string, string>>(CompiledQuery.raw(`explain ${text}`, [...parameters]))).rows)
-  })
-}
 
 const APP = '00000000-0000-4000-8000-000000000001'
 
 describe('GET /products reads through products_app_created', () => {
   it('the page: the index, newest first, no sort step', async () => {
     const page = server.app.db.selectFrom('products').selectAll().where('app_id', '=', APP).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(10).offset(0)
-    const plan = await planOf(page)
+    const plan = await planOf(server, page)
     expect(plan).toMatch(TEST_BACKEND === 'postgres' ? /Index Scan Backward using products_app_created on products/ : /SEARCH products USING INDEX products_app_created \(app_id=\?\)/)
     expect(plan).not.toMatch(/Sort|TEMP B-TREE/)
   })
 
   it('the total and the filters: the index, only the application\'s rows', async () => {
     const filtered = server.app.db.selectFrom('products').where('app_id', '=', APP).where('status', '=', 'ACTIVE').where('currency', '=', 'USD')
-    const count = await planOf(filtered.select((eb) => eb.fn.countAll<number>().as('total')))
+    const count = await planOf(server, filtered.select((eb) => eb.fn.countAll<number>().as('total')))
     expect(count).toMatch(TEST_BACKEND === 'postgres' ? /(Index|Bitmap Index) Scan.* products_app_created/ : /SEARCH products USING INDEX products_app_created \(app_id=\?\)/)
     expect(count).not.toMatch(/Seq Scan on products|SCAN products\b(?! USING)/)
   })

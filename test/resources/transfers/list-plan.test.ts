@@ -1,7 +1,7 @@
-import { type Compilable, CompiledQuery, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { TEST_BACKEND } from '../../backend.js'
 import { startTestServer, type TestServer } from '../../helper.js'
+import { planOf } from '../../helpers/query-plan.js'
 
 /**
  * The lists of transfers and payment intents read one application's rows of one environment
@@ -16,16 +16,6 @@ beforeAll(async () => {
 })
 afterAll(async () => server.close())
 
-async function planOf(query: Compilable): Promise<string> {
-  const { sql: text, parameters } = query.compile()
-  const lines = (rows: Array<Record<string, string>>) => rows.map((row) => row['QUERY PLAN'] ?? row.detail).join('\n')
-  if (TEST_BACKEND === 'sqlite') return lines((await server.app.db.executeQuery<Record<string, string>>(CompiledQuery.raw(`explain query plan ${text}`, [...parameters]))).rows)
-  return server.app.db.transaction().execute(async (tx) => {
-    // PostgreSQL scans a table this small whole by choice; with that off, the plan shows the index serves the query.
-    await sql`set local enable_seqscan = off`.execute(tx)
-    return lines((await tx.executeQuery<Record<string, string>>(CompiledQuery.raw(`explain ${text}`, [...parameters]))).rows)
-  })
-}
 
 const APP = '00000000-0000-4000-8000-000000000001'
 const WALLET = '00000000-0000-4000-8000-000000000002'
@@ -34,13 +24,13 @@ const newestFirst = <Q extends { orderBy: (column: 'created_at' | 'id', directio
 
 describe('GET /transfers and /payment-intents read through their indexes', () => {
   it('the page: transfers_app_created, newest first, no sort step', async () => {
-    const plan = await planOf(newestFirst(owned()).limit(10).offset(0))
+    const plan = await planOf(server, newestFirst(owned()).limit(10).offset(0))
     expect(plan).toMatch(TEST_BACKEND === 'postgres' ? /Index Scan Backward using transfers_app_created on transfers/ : /SEARCH transfers USING INDEX transfers_app_created \(app_id=\? AND environment=\?\)/)
     expect(plan).not.toMatch(/Sort|TEMP B-TREE/)
   })
 
   it("one wallet's page: transfers_wallet, no sort step", async () => {
-    const plan = await planOf(newestFirst(owned().where('wallet_id', '=', WALLET)).limit(10).offset(0))
+    const plan = await planOf(server, newestFirst(owned().where('wallet_id', '=', WALLET)).limit(10).offset(0))
     expect(plan).toMatch(TEST_BACKEND === 'postgres' ? /Index Scan Backward using transfers_wallet on transfers/ : /SEARCH transfers USING INDEX transfers_wallet \(app_id=\? AND wallet_id=\?\)/)
     expect(plan).not.toMatch(/Sort|TEMP B-TREE/)
   })
