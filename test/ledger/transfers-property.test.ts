@@ -33,7 +33,8 @@ const COINS: readonly Coin[] = ['usdc', 'eurc']
 const RAILS: Readonly<Record<Fiat, readonly string[]>> = { usd: ['ach', 'wire'], eur: ['sepa', 'swift'] }
 const NEXT: Readonly<Record<string, readonly string[]>> = {
   awaiting_funds: ['funds_received', 'canceled'],
-  funds_received: ['payment_submitted', 'undeliverable', 'error'],
+  // returned: money in too small to deliver once converted goes back to its sender
+  funds_received: ['payment_submitted', 'undeliverable', 'error', 'returned'],
   payment_submitted: ['payment_processed', 'returned'],
   returned: ['refunded'],
 }

@@ -28,7 +28,8 @@ const FAILURE_OF: Readonly<Record<string, string>> = { '13.01': 'undeliverable',
 /** Each state a transfer can be in, and those that may follow it. */
 const NEXT: Readonly<Record<string, readonly string[]>> = {
   awaiting_funds: ['funds_received', 'canceled'],
-  funds_received: ['payment_submitted', 'undeliverable', 'error'],
+  // returned: money in too small to deliver once converted goes back to its sender
+  funds_received: ['payment_submitted', 'undeliverable', 'error', 'returned'],
   payment_submitted: ['payment_processed', 'returned'],
   returned: ['refunded'],
   payment_processed: [],
