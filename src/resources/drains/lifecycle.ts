@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto'
-import { base58 } from '@scure/base'
 import { ApiError } from '../../errors.js'
 import { AmountError, type Currency, feeOf, parseAmount } from '../../ledger/amount.js'
 import { type AccountKey, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
@@ -7,6 +5,7 @@ import { convert, type ExchangeRates, RateUnavailable, rateCurrencyOf } from '..
 import { WALLET_CURRENCIES, walletAccountKey, WalletsRepository } from '../../ledger/wallets.js'
 import { isoOf, newId } from '../../db/time.js'
 import { moneyActivity } from '../../ledger/activity.js'
+import { ACH_RAILS, bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
 import type { Transaction } from '../../types.js'
 import { type Chain, isValidChainAddress, describeAddressFormat } from '../../validation/chain-address.js'
 import { LiquidationAddressesRepository, type LiquidationAddressRow } from '../liquidation-addresses/repository.js'
@@ -44,9 +43,6 @@ export interface DrainContext {
   hotAccountShards?: number
 }
 
-const ACH_RAILS: ReadonlySet<string> = new Set(['ach', 'ach_push', 'ach_same_day'])
-const CHAIN_RAILS: ReadonlySet<string> = new Set(['ethereum', 'solana', 'polygon', 'avalanche_c_chain', 'base', 'arbitrum', 'optimism', 'stellar', 'tron', 'bridge_wallet'])
-
 export function stepDelayMs(rail: string, timings: DrainTimings): number {
   return ACH_RAILS.has(rail) ? timings.achDelayMs : timings.fastDelayMs
 }
@@ -54,26 +50,11 @@ export function stepDelayMs(rail: string, timings: DrainTimings): number {
 /** How long a drain waiting for a fresh exchange rate waits before it looks again. */
 export const RATE_RETRY_MS = 5_000
 
-/** The sandbox's deposit amounts that take a drain down a failure path (docs/drains.md). */
-export const SANDBOX_FAILURES: Readonly<Record<string, 'undeliverable' | 'returned' | 'error'>> = {
-  '13.01': 'undeliverable',
-  '13.02': 'returned',
-  '13.03': 'error',
-}
+const drainFailureOf = (row: DrainRow) => sandboxFailureOf(row.environment, BigInt(row.amount), row.currency as Currency)
 
-function sandboxFailureOf(row: DrainRow): 'undeliverable' | 'returned' | 'error' | undefined {
-  if (row.environment !== 'sandbox') return undefined
-  const amount = BigInt(row.amount)
-  for (const [text, failure] of Object.entries(SANDBOX_FAILURES)) if (parseAmount(text, row.currency as Currency) === amount) return failure
-  return undefined
-}
-
-/** Writes to hot accounts (the fee account, the outside world's) spread over this many rows. */
-const HOT_ACCOUNT_SHARDS = 8
-
-/** The row of a hot account a drain writes to: its id's last byte, spread over the context's shards. */
+/** The row of a hot account a drain writes to (the context may spread them over other than HOT_ACCOUNT_SHARDS). */
 function shardOf(drainId: string, context: DrainContext): number {
-  return Number.parseInt(drainId.slice(-2), 16) % (context.hotAccountShards ?? HOT_ACCOUNT_SHARDS)
+  return hotShardOf(drainId, context.hotAccountShards)
 }
 
 function worldAccount(context: DrainContext, environment: LedgerEnvironment, appId: string, currency: Currency, what: string, drainId: string): AccountKey {
@@ -82,13 +63,6 @@ function worldAccount(context: DrainContext, environment: LedgerEnvironment, app
 
 function clearingAccount(row: { environment: string; app_id: string; liquidation_address_id: string; currency: string }): AccountKey {
   return { environment: row.environment as LedgerEnvironment, appId: row.app_id, kind: 'clearing', currency: row.currency as Currency, reference: row.liquidation_address_id }
-}
-
-/** A transaction hash of the chain's own form, for what the sandbox makes up. */
-function transactionHash(rail: string): string {
-  if (rail === 'solana') return base58.encode(randomBytes(64))
-  if (rail === 'stellar' || rail === 'tron') return randomBytes(32).toString('hex')
-  return `0x${randomBytes(32).toString('hex')}`
 }
 
 function destinationOf(address: LiquidationAddressRow): DrainDestination {
@@ -265,7 +239,7 @@ class DrainStep {
       case 'funds_received':
         return this.submit()
       case 'payment_submitted':
-        return sandboxFailureOf(this.row) === 'returned' ? this.returned() : this.processed()
+        return drainFailureOf(this.row) === 'returned' ? this.returned() : this.processed()
       case 'returned':
       case 'canceled':
         return this.refund()
@@ -283,7 +257,7 @@ class DrainStep {
   private async submit(): Promise<Changes | undefined> {
     const address = await this.address()
     if (address === undefined || address.state !== 'active') return this.stopped('canceled', 'the liquidation address is deactivated')
-    const failure = sandboxFailureOf(this.row)
+    const failure = drainFailureOf(this.row)
     if (failure === 'undeliverable') return this.stopped('undeliverable', 'sandbox: the destination account could not receive the payment')
     if (failure === 'error') return this.stopped('error', 'sandbox: the payment could not be made; it needs an operator')
     const from = this.row.currency as Currency
@@ -345,9 +319,9 @@ class DrainStep {
     const destination = this.destination
     const rail = destination.payment_rail
     const changes: Changes = { state: 'payment_processed', next_step_at: null }
+    const bankReference = bankReferenceOf(rail, isoOf(this.nowMs))
     if (CHAIN_RAILS.has(rail)) changes.destination_tx_hash = transactionHash(rail === 'bridge_wallet' ? this.row.source_payment_rail : rail)
-    else if (ACH_RAILS.has(rail)) changes.destination = JSON.stringify({ ...destination, trace_number: randomDigits(15) })
-    else if (rail === 'wire') changes.destination = JSON.stringify({ ...destination, imad: `${isoOf(this.nowMs).slice(0, 10).replaceAll('-', '')}MMQFMP${randomDigits(6)}` })
+    else if (bankReference !== undefined) changes.destination = JSON.stringify({ ...destination, ...bankReference })
     return changes
   }
 
@@ -383,10 +357,4 @@ class DrainStep {
     this.entries.push('posted')
     return { state: 'refunded', refund_tx_hash: transactionHash(this.row.source_payment_rail), next_step_at: null }
   }
-}
-
-function randomDigits(count: number): string {
-  let digits = ''
-  for (const byte of randomBytes(count)) digits += String(byte % 10)
-  return digits
 }

@@ -1,17 +1,16 @@
-import { randomBytes } from 'node:crypto'
-import { base58 } from '@scure/base'
 import { ApiError } from '../../errors.js'
 import { moneyActivity } from '../../ledger/activity.js'
-import { type Currency, formatAmount, parseAmount } from '../../ledger/amount.js'
+import { type Currency, formatAmount } from '../../ledger/amount.js'
 import { type AccountKey, InsufficientFunds, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
 import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
 import { walletAccountKey, type WalletRow, WalletsRepository } from '../../ledger/wallets.js'
 import { isoOf, newId } from '../../db/time.js'
 import { settleCheckoutPayment } from '../checkout/settlement.js'
 import type { Transaction } from '../../types.js'
-import { type DrainContext, RATE_RETRY_MS, SANDBOX_FAILURES, stepDelayMs } from '../drains/lifecycle.js'
+import { bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
+import { type DrainContext, RATE_RETRY_MS, stepDelayMs } from '../drains/lifecycle.js'
 import { toTransfer } from './objects.js'
-import { type TransferFamily, type TransferRow, TransfersRepository } from './repository.js'
+import { isInbound, type TransferFamily, type TransferRow, TransfersRepository } from './repository.js'
 import { PAYMENT_INTENT_KINDS, type TransferKind } from './kinds.js'
 import type { CustomerDetails, DepositInstructions, Endpoint, Transfer, TransferState } from './schemas.js'
 
@@ -35,10 +34,8 @@ import type { CustomerDetails, DepositInstructions, Endpoint, Transfer, Transfer
 
 export type TransferContext = DrainContext
 
-const SHARDS = 8
-
 function shardOf(id: string, context: TransferContext): number {
-  return Number.parseInt(id.slice(-2), 16) % (context.hotAccountShards ?? SHARDS)
+  return hotShardOf(id, context.hotAccountShards)
 }
 
 function worldAccount(context: TransferContext, row: TransferRow, currency: Currency, what: string): AccountKey {
@@ -59,28 +56,8 @@ export function familyOf(kind: string): TransferFamily {
 
 const eventOf = (row: TransferRow, action: 'created' | 'updated'): `${string}.${string}` => `${familyOf(row.kind)}.${action}`
 
-/** Whether money comes in from outside (it waits for funds) rather than leaving a wallet. */
-const isInbound = (row: TransferRow) => row.deposit_instructions !== null
 
-const CHAIN_HASH_RAILS: ReadonlySet<string> = new Set(['ethereum', 'polygon', 'avalanche_c_chain', 'base', 'arbitrum', 'optimism', 'solana'])
-const ACH_RAILS: ReadonlySet<string> = new Set(['ach', 'ach_push', 'ach_same_day'])
-
-function transactionHash(rail: string): string {
-  return rail === 'solana' ? base58.encode(randomBytes(64)) : `0x${randomBytes(32).toString('hex')}`
-}
-
-function randomDigits(count: number): string {
-  let digits = ''
-  for (const byte of randomBytes(count)) digits += String(byte % 10)
-  return digits
-}
-
-function sandboxFailureOf(row: TransferRow): 'undeliverable' | 'returned' | 'error' | undefined {
-  if (row.environment !== 'sandbox' || row.amount === null) return undefined
-  const amount = BigInt(row.amount)
-  for (const [text, failure] of Object.entries(SANDBOX_FAILURES)) if (parseAmount(text, row.currency as Currency) === amount) return failure
-  return undefined
-}
+const transferFailureOf = (row: TransferRow) => (row.amount === null ? undefined : sandboxFailureOf(row.environment, BigInt(row.amount), row.currency as Currency))
 
 /** The message of a refused reservation: what the wallet has and what the transfer needs. */
 function insufficient(error: InsufficientFunds, currency: Currency): ApiError {
@@ -310,7 +287,7 @@ class TransferStep {
       case 'funds_received':
         return this.submit()
       case 'payment_submitted':
-        return sandboxFailureOf(this.row) === 'returned' ? this.returned() : this.processed()
+        return transferFailureOf(this.row) === 'returned' ? this.returned() : this.processed()
       case 'returned':
         return this.refund()
       default:
@@ -326,7 +303,7 @@ class TransferStep {
   }
 
   private async submit(): Promise<Changes | undefined> {
-    const failure = sandboxFailureOf(this.row)
+    const failure = transferFailureOf(this.row)
     if (failure === 'undeliverable' || failure === 'error') {
       if (!isInbound(this.row)) await this.release()
       return { state: failure, return_reason: failure === 'error' ? 'sandbox: the payment could not be made' : 'sandbox: the destination could not receive the payment', next_step_at: null }
@@ -365,9 +342,9 @@ class TransferStep {
     const destination = this.destination
     const rail = destination.payment_rail
     const changes: Changes = { state: 'payment_processed', next_step_at: null }
-    if (CHAIN_HASH_RAILS.has(rail)) changes.destination_tx_hash = transactionHash(rail)
-    else if (ACH_RAILS.has(rail)) changes.destination = JSON.stringify({ ...destination, trace_number: randomDigits(15) })
-    else if (rail === 'wire') changes.destination = JSON.stringify({ ...destination, imad: `${isoOf(this.nowMs).slice(0, 10).replaceAll('-', '')}MMQFMP${randomDigits(6)}` } satisfies Endpoint)
+    const bankReference = bankReferenceOf(rail, isoOf(this.nowMs))
+    if (CHAIN_RAILS.has(rail)) changes.destination_tx_hash = transactionHash(rail)
+    else if (bankReference !== undefined) changes.destination = JSON.stringify({ ...destination, ...bankReference } satisfies Endpoint)
     return changes
   }
 
@@ -396,7 +373,7 @@ class TransferStep {
     )
     this.entries.push('posted')
     const changes: Changes = { state: 'refunded', next_step_at: null }
-    if (CHAIN_HASH_RAILS.has(source.payment_rail)) changes.refund_tx_hash = transactionHash(source.payment_rail)
+    if (CHAIN_RAILS.has(source.payment_rail)) changes.refund_tx_hash = transactionHash(source.payment_rail)
     return changes
   }
 }

@@ -1,5 +1,5 @@
 import { type Currency, formatAmount } from '../../ledger/amount.js'
-import type { TransferRow } from './repository.js'
+import { isInbound, type TransferRow } from './repository.js'
 import type { CustomerDetails, DepositInstructions, Endpoint, Transfer, TransferState } from './schemas.js'
 
 const money = (units: string | null, currency: Currency) => (units === null ? null : formatAmount(BigInt(units), currency))
@@ -9,7 +9,7 @@ export function toTransfer(row: TransferRow): Transfer {
   const currency = row.currency as Currency
   const destinationCurrency = row.destination_currency as Currency
   const fee = BigInt(row.developer_fee)
-  const outbound = row.deposit_instructions === null
+  const outbound = !isInbound(row)
   const subtotal = row.amount === null ? null : outbound ? BigInt(row.amount) : BigInt(row.amount) - fee
   const receipt: Transfer['receipt'] = {
     initial_amount: row.amount === null ? null : formatAmount(outbound ? BigInt(row.amount) + fee : BigInt(row.amount), currency),

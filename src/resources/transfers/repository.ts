@@ -9,6 +9,9 @@ export type TransferRow = Selectable<TransfersTable>
 
 const INSERT_TRANSFER = new PreparedInsert('transfers')
 
+/** Whether money comes in from outside (it waited for funds, with instructions) rather than leaving a wallet. */
+export const isInbound = (row: Pick<TransferRow, 'deposit_instructions'>) => row.deposit_instructions !== null
+
 /** Which rows a list or a read sees: transfers, or payment intents (one table, two resources). */
 export type TransferFamily = 'transfer' | 'payment_intent'
 
