@@ -2,6 +2,7 @@ import { type Compilable, CompiledQuery, type Insertable, type RawBuilder, sql }
 import { type Backend, backendOf, type Db } from './database.js'
 import { queryOnce } from './postgres/open.js'
 import { readNow } from './sqlite/open.js'
+import { runInWriteGroup } from './sqlite/write-groups.js'
 import type { Database } from './schema.js'
 
 /** A parameter value no caller passes: where a run's own value goes. */
@@ -29,7 +30,8 @@ function bound<Row>(compiled: CompiledQuery<Row>, valueAt: (slot: number) => unk
  *
  * A statement run on the database itself (not a transaction) skips kysely's executor: on SQLite a
  * read-only one runs at once while the connection is free (readNow), on PostgreSQL it goes to a
- * pooled connection of its own (queryOnce).
+ * pooled connection of its own (queryOnce). On SQLite, one run in a write group's transaction
+ * runs at once too (runInWriteGroup).
  */
 export class PreparedQuery<Row> {
   private readonly compiled = new Map<Backend, SlottedStatement<Row>>()
@@ -43,7 +45,7 @@ export class PreparedQuery<Row> {
     const statement = this.statementOn(db)
     const parameters = statement.parameters(values)
     const query = { sql: statement.sql, parameters }
-    return readNow<Row>(db, query) ?? (await (queryOnce<Row>(db, query) ?? db.executeQuery<Row>(CompiledQuery.raw(statement.sql, parameters) as CompiledQuery<Row>).then(({ rows }) => rows)))
+    return readNow<Row>(db, query) ?? runInWriteGroup<Row>(db, query) ?? (await (queryOnce<Row>(db, query) ?? db.executeQuery<Row>(CompiledQuery.raw(statement.sql, parameters) as CompiledQuery<Row>).then(({ rows }) => rows)))
   }
 
   async executeTakeFirst(db: Db, ...values: (string | number)[]): Promise<Row | undefined> {
@@ -134,6 +136,7 @@ export class PreparedInsert<Table extends keyof Database> {
         .compile()
       this.compiled.set(key, compiled)
     }
-    await db.executeQuery(bound(compiled, (slot) => row[columns[slot] ?? '']))
+    const query = bound(compiled, (slot) => row[columns[slot] ?? ''])
+    if (runInWriteGroup(db, query) === undefined) await db.executeQuery(query)
   }
 }

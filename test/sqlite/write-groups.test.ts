@@ -8,13 +8,14 @@ import { planningRead } from '../../src/db/database.js'
 import type { Database } from '../../src/db/schema.js'
 import { LockWaitingSqliteDialect } from '../../src/db/sqlite/lock-wait.js'
 import { WalSync } from '../../src/db/sqlite/wal-sync.js'
-import { MAX_GROUP, SqliteWriteGroups } from '../../src/db/sqlite/write-groups.js'
+import { MAX_GROUP, runInWriteGroup, SqliteWriteGroups } from '../../src/db/sqlite/write-groups.js'
 
 // SqliteWriteGroups on a real SQLite file, with a WAL sync whose calls are counted (one per
 // group) and can be held or failed.
 
 let sqlite: SQLite.Database
 let db: Kysely<Database>
+let dialect: LockWaitingSqliteDialect
 let syncs: number
 let heldSync: { release: () => void; fail: (error: Error) => void } | undefined
 let hold: boolean
@@ -31,7 +32,7 @@ function groups(): SqliteWriteGroups {
         heldSync = { release: resolve, fail: reject }
       }),
   )
-  return new SqliteWriteGroups(db, () => sqlite.inTransaction, wal, checkpoints)
+  return new SqliteWriteGroups(db, () => sqlite.inTransaction, wal, checkpoints, (query) => dialect.runInTransaction(query))
 }
 
 /** the groups' checkpointer: records when it was asked, and can hold a group before its BEGIN */
@@ -42,7 +43,8 @@ beforeEach(() => {
   sqlite = new SQLite(join(mkdtempSync(join(tmpdir(), 'write-groups-')), 'db.sqlite'))
   sqlite.pragma('journal_mode = WAL')
   sqlite.exec('create table apps (id text primary key, name text not null, created_at text not null)')
-  db = new Kysely<Database>({ dialect: new LockWaitingSqliteDialect(sqlite, sqlite, 1000, () => wal?.pending()) })
+  dialect = new LockWaitingSqliteDialect(sqlite, sqlite, 1000, () => wal?.pending())
+  db = new Kysely<Database>({ dialect })
   checkpointLog = []
   checkpoints = {
     beforeWrite: async () => void checkpointLog.push('before write'),
@@ -91,6 +93,37 @@ it('a transaction whose work fails is undone alone, fails with its own error, an
   expect(results[1]).toEqual({ status: 'rejected', reason: refused })
   expect(await stored()).toEqual(['first', 'third'])
   expect(syncs).toBe(1)
+})
+
+it('a statement run at once in a member (runInWriteGroup) is part of its savepoint: undone with a failing member alone; after the group, its transaction runs nothing at once', async () => {
+  const writes = groups()
+  const insertNow = (tx: Kysely<Database>, id: string) =>
+    runInWriteGroup(tx, { sql: 'insert into apps (id, name, created_at) values (?, ?, ?) returning id', parameters: [id, id, '2026-01-01T00:00:00.000Z'] })
+  let kept: Kysely<Database> | undefined
+  const results = await Promise.allSettled([
+    writes.run(async (tx) => {
+      kept = tx
+      return insertNow(tx, 'first')
+    }),
+    writes.run(async (tx) => {
+      insertNow(tx, 'failing')
+      throw new Error('refused')
+    }),
+    writes.run(async (tx) => insertNow(tx, 'third')),
+  ])
+  expect(results).toEqual([
+    { status: 'fulfilled', value: [{ id: 'first' }] },
+    { status: 'rejected', reason: new Error('refused') },
+    { status: 'fulfilled', value: [{ id: 'third' }] },
+  ])
+  expect(await stored()).toEqual(['first', 'third'])
+  expect(syncs).toBe(1)
+  // A later group's transaction holds the connection while this member's kept transaction is used.
+  const held = writes.run(async () => {
+    expect(insertNow(kept as Kysely<Database>, 'stale')).toBeUndefined()
+  })
+  await held
+  expect(await stored()).toEqual(['first', 'third'])
 })
 
 it('when SQLite ends the whole transaction under a member, every member before it fails too (nothing of theirs committed); those after it commit in a new group', async () => {

@@ -58,6 +58,11 @@ export class LockWaitingSqliteDialect extends SqliteDialect {
   readNow(query: Pick<CompiledQuery, 'sql' | 'parameters'>): unknown[] | undefined {
     return this.driver?.readNow(query)
   }
+
+  /** LockWaitingDriver.runInTransaction of this dialect's driver (undefined before kysely has made it). */
+  runInTransaction(query: Pick<CompiledQuery, 'sql' | 'parameters'>): unknown[] | undefined {
+    return this.driver?.runInTransaction(query)
+  }
 }
 
 /** Where the driver's statements come from: better-sqlite3's, or a cache of them; `readonly` is SQLite's sqlite3_stmt_readonly. */
@@ -152,6 +157,23 @@ class LockWaitingDriver extends SqliteDriver {
       throw error
     }
   }
+
+  /**
+   * A statement run at once inside the write transaction that holds the connection (a write
+   * group's, SqliteWriteGroups): that transaction holds SQLite's write lock, so no other process's
+   * lock can refuse the statement, and nothing else of this process runs between the group's
+   * statements. Through kysely's executor, this driver's mutex and LockWaitingConnection, a
+   * DELETE's four statements in its group were a fifth of its server CPU. The rows, or none for a
+   * statement that returns none; undefined when no transaction holds the connection.
+   */
+  runInTransaction(query: Pick<CompiledQuery, 'sql' | 'parameters'>): unknown[] | undefined {
+    if (!this.held || !this.sqlite.inTransaction || this.connection === undefined) return undefined
+    const statement = this.statements.prepare(query.sql)
+    this.connection.touched()
+    if (statement.reader) return statement.all(query.parameters)
+    statement.run(query.parameters)
+    return []
+  }
 }
 
 /** Gives the one SQLite connection back to the driver's mutex while a statement waits, and takes it again. */
@@ -171,6 +193,11 @@ class LockWaitingConnection implements DatabaseConnection {
     private readonly durable: DurableGate,
     private readonly handover: ConnectionHandover,
   ) {}
+
+  /** A statement ran in the open transaction without this connection (runInTransaction): it is not untouched any more. */
+  touched(): void {
+    this.transactionOpener = undefined
+  }
 
   async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
     // A read outside a transaction (or a read transaction's BEGIN) waits, with the connection given

@@ -106,7 +106,7 @@ export function openSqlite(filename: string, lockWaitMs: number): Db {
   const dialect = new LockWaitingSqliteDialect(withStatementCache(sqlite, walSync), sqlite, lockWaitMs, () => walSync?.pending())
   const db = new Kysely<Database>({ dialect })
   const checkpointer = filename === ':memory:' ? undefined : new WalCheckpointer(filename)
-  sqliteParts.set(db, { dialect, writeGroups: new SqliteWriteGroups(db, () => sqlite.inTransaction, walSync, checkpointer), dataVersion: dataVersionReader(sqlite) })
+  sqliteParts.set(db, { dialect, writeGroups: new SqliteWriteGroups(db, () => sqlite.inTransaction, walSync, checkpointer, (query) => dialect.runInTransaction(query)), dataVersion: dataVersionReader(sqlite) })
   return db
 }
 

@@ -4,6 +4,21 @@ import type { WalCheckpointer } from './checkpointer.js'
 import { BEGIN_IMMEDIATE } from './lock-wait.js'
 import type { WalSync } from './wal-sync.js'
 
+/** A statement run at once in the write transaction holding the connection (LockWaitingDriver.runInTransaction). */
+export type RunInTransaction = (query: Pick<CompiledQuery, 'sql' | 'parameters'>) => unknown[] | undefined
+
+/** The transactions of running groups, and how their statements run at once. */
+const groupTransactions = new WeakMap<Db, RunInTransaction>()
+
+/**
+ * The rows of a statement run at once in `tx`, when `tx` is a running write group's transaction
+ * (its work holds the connection and SQLite's write lock); undefined otherwise: then it goes
+ * through kysely.
+ */
+export function runInWriteGroup<Row>(tx: Db, query: Pick<CompiledQuery, 'sql' | 'parameters'>): Row[] | undefined {
+  return groupTransactions.get(tx)?.(query) as Row[] | undefined
+}
+
 /** Most write transactions committed together: a group holds the one connection, so reads wait for it. */
 export const MAX_GROUP = 64
 
@@ -45,6 +60,7 @@ export class SqliteWriteGroups {
     private readonly inTransaction: () => boolean,
     private readonly walSync: WalSync | undefined,
     private readonly checkpoints: Pick<WalCheckpointer, 'beforeWrite' | 'committed'> | undefined,
+    private readonly runNow: RunInTransaction,
   ) {}
 
   run<T>(work: (tx: Db) => Promise<T>, alone = false): Promise<T> {
@@ -81,16 +97,22 @@ export class SqliteWriteGroups {
         BEGIN_IMMEDIATE,
         async (tx) => {
           began = true
-          for (let size = 0; size < MAX_GROUP; size++) {
-            const member = this.waiting[0]
-            // One that must be alone ends the group before it, and is the whole of its own.
-            if (member === undefined || (member.alone && size > 0)) break
-            this.waiting.shift()
-            const outcome = await this.runMember(tx, member)
-            if (outcome.ok) committed.push({ member, value: outcome.value })
-            else member.reject(outcome.error)
-            if (outcome.groupLost !== undefined) throw outcome.groupLost
-            if (member.alone) break
+          groupTransactions.set(tx, this.runNow)
+          try {
+            for (let size = 0; size < MAX_GROUP; size++) {
+              const member = this.waiting[0]
+              // One that must be alone ends the group before it, and is the whole of its own.
+              if (member === undefined || (member.alone && size > 0)) break
+              this.waiting.shift()
+              const outcome = await this.runMember(tx, member)
+              if (outcome.ok) committed.push({ member, value: outcome.value })
+              else member.reject(outcome.error)
+              if (outcome.groupLost !== undefined) throw outcome.groupLost
+              if (member.alone) break
+            }
+          } finally {
+            // A member that kept `tx` must not run statements at once in a later group's transaction.
+            groupTransactions.delete(tx)
           }
         },
         {
@@ -125,22 +147,27 @@ export class SqliteWriteGroups {
   }
 
   private async runMember(tx: Db, member: Member): Promise<{ ok: true; value: unknown; groupLost?: undefined } | { ok: false; error: unknown; groupLost?: unknown }> {
-    await tx.executeQuery(SAVEPOINT)
+    await this.execute(tx, SAVEPOINT)
     try {
       const value = await member.work(tx)
-      await tx.executeQuery(RELEASE)
+      await this.execute(tx, RELEASE)
       return { ok: true, value }
     } catch (error) {
       // SQLite rolls the whole transaction back by itself on some errors (SQLITE_FULL, IOERR):
       // then the group is lost, and this error is why.
       if (!this.inTransaction()) return { ok: false, error, groupLost: error }
       try {
-        await tx.executeQuery(ROLLBACK_MEMBER)
-        await tx.executeQuery(RELEASE)
+        await this.execute(tx, ROLLBACK_MEMBER)
+        await this.execute(tx, RELEASE)
       } catch (undoError) {
         return { ok: false, error, groupLost: undoError }
       }
       return { ok: false, error }
     }
+  }
+
+  /** A statement of the group's own, at once where it can run so (it can, while the group holds the connection). */
+  private async execute(tx: Db, query: CompiledQuery): Promise<void> {
+    if (this.runNow(query) === undefined) await tx.executeQuery(query)
   }
 }
