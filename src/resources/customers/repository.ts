@@ -1,7 +1,8 @@
 import { type Selectable, type Updateable, sql } from 'kysely'
-import { type Db, readSnapshot } from '../../db/database.js'
+import type { Db } from '../../db/database.js'
 import { ConflictError, isUniqueViolation } from '../../db/errors.js'
 import { containsIgnoringCase } from '../../db/like.js'
+import { newestFirstPage } from '../../db/newest-first-page.js'
 import { PreparedQuery } from '../../db/prepared.js'
 import type { CustomersTable } from '../../db/schema.js'
 import { newId, nowIso } from '../../db/time.js'
@@ -82,7 +83,7 @@ export class CustomersRepository {
 
   /** A page and the total, read on one snapshot so they agree even while others write. */
   async list(appId: string, query: CustomerFilter): Promise<{ rows: CustomerRow[]; total: number }> {
-    return readSnapshot(this.db, async (tx) => {
+    return newestFirstPage(this.db, (tx) => {
       let filtered = this.owned(appId, tx)
       if (query.status !== undefined) filtered = filtered.where('status', '=', query.status)
       if (query.email !== undefined) filtered = filtered.where('email_key', '=', query.email.toLowerCase())
@@ -90,16 +91,8 @@ export class CustomersRepository {
         const name = query.name
         filtered = filtered.where(() => containsIgnoringCase(sql<string>`first_name || ' ' || last_name`, name))
       }
-      const rows = await filtered
-        .selectAll()
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(query.take ?? 10)
-        .offset(query.skip ?? 0)
-        .execute()
-      const count = await filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
-      return { rows, total: Number(count.total) }
-    })
+      return filtered
+    }, { skip: query.skip ?? 0, take: query.take ?? 10 })
   }
 
   async find(appId: string, id: string): Promise<CustomerRow | undefined> {

@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely'
-import { backendOf, type Db, readSnapshot } from '../../db/database.js'
+import { backendOf, type Db } from '../../db/database.js'
+import { newestFirstPage } from '../../db/newest-first-page.js'
 import type { InvoicesTable } from '../../db/schema.js'
 import { newId, nowIso } from '../../db/time.js'
 
@@ -121,20 +122,12 @@ export class InvoicesRepository {
 
   /** A page and the total, read on one snapshot so they agree even while others write. */
   async list(appId: string, query: InvoiceFilter): Promise<{ rows: InvoiceRow[]; total: number }> {
-    return readSnapshot(this.db, async (tx) => {
+    return newestFirstPage(this.db, (tx) => {
       let filtered = this.owned(appId, tx)
       if (query.customerId !== undefined) filtered = filtered.where('customer_id', '=', query.customerId.toLowerCase())
       if (query.status !== undefined) filtered = filtered.where('status', '=', query.status)
-      const rows = await filtered
-        .selectAll()
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(query.take ?? 10)
-        .offset(query.skip ?? 0)
-        .execute()
-      const count = await filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
-      return { rows, total: Number(count.total) }
-    })
+      return filtered
+    }, { skip: query.skip ?? 0, take: query.take ?? 10 })
   }
 
   async find(appId: string, id: string): Promise<InvoiceRow | undefined> {

@@ -1,5 +1,6 @@
 import type { Selectable, Updateable } from 'kysely'
-import { backendOf, type Db, readSnapshot } from '../../db/database.js'
+import { backendOf, type Db } from '../../db/database.js'
+import { newestFirstPage } from '../../db/newest-first-page.js'
 import { ConflictError, isUniqueViolation } from '../../db/errors.js'
 import type { PaymentLinksTable } from '../../db/schema.js'
 import { newId, nowIso } from '../../db/time.js'
@@ -129,20 +130,12 @@ export class PaymentLinksRepository {
 
   /** A page and the total, read on one snapshot so they agree even while others write. */
   async list(appId: string, query: PaymentLinkFilter): Promise<{ rows: PaymentLinkRow[]; total: number }> {
-    return readSnapshot(this.db, async (tx) => {
+    return newestFirstPage(this.db, (tx) => {
       let filtered = this.owned(appId, tx)
       if (query.linkType !== undefined) filtered = filtered.where('link_type', '=', query.linkType)
       if (query.currency !== undefined) filtered = filtered.where('currency', '=', query.currency)
-      const rows = await filtered
-        .selectAll()
-        .orderBy('created_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(query.take ?? 10)
-        .offset(query.skip ?? 0)
-        .execute()
-      const count = await filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow()
-      return { rows, total: Number(count.total) }
-    })
+      return filtered
+    }, { skip: query.skip ?? 0, take: query.take ?? 10 })
   }
 
   async find(appId: string, id: string): Promise<PaymentLinkRow | undefined> {

@@ -1,5 +1,6 @@
 import type { Selectable, Updateable } from 'kysely'
-import { backendOf, type Db, readSnapshot } from '../../db/database.js'
+import { backendOf, type Db } from '../../db/database.js'
+import { newestFirstPage, type Page } from '../../db/newest-first-page.js'
 import { PreparedInsert } from '../../db/prepared.js'
 import type { TransfersTable } from '../../db/schema.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
@@ -34,15 +35,13 @@ export class TransfersRepository {
   }
 
   /** A page and the total, read on one snapshot so they agree even while others write. */
-  async list(environment: LedgerEnvironment, appId: string, family: TransferFamily, filter: TransferFilter, page: { skip: number; take: number }): Promise<{ rows: TransferRow[]; total: number }> {
-    return readSnapshot(this.db, async (tx) => {
+  async list(environment: LedgerEnvironment, appId: string, family: TransferFamily, filter: TransferFilter, page: Page): Promise<{ rows: TransferRow[]; total: number }> {
+    return newestFirstPage(this.db, (tx) => {
       let query = this.owned(environment, appId, family, tx)
       if (filter.state !== undefined) query = query.where('state', '=', filter.state)
       if (filter.walletId !== undefined) query = query.where('wallet_id', '=', filter.walletId.toLowerCase())
-      const rows = await query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').offset(page.skip).limit(page.take).execute()
-      const counted = await query.select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow()
-      return { rows, total: Number(counted.total) }
-    })
+      return query
+    }, page)
   }
 
   find(environment: LedgerEnvironment, appId: string, family: TransferFamily, id: string): Promise<TransferRow | undefined> {
