@@ -11,7 +11,7 @@ import { describeAddressFormat, isValidChainAddress } from '../../validation/cha
 import type { ResourceOptions } from '../resource.js'
 import type { NewTransfer, TransferContext } from '../transfers/lifecycle.js'
 import { bankInstructions, checkAchReference, depositAddress, FIATS, INBOUND_NETWORKS, oneOf, railFor, STABLECOINS } from '../transfers/requests.js'
-import { creation, followRoutes } from '../transfers/routes.js'
+import { creationRoutes, followRoutes } from '../transfers/routes.js'
 import { type CustomerDetails, PaymentIntentSchema } from '../transfers/schemas.js'
 import { BankPaymentIntentBody, StablePaymentIntentBody } from './schemas.js'
 
@@ -79,74 +79,59 @@ function intentAmount(request: FastifyRequest, value: string | number | undefine
 
 export const paymentIntentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
   const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
-  const create = creation(app, context)
-  const created = { 201: PaymentIntentSchema, ...errorResponses(400, 401, 403, 404, 409, 429) }
+  const post = creationRoutes(app, context, PaymentIntentSchema, errorResponses(400, 401, 403, 404, 409, 429))
 
-  app.post(
+  post(
     '/payment-intents/bank',
     {
-      schema: {
-        tags: ['payment intents'],
-        summary: 'Ask a customer to pay by bank',
-        description:
-          "Requires idempotency-key. Starts awaiting_funds; source_deposit_instructions give the bank details and the deposit_message the payer quotes. Once paid, the fiat is converted to destinationCurrency and settled into the application's wallet on destinationNetwork (or paid out to destinationAddress). Without amount the payer chooses it.",
-        body: BankPaymentIntentBody,
-        response: created,
-      },
+      tags: ['payment intents'],
+      summary: 'Ask a customer to pay by bank',
+      description:
+        "Requires idempotency-key. Starts awaiting_funds; source_deposit_instructions give the bank details and the deposit_message the payer quotes. Once paid, the fiat is converted to destinationCurrency and settled into the application's wallet on destinationNetwork (or paid out to destinationAddress). Without amount the payer chooses it.",
+      body: BankPaymentIntentBody,
     },
-    async (request, reply) => {
-      const body = request.body
-      const intent = await create(request, async (tx, environment, appId) => {
-        const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, FIATS)
-        const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
-        const rail = railFor('sourcePaymentRail', body.sourcePaymentRail, sourceCurrency)
-        checkAchReference(body.ach_reference)
-        const amount = intentAmount(request, body.amount, sourceCurrency)
-        const customer = customerOf(body, amount, sourceCurrency)
-        const settlement = await settlementOf(tx, environment, appId, body.destinationNetwork, body.destinationAddress, destinationCurrency)
-        const source = JSON.parse(JSON.stringify({ payment_rail: rail, currency: sourceCurrency, wire_message: body.wire_message, sepa_reference: body.sepa_reference, ach_reference: body.ach_reference })) as NewTransfer['source']
-        return { environment, appId, kind: 'payment_intent_bank', ...settlement, currency: sourceCurrency, amount, developerFee: 0n, destinationCurrency, source, instructions: bankInstructions(sourceCurrency), customer }
-      })
-      return reply.code(201).send(intent)
+    async ({ body, request, tx, environment, appId }) => {
+      const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, FIATS)
+      const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
+      const rail = railFor('sourcePaymentRail', body.sourcePaymentRail, sourceCurrency)
+      checkAchReference(body.ach_reference)
+      const amount = intentAmount(request, body.amount, sourceCurrency)
+      const customer = customerOf(body, amount, sourceCurrency)
+      const settlement = await settlementOf(tx, environment, appId, body.destinationNetwork, body.destinationAddress, destinationCurrency)
+      const source = JSON.parse(JSON.stringify({ payment_rail: rail, currency: sourceCurrency, wire_message: body.wire_message, sepa_reference: body.sepa_reference, ach_reference: body.ach_reference })) as NewTransfer['source']
+      return { environment, appId, kind: 'payment_intent_bank', ...settlement, currency: sourceCurrency, amount, developerFee: 0n, destinationCurrency, source, instructions: bankInstructions(sourceCurrency), customer }
     },
   )
 
-  app.post(
+  post(
     '/payment-intents/stablecoin',
     {
-      schema: {
-        tags: ['payment intents'],
-        summary: 'Ask a customer to pay in a stablecoin',
-        description:
-          "Requires idempotency-key. Starts awaiting_funds; source_deposit_instructions give the address to send to on sourceNetwork. Once paid, the funds (converted when destinationCurrency differs) settle into the application's wallet on destinationNetwork (or go to destinationAddress). Without amount the payer chooses it.",
-        body: StablePaymentIntentBody,
-        response: created,
-      },
+      tags: ['payment intents'],
+      summary: 'Ask a customer to pay in a stablecoin',
+      description:
+        "Requires idempotency-key. Starts awaiting_funds; source_deposit_instructions give the address to send to on sourceNetwork. Once paid, the funds (converted when destinationCurrency differs) settle into the application's wallet on destinationNetwork (or go to destinationAddress). Without amount the payer chooses it.",
+      body: StablePaymentIntentBody,
     },
-    async (request, reply) => {
-      const body = request.body
-      const intent = await create(request, async (tx, environment, appId) => {
-        const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
-        const sourceNetwork = oneOf('sourceNetwork', body.sourceNetwork, INBOUND_NETWORKS)
-        const destinationCurrency = body.destinationCurrency === undefined ? sourceCurrency : oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
-        const amount = intentAmount(request, body.amount, sourceCurrency)
-        const customer = customerOf(body, amount, sourceCurrency)
-        const settlement = await settlementOf(tx, environment, appId, body.destinationNetwork, body.destinationAddress, destinationCurrency)
-        return {
-          environment,
-          appId,
-          kind: 'payment_intent_stablecoin',
-          ...settlement,
-          currency: sourceCurrency,
-          amount,
-          developerFee: 0n,
-          destinationCurrency,
-          source: { payment_rail: sourceNetwork, currency: sourceCurrency },
-          instructions: { to_address: depositAddress(sourceNetwork) },
-          customer,
-        }
-      })
-      return reply.code(201).send(intent)
+    async ({ body, request, tx, environment, appId }) => {
+      const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
+      const sourceNetwork = oneOf('sourceNetwork', body.sourceNetwork, INBOUND_NETWORKS)
+      const destinationCurrency = body.destinationCurrency === undefined ? sourceCurrency : oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
+      const amount = intentAmount(request, body.amount, sourceCurrency)
+      const customer = customerOf(body, amount, sourceCurrency)
+      const settlement = await settlementOf(tx, environment, appId, body.destinationNetwork, body.destinationAddress, destinationCurrency)
+      return {
+        environment,
+        appId,
+        kind: 'payment_intent_stablecoin',
+        ...settlement,
+        currency: sourceCurrency,
+        amount,
+        developerFee: 0n,
+        destinationCurrency,
+        source: { payment_rail: sourceNetwork, currency: sourceCurrency },
+        instructions: { to_address: depositAddress(sourceNetwork) },
+        customer,
+      }
     },
   )
 

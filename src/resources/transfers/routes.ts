@@ -1,5 +1,6 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
-import type { FastifyRequest } from 'fastify'
+import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyRequest, RawRequestDefaultExpression, RawServerDefault, RouteGenericInterface } from 'fastify'
+import type { TSchema } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import { ApiError } from '../../errors.js'
 import { amountField } from '../../http/amount-field.js'
@@ -53,11 +54,55 @@ export async function requireWallet(tx: Transaction, environment: LedgerEnvironm
 }
 
 /** What each creation route shares: the caller, and the one transaction the transfer is made in. */
-export function creation(app: { transact: <T>(work: (tx: Transaction) => Promise<T>) => Promise<T> }, context: TransferContext) {
+function creation(app: { transact: <T>(work: (tx: Transaction) => Promise<T>) => Promise<T> }, context: TransferContext) {
   return async (request: FastifyRequest, build: (tx: Transaction, environment: LedgerEnvironment, appId: string) => Promise<NewTransfer>) => {
     const { appId, environment } = callerOf(request)
     const ledgerEnvironment = ledgerEnvironmentOf(environment)
     return app.transact(async (tx) => createTransfer(tx, context, await build(tx, ledgerEnvironment, appId)))
+  }
+}
+
+/** What a creation route documents of itself; its answers are its family's. */
+export interface CreationSchema<Body extends TSchema> {
+  tags: string[]
+  summary: string
+  description: string
+  body: Body
+}
+
+/**
+ * `request.body` of a route whose body schema is `Body`, as the TypeBox provider types it: written
+ * the way Fastify resolves it so that the helper's generic handler can hand it on as is; for a
+ * given schema it is that schema's Static.
+ */
+type CreationBody<Body extends TSchema> = FastifyRequest<RouteGenericInterface, RawServerDefault, RawRequestDefaultExpression, { body: Body }, TypeBoxTypeProvider>['body']
+
+/** What a creation route's build gets: the validated body, the request (for its errors), and the caller's transaction. */
+export interface CreationInput<Body extends TSchema> {
+  body: CreationBody<Body>
+  request: FastifyRequest
+  tx: Transaction
+  environment: LedgerEnvironment
+  appId: string
+}
+
+/**
+ * Registers a family's creation routes (`app.post(path, schema, build)`): each makes the transfer
+ * `build` describes in one transaction and answers 201 with it (`item`), or one of `errors`.
+ */
+export function creationRoutes(app: Parameters<FastifyPluginAsyncTypebox<ResourceOptions>>[0], context: TransferContext, item: typeof TransferSchema, errors: ReturnType<typeof errorResponses>) {
+  const create = creation(app, context)
+  const created = { 201: item, ...errors }
+  return <Body extends TSchema>(path: string, schema: CreationSchema<Body>, build: (input: CreationInput<Body>) => Promise<NewTransfer>) => {
+    app.post(
+      path,
+      { schema: { tags: schema.tags, summary: schema.summary, description: schema.description, body: schema.body, response: created } },
+      async (request, reply) => {
+        const body = request.body
+        const transfer = await create(request, (tx, environment, appId) => build({ body, request, tx, environment, appId }))
+        return reply.code(201).send(transfer)
+      },
+    )
   }
 }
 
@@ -152,199 +197,163 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
 
 export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
   const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
-  const create = creation(app, context)
-  const created = { 201: TransferSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 503) }
+  const post = creationRoutes(app, context, TransferSchema, errorResponses(400, 401, 403, 404, 409, 429, 503))
 
-  app.post(
+  post(
     '/transfers/direct-bank',
     {
-      schema: {
-        tags: ['transfers'],
-        summary: 'Money into a wallet from a bank',
-        description: "Starts awaiting_funds; source_deposit_instructions say how the sender pays (bank details and the deposit_message to quote). Once the funds arrive they are converted to the wallet's stablecoin and credited.",
-        body: DirectBankTransferBody,
-        response: created,
-      },
+      tags: ['transfers'],
+      summary: 'Money into a wallet from a bank',
+      description: "Starts awaiting_funds; source_deposit_instructions say how the sender pays (bank details and the deposit_message to quote). Once the funds arrive they are converted to the wallet's stablecoin and credited.",
+      body: DirectBankTransferBody,
     },
-    async (request, reply) => {
-      const body = request.body
-      const transfer = await create(request, async (tx, environment, appId) => {
-        const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, FIATS)
-        const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
-        const rail = railFor('paymentRail', body.paymentRail, sourceCurrency)
-        checkAchReference(body.ach_reference)
-        const amount = amountField(request, 'amount', body.amount, sourceCurrency)
-        const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)
-        const wallet = await requireWallet(tx, environment, appId, body.walletId)
-        const references = { wire_message: body.wire_message, sepa_reference: body.sepa_reference, ach_reference: body.ach_reference }
-        return {
-          environment,
-          appId,
-          kind: 'direct_bank',
-          wallet,
-          currency: sourceCurrency,
-          amount,
-          developerFee,
-          destinationCurrency,
-          source: JSON.parse(JSON.stringify({ payment_rail: rail, currency: sourceCurrency, ...references })) as NewTransfer['source'],
-          destination: { payment_rail: wallet.chain, currency: destinationCurrency, bridge_wallet_id: wallet.id, to_address: wallet.address },
-          instructions: bankInstructions(sourceCurrency),
-        }
-      })
-      return reply.code(201).send(transfer)
+    async ({ body, request, tx, environment, appId }) => {
+      const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, FIATS)
+      const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
+      const rail = railFor('paymentRail', body.paymentRail, sourceCurrency)
+      checkAchReference(body.ach_reference)
+      const amount = amountField(request, 'amount', body.amount, sourceCurrency)
+      const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)
+      const wallet = await requireWallet(tx, environment, appId, body.walletId)
+      const references = { wire_message: body.wire_message, sepa_reference: body.sepa_reference, ach_reference: body.ach_reference }
+      return {
+        environment,
+        appId,
+        kind: 'direct_bank',
+        wallet,
+        currency: sourceCurrency,
+        amount,
+        developerFee,
+        destinationCurrency,
+        source: JSON.parse(JSON.stringify({ payment_rail: rail, currency: sourceCurrency, ...references })) as NewTransfer['source'],
+        destination: { payment_rail: wallet.chain, currency: destinationCurrency, bridge_wallet_id: wallet.id, to_address: wallet.address },
+        instructions: bankInstructions(sourceCurrency),
+      }
     },
   )
 
-  app.post(
+  post(
     '/transfers/direct-wallet',
     {
-      schema: {
-        tags: ['transfers'],
-        summary: 'Money into a wallet from any address on a chain',
-        description: 'Starts awaiting_funds; source_deposit_instructions give the address to send to on `network`.',
-        body: DirectWalletTransferBody,
-        response: created,
-      },
+      tags: ['transfers'],
+      summary: 'Money into a wallet from any address on a chain',
+      description: 'Starts awaiting_funds; source_deposit_instructions give the address to send to on `network`.',
+      body: DirectWalletTransferBody,
     },
-    async (request, reply) => {
-      const body = request.body
-      const transfer = await create(request, async (tx, environment, appId) => {
-        const network = oneOf('network', body.network, INBOUND_NETWORKS)
-        const currency = oneOf('stableCoinCurrency', body.stableCoinCurrency, STABLECOINS)
-        const amount = amountField(request, 'amount', body.amount, currency)
-        const developerFee = developerFeeField(request, body.developer_fee, currency, amount)
-        const wallet = await requireWallet(tx, environment, appId, body.walletId)
-        return {
-          environment,
-          appId,
-          kind: 'direct_wallet',
-          wallet,
-          currency,
-          amount,
-          developerFee,
-          destinationCurrency: currency,
-          source: { payment_rail: network, currency },
-          destination: { payment_rail: wallet.chain, currency, bridge_wallet_id: wallet.id, to_address: wallet.address },
-          instructions: { to_address: depositAddress(network) },
-        }
-      })
-      return reply.code(201).send(transfer)
+    async ({ body, request, tx, environment, appId }) => {
+      const network = oneOf('network', body.network, INBOUND_NETWORKS)
+      const currency = oneOf('stableCoinCurrency', body.stableCoinCurrency, STABLECOINS)
+      const amount = amountField(request, 'amount', body.amount, currency)
+      const developerFee = developerFeeField(request, body.developer_fee, currency, amount)
+      const wallet = await requireWallet(tx, environment, appId, body.walletId)
+      return {
+        environment,
+        appId,
+        kind: 'direct_wallet',
+        wallet,
+        currency,
+        amount,
+        developerFee,
+        destinationCurrency: currency,
+        source: { payment_rail: network, currency },
+        destination: { payment_rail: wallet.chain, currency, bridge_wallet_id: wallet.id, to_address: wallet.address },
+        instructions: { to_address: depositAddress(network) },
+      }
     },
   )
 
-  app.post(
+  post(
     '/transfers/external-bank-transfer',
     {
-      schema: {
-        tags: ['transfers'],
-        summary: "Money out of a wallet to a bank account",
-        description: 'amount + developer_fee are reserved on the wallet at once (409 with the balance available when it does not hold them); the bank account receives amount converted to destinationCurrency at the buy rate.',
-        body: ExternalBankTransferBody,
-        response: created,
-      },
+      tags: ['transfers'],
+      summary: "Money out of a wallet to a bank account",
+      description: 'amount + developer_fee are reserved on the wallet at once (409 with the balance available when it does not hold them); the bank account receives amount converted to destinationCurrency at the buy rate.',
+      body: ExternalBankTransferBody,
     },
-    async (request, reply) => {
-      const body = request.body
-      const transfer = await create(request, async (tx, environment, appId) => {
-        const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
-        const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, FIATS)
-        const rail = railFor('destinationPaymentRail', body.destinationPaymentRail, destinationCurrency)
-        checkAchReference(body.ach_reference)
-        const amount = requiredAmount(request, 'amount', body.amount, sourceCurrency)
-        const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)
-        const wallet = await requireWallet(tx, environment, appId, body.sourceWalletId)
-        const { wire_message, sepa_reference, swift_reference, spei_reference, swift_charges, ach_reference } = body
-        return {
-          environment,
-          appId,
-          kind: 'external_bank',
-          wallet,
-          currency: sourceCurrency,
-          amount,
-          developerFee,
-          destinationCurrency,
-          source: { payment_rail: 'bridge_wallet', currency: sourceCurrency, bridge_wallet_id: wallet.id },
-          destination: JSON.parse(
-            JSON.stringify({ payment_rail: rail, currency: destinationCurrency, external_account_id: body.external_account_id, wire_message, sepa_reference, swift_reference, spei_reference, swift_charges, ach_reference }),
-          ) as NewTransfer['destination'],
-        }
-      })
-      return reply.code(201).send(transfer)
+    async ({ body, request, tx, environment, appId }) => {
+      const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
+      const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, FIATS)
+      const rail = railFor('destinationPaymentRail', body.destinationPaymentRail, destinationCurrency)
+      checkAchReference(body.ach_reference)
+      const amount = requiredAmount(request, 'amount', body.amount, sourceCurrency)
+      const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)
+      const wallet = await requireWallet(tx, environment, appId, body.sourceWalletId)
+      const { wire_message, sepa_reference, swift_reference, spei_reference, swift_charges, ach_reference } = body
+      return {
+        environment,
+        appId,
+        kind: 'external_bank',
+        wallet,
+        currency: sourceCurrency,
+        amount,
+        developerFee,
+        destinationCurrency,
+        source: { payment_rail: 'bridge_wallet', currency: sourceCurrency, bridge_wallet_id: wallet.id },
+        destination: JSON.parse(
+          JSON.stringify({ payment_rail: rail, currency: destinationCurrency, external_account_id: body.external_account_id, wire_message, sepa_reference, swift_reference, spei_reference, swift_charges, ach_reference }),
+        ) as NewTransfer['destination'],
+      }
     },
   )
 
-  app.post(
+  post(
     '/transfers/external-stablecoin-transfer',
     {
-      schema: {
-        tags: ['transfers'],
-        summary: "Money out of a wallet to a beneficiary's address",
-        description: "amount + developer_fee are reserved on the wallet at once (409 with the balance available when it does not hold them); paid out on the wallet's chain.",
-        body: ExternalStablecoinTransferBody,
-        response: created,
-      },
+      tags: ['transfers'],
+      summary: "Money out of a wallet to a beneficiary's address",
+      description: "amount + developer_fee are reserved on the wallet at once (409 with the balance available when it does not hold them); paid out on the wallet's chain.",
+      body: ExternalStablecoinTransferBody,
     },
-    async (request, reply) => {
-      const body = request.body
-      const transfer = await create(request, async (tx, environment, appId) => {
-        const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
-        const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
-        const amount = requiredAmount(request, 'amount', body.amount, sourceCurrency)
-        const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)
-        const wallet = await requireWallet(tx, environment, appId, body.sourceWalletId)
-        const destination: NewTransfer['destination'] = { payment_rail: wallet.chain, currency: destinationCurrency, beneficiary_id: body.beneficiaryId }
-        if (body.blockchain_memo !== undefined) destination.blockchain_memo = body.blockchain_memo
-        return {
-          environment,
-          appId,
-          kind: 'external_stablecoin',
-          wallet,
-          currency: sourceCurrency,
-          amount,
-          developerFee,
-          destinationCurrency,
-          source: { payment_rail: 'bridge_wallet', currency: sourceCurrency, bridge_wallet_id: wallet.id },
-          destination,
-        }
-      })
-      return reply.code(201).send(transfer)
+    async ({ body, request, tx, environment, appId }) => {
+      const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
+      const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
+      const amount = requiredAmount(request, 'amount', body.amount, sourceCurrency)
+      const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)
+      const wallet = await requireWallet(tx, environment, appId, body.sourceWalletId)
+      const destination: NewTransfer['destination'] = { payment_rail: wallet.chain, currency: destinationCurrency, beneficiary_id: body.beneficiaryId }
+      if (body.blockchain_memo !== undefined) destination.blockchain_memo = body.blockchain_memo
+      return {
+        environment,
+        appId,
+        kind: 'external_stablecoin',
+        wallet,
+        currency: sourceCurrency,
+        amount,
+        developerFee,
+        destinationCurrency,
+        source: { payment_rail: 'bridge_wallet', currency: sourceCurrency, bridge_wallet_id: wallet.id },
+        destination,
+      }
     },
   )
 
-  app.post(
+  post(
     '/transfers/stablecoin-conversion',
     {
-      schema: {
-        tags: ['transfers'],
-        summary: 'USDC to EURC, or back, inside a wallet',
-        description: 'At the buy rate of the moment, stored on the transfer; 503 with Retry-After when no fresh rate is known (never guessed). The amount is reserved at once (409 when the wallet does not hold it).',
-        body: StablecoinConversionBody,
-        response: created,
-      },
+      tags: ['transfers'],
+      summary: 'USDC to EURC, or back, inside a wallet',
+      description: 'At the buy rate of the moment, stored on the transfer; 503 with Retry-After when no fresh rate is known (never guessed). The amount is reserved at once (409 when the wallet does not hold it).',
+      body: StablecoinConversionBody,
     },
-    async (request, reply) => {
-      const body = request.body
-      const transfer = await create(request, async (tx, environment, appId) => {
-        const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
-        const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
-        if (sourceCurrency === destinationCurrency) throw ApiError.badRequest('destinationCurrency must differ from sourceCurrency')
-        const amount = amountField(request, 'amount', body.amount, sourceCurrency)
-        const wallet = await requireWallet(tx, environment, appId, body.walletId)
-        if (body.sourceNetwork.toLowerCase() !== wallet.chain) throw ApiError.badRequest(`sourceNetwork must be the wallet's chain, ${wallet.chain}`)
-        return {
-          environment,
-          appId,
-          kind: 'stablecoin_conversion',
-          wallet,
-          currency: sourceCurrency,
-          amount,
-          developerFee: 0n,
-          destinationCurrency,
-          source: { payment_rail: wallet.chain, currency: sourceCurrency, bridge_wallet_id: wallet.id },
-          destination: { payment_rail: wallet.chain, currency: destinationCurrency, bridge_wallet_id: wallet.id },
-        }
-      })
-      return reply.code(201).send(transfer)
+    async ({ body, request, tx, environment, appId }) => {
+      const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
+      const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
+      if (sourceCurrency === destinationCurrency) throw ApiError.badRequest('destinationCurrency must differ from sourceCurrency')
+      const amount = amountField(request, 'amount', body.amount, sourceCurrency)
+      const wallet = await requireWallet(tx, environment, appId, body.walletId)
+      if (body.sourceNetwork.toLowerCase() !== wallet.chain) throw ApiError.badRequest(`sourceNetwork must be the wallet's chain, ${wallet.chain}`)
+      return {
+        environment,
+        appId,
+        kind: 'stablecoin_conversion',
+        wallet,
+        currency: sourceCurrency,
+        amount,
+        developerFee: 0n,
+        destinationCurrency,
+        source: { payment_rail: wallet.chain, currency: sourceCurrency, bridge_wallet_id: wallet.id },
+        destination: { payment_rail: wallet.chain, currency: destinationCurrency, bridge_wallet_id: wallet.id },
+      }
     },
   )
 
