@@ -30,6 +30,11 @@ export function applyManifest(route: RouteOptions): void {
   if (schema.hide !== true && route.method !== 'HEAD') route.schema = { ...schema, operationId: operation.operationId, ...(operation.scope === PUBLIC ? { security: [] } : {}) }
 }
 
+/** The options handed to resources: the configured ones, and every event type of `resources`. */
+function withEventTypes<Configured extends object>(configured: Configured, resources: readonly Resource[]): Configured & { eventTypes: readonly string[] } {
+  return { ...configured, eventTypes: resources.flatMap((resource) => resource.manifest.eventTypes) }
+}
+
 /** Refuses, in a context, routes whose operation is (or is not) public: a scoped route can't be served without authentication. */
 function onlyRoutes(app: FastifyInstance, publicOnes: boolean): void {
   app.addHook('onRoute', (route) => {
@@ -51,14 +56,14 @@ export async function registerResources(
   configured: Omit<ResourceOptions, 'eventTypes'>,
   resources: readonly Resource[] = RESOURCES,
 ): Promise<void> {
-  const options: ResourceOptions = { ...configured, eventTypes: resources.flatMap((resource) => resource.manifest.eventTypes) }
+  const options: ResourceOptions = withEventTypes(configured, resources)
   await api.register(async (open) => {
     onlyRoutes(open, true)
     for (const resource of resources) if (resource.publicRoutes !== undefined) await open.register(resource.publicRoutes, options)
   })
   await authenticated(async (app) => {
     onlyRoutes(app, false)
-    for (const resource of resources) await app.register(resource.routes, options)
+    for (const resource of resources) if (resource.routes !== undefined) await app.register(resource.routes, options)
   })
 }
 
@@ -67,7 +72,7 @@ export async function registerResources(
  * API operations, so each must be hidden from the document; one that is not stops start-up.
  */
 export async function registerPages(app: FastifyInstance, configured: Omit<PageOptions, 'eventTypes'>, resources: readonly Resource[] = RESOURCES): Promise<void> {
-  const options: PageOptions = { ...configured, eventTypes: resources.flatMap((resource) => resource.manifest.eventTypes) }
+  const options: PageOptions = withEventTypes(configured, resources)
   await app.register(async (pages) => {
     pages.addHook('onRoute', (route) => {
       if (route.schema?.hide !== true) throw new Error(`page "${methodAndPath(route)}" must be hidden from the API document (schema: { hide: true })`)

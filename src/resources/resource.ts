@@ -32,8 +32,8 @@ export interface PageOptions extends ResourceOptions {
 /** One resource: its manifest and its routes, registered under /api/v0 by src/resources/register.ts. */
 export interface Resource {
   manifest: Manifest
-  /** routes behind authentication (every operation of the manifest that is not PUBLIC) */
-  routes: FastifyPluginAsync<ResourceOptions>
+  /** routes behind authentication (every operation of the manifest that is not PUBLIC); none for a resource of pages only */
+  routes?: FastifyPluginAsync<ResourceOptions>
   /** routes called without credentials (the manifest's PUBLIC operations) */
   publicRoutes?: FastifyPluginAsync<ResourceOptions>
   /**

@@ -3,15 +3,14 @@ import { ApiError } from '../../errors.js'
 import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
 import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
 import type { ProductCurrency } from '../../products/price.js'
-import { exactPercent, parsePercentText, percentText, taxOn } from '../invoices/money.js'
+import { exactPercent, parsePercentText, percentText, taxOn, UNITS_PER_CENT } from '../invoices/money.js'
 import { type InvoiceRow, linesOf, taxOf } from '../invoices/repository.js'
 import { type PaymentLinkRow, productLinesOf } from '../payment-links/repository.js'
 import { FIAT_OF } from '../payment-links/rules.js'
 import type { LinkCurrency } from '../payment-links/schemas.js'
 import { MAX_QUANTITY } from '../payment-links/schemas.js'
-import { ProductsRepository } from '../products/repository.js'
+import { type ProductRow, ProductsRepository } from '../products/repository.js'
 import { TaxesRepository } from '../taxes/repository.js'
-import { UNITS_PER_CENT } from './settlement.js'
 
 /**
  * What a page charges: its lines, tax and total. Invoice amounts are cents (frozen on the
@@ -74,16 +73,14 @@ export async function linkCharge(db: Db, link: PaymentLinkRow, quantities?: Read
   const products = new ProductsRepository(db)
   const forAll = link.is_for_all_products === 1
   const adjustable = forAll || link.allow_quantity_adjustment === 1
-  let offered: { productId: string; quantity: number }[]
-  if (forAll) {
-    const { rows } = await products.list(link.app_id, { status: 'ACTIVE', currency: fiat, take: ALL_PRODUCTS_SHOWN })
-    offered = rows.map((row) => ({ productId: row.id, quantity: 0 }))
-  } else {
-    offered = productLinesOf(link)
-  }
+  // An "all products" link offers the active products of its currency as they are listed now;
+  // another link its own lines, each product read again to check it can still be bought.
+  const offered: { product: ProductRow | undefined; productId: string; quantity: number }[] = forAll
+    ? (await products.list(link.app_id, { status: 'ACTIVE', currency: fiat, take: ALL_PRODUCTS_SHOWN })).rows.map((row) => ({ product: row, productId: row.id, quantity: 0 }))
+    : await Promise.all(productLinesOf(link).map(async (line) => ({ ...line, product: await products.find(link.app_id, line.productId) })))
   const lines: ChargeLine[] = []
   for (const line of offered) {
-    const product = await products.find(link.app_id, line.productId)
+    const product = line.product
     if (product === undefined || product.status !== 'ACTIVE' || product.currency !== fiat) throw ApiError.conflict(`A product of this link (${product?.name ?? line.productId}) is no longer available`)
     const quantity = adjustable ? (quantities?.get(product.id) ?? line.quantity) : line.quantity
     if (!Number.isInteger(quantity) || quantity < 0 || quantity > MAX_QUANTITY) throw ApiError.badRequest(`The quantity of ${product.name} must be a whole number from 0 to ${MAX_QUANTITY}`)

@@ -8,6 +8,5 @@ import { checkoutPages } from './pages.js'
  */
 export const checkout: Resource = {
   manifest: defineManifest({ name: 'checkout', scopes: [], eventTypes: [], operations: [] }),
-  routes: async () => {},
   pages: checkoutPages,
 }

@@ -5,10 +5,10 @@ import { AmountError, type Currency, formatAmount, parseAmount } from '../../led
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import { WalletsRepository } from '../../ledger/wallets.js'
 import type { Transaction } from '../../types.js'
-import { formatCents } from '../invoices/money.js'
+import { formatCents, UNITS_PER_CENT } from '../invoices/money.js'
 import { type InvoiceRow, InvoicesRepository } from '../invoices/repository.js'
 import { originOf } from '../payment-links/objects.js'
-import { type PaymentLinkRow } from '../payment-links/repository.js'
+import { type PaymentLinkRow, PaymentLinksRepository } from '../payment-links/repository.js'
 import type { PageOptions } from '../resource.js'
 import { createTransfer, receiveFunds, type TransferContext } from '../transfers/lifecycle.js'
 import { TransfersRepository } from '../transfers/repository.js'
@@ -17,7 +17,7 @@ import type { DepositInstructions } from '../transfers/schemas.js'
 import { type Charge, invoiceCharge, linkCharge, MAX_PAYER_AMOUNT } from './charges.js'
 import { Html, html, layout, PAGE_HEADERS } from './html.js'
 import { type BoughtItem, type CheckoutPaymentRow, CheckoutRepository } from './repository.js'
-import { limitReached, UNITS_PER_CENT } from './settlement.js'
+import { invoiceClosedMessage, limitReached } from './settlement.js'
 
 /**
  * The hosted checkout (docs/checkout.md): pages a payer opens in a browser, without credentials.
@@ -146,9 +146,8 @@ function linkClosed(link: PaymentLinkRow, now: Date): Refusal | undefined {
 }
 
 function invoiceClosed(invoice: InvoiceRow): Refusal | undefined {
-  if (invoice.status === 'PAID') return new Refusal(409, 'This invoice is already paid')
-  if (invoice.status === 'DRAFT') return new Refusal(409, 'This invoice is a draft: it can be paid once it is sent')
-  return undefined
+  const message = invoiceClosedMessage(invoice.status)
+  return message === undefined ? undefined : new Refusal(409, message)
 }
 
 export const checkoutPages: FastifyPluginAsync<PageOptions> = async (app, options) => {
@@ -172,19 +171,11 @@ export const checkoutPages: FastifyPluginAsync<PageOptions> = async (app, option
   const notFound = (reply: FastifyReply) => sendPage(reply, 404, 'Not found', html`<h1>Not found</h1>${alertOf(NOT_FOUND)}`, environment)
 
   async function findInvoice(id: string): Promise<InvoiceRow | undefined> {
-    if (!UUID.test(id)) return undefined
-    // A deleted application's invoices are kept for audit, not paid.
-    return app.db
-      .selectFrom('invoices')
-      .selectAll('invoices')
-      .where('invoices.id', '=', id.toLowerCase())
-      .where(({ exists, selectFrom }) => exists(selectFrom('apps').select('apps.id').whereRef('apps.id', '=', 'invoices.app_id').where('apps.deleted_at', 'is', null)))
-      .executeTakeFirst()
+    return UUID.test(id) ? new InvoicesRepository(app.db).findPayable(id) : undefined
   }
 
   async function findLink(appId: string, slug: string): Promise<PaymentLinkRow | undefined> {
-    if (!UUID.test(appId) || !SLUG.test(slug)) return undefined
-    return app.db.selectFrom('payment_links').selectAll().where('app_id', '=', appId.toLowerCase()).where('slug', '=', slug).executeTakeFirst()
+    return UUID.test(appId) && SLUG.test(slug) ? new PaymentLinksRepository(app.db).findBySlug(appId.toLowerCase(), slug) : undefined
   }
 
   // ---- invoices
@@ -400,10 +391,10 @@ ${payForm}`
     const instructions = intent.deposit_instructions === null ? undefined : (JSON.parse(intent.deposit_instructions) as DepositInstructions)
     let what: Html
     if (payment.invoice_id !== null) {
-      const invoice = await app.db.selectFrom('invoices').select(['id', 'name', 'status']).where('id', '=', payment.invoice_id).executeTakeFirst()
+      const invoice = await new InvoicesRepository(app.db).find(payment.app_id, payment.invoice_id)
       what = invoice === undefined ? html`an invoice` : html`<a href="/invoices/${invoice.id}/pay">Invoice: ${invoice.name}</a> (now <strong>${invoice.status}</strong>)`
     } else {
-      const link = await app.db.selectFrom('payment_links').select(['app_id', 'slug', 'title']).where('id', '=', payment.payment_link_id ?? '').executeTakeFirst()
+      const link = payment.payment_link_id === null ? undefined : await new PaymentLinksRepository(app.db).find(payment.app_id, payment.payment_link_id)
       what = link === undefined ? html`a payment link` : html`<a href="/pay/${link.app_id}/${link.slug}">${link.title}</a>`
     }
     const paid = payment.state === 'paid'

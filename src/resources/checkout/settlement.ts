@@ -1,15 +1,20 @@
 import { ApiError } from '../../errors.js'
 import { type Currency, formatAmount } from '../../ledger/amount.js'
-import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
 import type { Transaction } from '../../types.js'
-import { formatCents, INVOICE_DECIMALS } from '../invoices/money.js'
+import { formatCents, UNITS_PER_CENT } from '../invoices/money.js'
 import { toInvoice } from '../invoices/objects.js'
+import { InvoicesRepository } from '../invoices/repository.js'
 import { toPaymentLink } from '../payment-links/objects.js'
+import { PaymentLinksRepository } from '../payment-links/repository.js'
 import { type CheckoutPaymentRow, CheckoutRepository, itemsOf } from './repository.js'
 import type { CheckoutPayment } from './schemas.js'
 
-/** Ledger units (10⁻⁶ of a USDC or EURC) in one cent of an invoice. */
-export const UNITS_PER_CENT = 10n ** BigInt(CURRENCY_DECIMALS.usdc - INVOICE_DECIMALS)
+/** Why an invoice in this status takes no payment, or undefined when it takes one. */
+export function invoiceClosedMessage(status: string): string | undefined {
+  if (status === 'PAID') return 'This invoice is already paid'
+  if (status === 'DRAFT') return 'This invoice is a draft: it can be paid once it is sent'
+  return undefined
+}
 
 export function checkoutPaymentOf(row: CheckoutPaymentRow, paidAt: string): CheckoutPayment {
   return {
@@ -36,10 +41,11 @@ export async function settleCheckoutPayment(tx: Transaction, intentId: string, r
   if (payment === undefined || payment.state !== 'awaiting_funds') return
   const paid = checkoutPaymentOf({ ...payment, amount: received.toString() }, now)
   if (payment.invoice_id !== null) {
-    const invoice = await repository.lockInvoice(payment.app_id, payment.invoice_id)
+    const invoices = new InvoicesRepository(tx.db)
+    const invoice = await invoices.lock(payment.app_id, payment.invoice_id)
     if (invoice === undefined) throw ApiError.conflict('The invoice this payment is for no longer exists')
-    if (invoice.status === 'PAID') throw ApiError.conflict('This invoice is already paid')
-    if (invoice.status === 'DRAFT') throw ApiError.conflict('This invoice is a DRAFT: it can be paid once it is open')
+    const closed = invoiceClosedMessage(invoice.status)
+    if (closed !== undefined) throw ApiError.conflict(closed)
     if (received % UNITS_PER_CENT !== 0n) throw ApiError.badRequest('An invoice is paid in whole cents')
     const cents = received / UNITS_PER_CENT
     const total = BigInt(invoice.total)
@@ -47,7 +53,7 @@ export async function settleCheckoutPayment(tx: Transaction, intentId: string, r
     if (cents > due) throw ApiError.conflict(`This payment of ${formatCents(cents)} is more than the ${formatCents(due)} due on the invoice`)
     const amountPaid = BigInt(invoice.amount_paid) + cents
     const status = amountPaid === total ? 'PAID' : 'PARTIALLYPAID'
-    const row = await repository.setInvoicePaid(payment.app_id, invoice.id, amountPaid, status, now)
+    const row = await invoices.setPaid(payment.app_id, invoice.id, amountPaid, status, now)
     await repository.markPaid(payment.transfer_id, now)
     if (status === 'PAID') await tx.events.emit(payment.app_id, 'invoice.paid', { ...toInvoice(row), payment: paid })
     else await tx.events.emit(payment.app_id, 'invoice.updated', toInvoice(row))
@@ -55,9 +61,10 @@ export async function settleCheckoutPayment(tx: Transaction, intentId: string, r
   }
   const linkId = payment.payment_link_id
   if (linkId === null) return
-  const link = await repository.countLinkPayment(payment.app_id, linkId, now)
+  const links = new PaymentLinksRepository(tx.db)
+  const link = await links.countPayment(payment.app_id, linkId, now)
   if (link === undefined) {
-    const current = await repository.findLink(linkId)
+    const current = await links.find(payment.app_id, linkId)
     if (current === undefined) throw ApiError.conflict('The payment link this payment is for no longer exists')
     throw ApiError.conflict(limitReached(current.max_payments ?? 0))
   }

@@ -4,6 +4,7 @@
  * one rounding step: the tax, computed once on the subtotal and rounded half up to the cent.
  */
 import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
+import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
 import type { ProductCurrency } from '../../products/price.js'
 
 export const INVOICE_CURRENCIES = ['usdc', 'eurc'] as const
@@ -15,6 +16,9 @@ export const PRICED_IN: Readonly<Record<InvoiceCurrency, ProductCurrency>> = { u
 /** Decimals of every invoice amount on the wire. */
 export const INVOICE_DECIMALS = 2
 const CENTS_PER_UNIT = 100n
+
+/** Ledger units (10⁻⁶ of a USDC or EURC) in one cent of an invoice: what a payment or a link amount is counted in. */
+export const UNITS_PER_CENT = 10n ** BigInt(CURRENCY_DECIMALS.usdc - INVOICE_DECIMALS)
 
 /** The most one invoice may total, in cents: the most one request may move. */
 export const MAX_INVOICE_TOTAL = MAX_AMOUNT_UNITS * CENTS_PER_UNIT

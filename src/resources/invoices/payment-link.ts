@@ -1,12 +1,8 @@
-import type { Db } from '../../db/database.js'
-import { nowIso } from '../../db/time.js'
 import type { Transaction } from '../../types.js'
 import { toPaymentLink } from '../payment-links/objects.js'
 import { PaymentLinksRepository } from '../payment-links/repository.js'
-import type { InvoiceRow } from './repository.js'
-
-/** A cent of an invoice in the smallest unit of its stablecoin (6 decimals), the unit of a link's amount. */
-const UNITS_PER_CENT = 10_000n
+import { UNITS_PER_CENT } from './money.js'
+import { type InvoiceRow, InvoicesRepository } from './repository.js'
 
 /** The slug of an invoice's payment link: one per invoice, never another link's (slugs are the application's). */
 export function invoiceLinkSlug(invoiceId: string): string {
@@ -43,11 +39,5 @@ export async function attachPaymentLink(tx: Transaction, invoice: InvoiceRow, or
     expiresAt: null,
   })
   await tx.events.emit(invoice.app_id, 'payment_link.created', toPaymentLink(link, origin))
-  return setPaymentLink(tx.db, invoice, link.id)
-}
-
-async function setPaymentLink(db: Db, invoice: InvoiceRow, linkId: string): Promise<InvoiceRow> {
-  const updatedAt = nowIso()
-  await db.updateTable('invoices').set({ payment_link_id: linkId, updated_at: updatedAt }).where('id', '=', invoice.id).execute()
-  return { ...invoice, payment_link_id: linkId, updated_at: updatedAt }
+  return new InvoicesRepository(tx.db).setPaymentLink(invoice, link.id)
 }

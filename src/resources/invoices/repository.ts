@@ -130,6 +130,16 @@ export class InvoicesRepository {
     }, { skip: query.skip ?? 0, take: query.take ?? 10 })
   }
 
+  /** The invoice a checkout page's address names, unless its application is deleted (its invoices are kept for audit, not paid). */
+  async findPayable(id: string): Promise<InvoiceRow | undefined> {
+    return this.db
+      .selectFrom('invoices')
+      .selectAll('invoices')
+      .where('invoices.id', '=', id.toLowerCase())
+      .where(({ exists, selectFrom }) => exists(selectFrom('apps').select('apps.id').whereRef('apps.id', '=', 'invoices.app_id').where('apps.deleted_at', 'is', null)))
+      .executeTakeFirst()
+  }
+
   async find(appId: string, id: string): Promise<InvoiceRow | undefined> {
     return this.owned(appId).selectAll().where('id', '=', id.toLowerCase()).executeTakeFirst()
   }
@@ -153,6 +163,24 @@ export class InvoicesRepository {
       .where('id', '=', id.toLowerCase())
       .returningAll()
       .executeTakeFirst()
+  }
+
+  /** Records the invoice's payment link; returns the invoice as it now is. */
+  async setPaymentLink(invoice: InvoiceRow, linkId: string): Promise<InvoiceRow> {
+    const updatedAt = nowIso()
+    await this.db.updateTable('invoices').set({ payment_link_id: linkId, updated_at: updatedAt }).where('id', '=', invoice.id).execute()
+    return { ...invoice, payment_link_id: linkId, updated_at: updatedAt }
+  }
+
+  /** Records a payment: amount_paid and status; returns the invoice as it now is. */
+  async setPaid(appId: string, id: string, amountPaid: bigint, status: string, now: string): Promise<InvoiceRow> {
+    return this.db
+      .updateTable('invoices')
+      .set({ amount_paid: amountPaid.toString(), status, updated_at: now })
+      .where('app_id', '=', appId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow()
   }
 
   /** Whether `fields` would change the row: a PUT that resends it as it is writes nothing. */

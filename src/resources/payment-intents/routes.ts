@@ -98,7 +98,7 @@ export const paymentIntentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = a
       const amount = intentAmount(request, body.amount, sourceCurrency)
       const customer = customerOf(body, amount, sourceCurrency)
       const settlement = await settlementOf(tx, environment, appId, body.destinationNetwork, body.destinationAddress, destinationCurrency)
-      const source = JSON.parse(JSON.stringify({ payment_rail: rail, currency: sourceCurrency, wire_message: body.wire_message, sepa_reference: body.sepa_reference, ach_reference: body.ach_reference })) as NewTransfer['source']
+      const source = { payment_rail: rail, currency: sourceCurrency, wire_message: body.wire_message, sepa_reference: body.sepa_reference, ach_reference: body.ach_reference }
       return { environment, appId, kind: 'payment_intent_bank', ...settlement, currency: sourceCurrency, amount, developerFee: 0n, destinationCurrency, source, instructions: bankInstructions(sourceCurrency), customer }
     },
   )

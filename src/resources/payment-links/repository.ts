@@ -142,6 +142,27 @@ export class PaymentLinksRepository {
     return this.owned(appId).selectAll().where('id', '=', id.toLowerCase()).executeTakeFirst()
   }
 
+  /** The link a checkout page's address names (a slug is unique within its application). */
+  async findBySlug(appId: string, slug: string): Promise<PaymentLinkRow | undefined> {
+    return this.owned(appId).selectAll().where('slug', '=', slug).executeTakeFirst()
+  }
+
+  /**
+   * Counts one payment of the link, in one conditional statement: a link limited to maxPayments
+   * that has them all is left as it is (undefined), so concurrent payers past the limit all miss,
+   * on either backend, without reading the count first.
+   */
+  async countPayment(appId: string, id: string, now: string): Promise<PaymentLinkRow | undefined> {
+    return this.db
+      .updateTable('payment_links')
+      .set((eb) => ({ payments_count: eb('payments_count', '+', 1), updated_at: now }))
+      .where('app_id', '=', appId)
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('limit_payments', '=', 0), eb('max_payments', 'is', null), eb('payments_count', '<', eb.ref('max_payments'))]))
+      .returningAll()
+      .executeTakeFirst()
+  }
+
   /**
    * The link, held until the transaction ends (PostgreSQL: FOR UPDATE; SQLite's write
    * transactions run one at a time), so an update checked against it is not raced by another.

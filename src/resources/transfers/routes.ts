@@ -225,7 +225,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async 
         amount,
         developerFee,
         destinationCurrency,
-        source: JSON.parse(JSON.stringify({ payment_rail: rail, currency: sourceCurrency, ...references })) as NewTransfer['source'],
+        source: { payment_rail: rail, currency: sourceCurrency, ...references },
         destination: { payment_rail: wallet.chain, currency: destinationCurrency, bridge_wallet_id: wallet.id, to_address: wallet.address },
         instructions: bankInstructions(sourceCurrency),
       }
@@ -289,9 +289,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async 
         developerFee,
         destinationCurrency,
         source: { payment_rail: 'bridge_wallet', currency: sourceCurrency, bridge_wallet_id: wallet.id },
-        destination: JSON.parse(
-          JSON.stringify({ payment_rail: rail, currency: destinationCurrency, external_account_id: body.external_account_id, wire_message, sepa_reference, swift_reference, spei_reference, swift_charges, ach_reference }),
-        ) as NewTransfer['destination'],
+        destination: { payment_rail: rail, currency: destinationCurrency, external_account_id: body.external_account_id, wire_message, sepa_reference, swift_reference, spei_reference, swift_charges, ach_reference },
       }
     },
   )
