@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto'
 import SQLite from 'better-sqlite3'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ownerOfClientPort } from '../fixtures/socket-owner.mjs'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
 import { randomEvmAddress } from '../helper.js'
-import { CLI, cleanUp, exitWithin, freshDb, launch, type Running, waitUntil } from '../processes.js'
+import { cleanUp, freshDb, waitUntil } from '../processes.js'
 import { api, cliJson, type Credentials, type Instance, serviceVars, sleep, startServer, startWorker } from './delivery-helpers.js'
+import { describeEnds, kill9, ledgerVerify, ownersOfConnections, postgresQuery, type Query } from './money-helpers.js'
 
 /**
  * Deposits and drains across processes: servers and a worker advance the same drains while
@@ -53,7 +53,6 @@ interface SentDeposit {
 }
 
 /** What a query answers: the test's window on the database, whichever backend. */
-type Query = <T>(sqlText: string, ...params: unknown[]) => Promise<T[]>
 
 function newTxHash(): string {
   return `0x${randomBytes(32).toString('hex')}`
@@ -86,12 +85,6 @@ function randomAmount(): string {
   const failures = Object.keys(FAILURE_OF)
   if (Math.random() < 0.3) return failures[Math.floor(Math.random() * failures.length)] as string
   return `${1 + Math.floor(Math.random() * 999)}.${String(Math.floor(Math.random() * 100)).padStart(2, '0')}`
-}
-
-async function kill9(instance: Running): Promise<void> {
-  instance.child.kill('SIGKILL')
-  const exit = await exitWithin(instance, 10_000)
-  expect(exit.signal).toBe('SIGKILL')
 }
 
 /** Waits until no drain has a step to come; fails naming the states of those that still have one. */
@@ -178,31 +171,6 @@ async function checkEndedOnce(query: Query, deposits: readonly SentDeposit[]): P
   // No event of a drain that no deposit made.
   expect(statesOf.size).toBe(deposits.length)
   return ends
-}
-
-function describeEnds(ends: Map<string, number>): string {
-  return [...ends].map(([path, count]) => `${count}× ${path}`).join('; ')
-}
-
-/** `devplatform ledger verify --environment sandbox`, as an operator runs it. */
-async function ledgerVerify(databaseUrl: string): Promise<void> {
-  const running = launch(CLI, ['ledger', 'verify', '--environment', 'sandbox'], { DATABASE_URL: databaseUrl })
-  const exit = await exitWithin(running, 20_000)
-  expect({ code: exit.code, stdout: running.stdout(), stderr: running.stderr() }).toEqual({ code: 0, stdout: 'sandbox: ok\n', stderr: '' })
-}
-
-function postgresQuery(fresh: FreshDatabase): Query {
-  return (sqlText, ...params) => fresh.query(sqlText, ...params)
-}
-
-/** The pids among `candidates` of the database connections `where` picks in pg_stat_activity, one per connection. */
-async function ownersOfConnections(fresh: FreshDatabase, candidates: readonly Instance[], where: string): Promise<number[]> {
-  const port = Number(new URL(fresh.url).port || 5432)
-  const rows = await fresh.query<{ client_port: number | null }>(`select client_port from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and ${where}`)
-  return rows.flatMap((row) => {
-    const owner = row.client_port === null ? undefined : ownerOfClientPort(row.client_port, port, candidates.map((candidate) => candidate.pid))
-    return owner === undefined ? [] : [owner]
-  })
 }
 
 /** Those of `candidates` with a database connection waiting for a lock. */

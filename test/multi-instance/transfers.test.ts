@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ownerOfClientPort } from '../fixtures/socket-owner.mjs'
-import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
-import { CLI, cleanUp, exitWithin, launch, type Running, waitUntil } from '../processes.js'
+import { dropFreshDatabases, freshDatabase } from '../backend.js'
+import { cleanUp, waitUntil } from '../processes.js'
 import { cliJson, type Credentials, type Instance, serviceVars, sleep, startServer, startWorker, stopGracefully } from './delivery-helpers.js'
+import { describeEnds, kill9, ledgerVerify, ownersOfConnections, postgresQuery, type Query } from './money-helpers.js'
 
 /**
  * Transfers across processes on one PostgreSQL + Redis: (a) 100 concurrent transfers out of one
@@ -38,8 +38,6 @@ const NEXT: Readonly<Record<string, readonly string[]>> = {
   refunded: [],
   canceled: [],
 }
-
-type Query = <T>(sqlText: string, ...params: unknown[]) => Promise<T[]>
 
 interface Answer<T> {
   status: number
@@ -92,33 +90,6 @@ async function fund(instance: Instance, credentials: Credentials, walletId: stri
     const [row] = await query<{ state: string }>('select state from transfers where id = ?', created.body.id)
     return row?.state === 'payment_processed' ? true : undefined
   }, 20_000, 25)
-}
-
-async function kill9(instance: Running): Promise<void> {
-  instance.child.kill('SIGKILL')
-  const exit = await exitWithin(instance, 10_000)
-  expect(exit.signal).toBe('SIGKILL')
-}
-
-/** `devplatform ledger verify --environment sandbox`, as an operator runs it. */
-async function ledgerVerify(databaseUrl: string): Promise<void> {
-  const running = launch(CLI, ['ledger', 'verify', '--environment', 'sandbox'], { DATABASE_URL: databaseUrl })
-  const exit = await exitWithin(running, 20_000)
-  expect({ code: exit.code, stdout: running.stdout(), stderr: running.stderr() }).toEqual({ code: 0, stdout: 'sandbox: ok\n', stderr: '' })
-}
-
-function postgresQuery(fresh: FreshDatabase): Query {
-  return (sqlText, ...params) => fresh.query(sqlText, ...params)
-}
-
-/** The pids among `candidates` of the database connections `where` picks in pg_stat_activity, one per connection. */
-async function ownersOfConnections(fresh: FreshDatabase, candidates: readonly Instance[], where: string): Promise<number[]> {
-  const port = Number(new URL(fresh.url).port || 5432)
-  const rows = await fresh.query<{ client_port: number | null }>(`select client_port from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid() and ${where}`)
-  return rows.flatMap((row) => {
-    const owner = row.client_port === null ? undefined : ownerOfClientPort(row.client_port, port, candidates.map((candidate) => candidate.pid))
-    return owner === undefined ? [] : [owner]
-  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,10 +256,6 @@ async function checkEndedOnce(query: Query, transfers: readonly Sent[], funded: 
     }
   }
   return { ends, usdc, eurc }
-}
-
-function describeEnds(ends: Map<string, number>): string {
-  return [...ends].map(([path, count]) => `${count}× ${path}`).join('; ')
 }
 
 describe('transfers on PostgreSQL across two servers', () => {
