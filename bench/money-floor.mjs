@@ -246,6 +246,20 @@ async function lockAccounts(q, environment, appId, currency, keys) {
   return new Map(rows.map((row) => [`${row.kind} ${row.reference}`, row]))
 }
 
+/** Posts a pending entry as the server does: its postings' accounts locked in id order, the entry settled, the balances moved. */
+async function postPending(q, entryId, now) {
+  const postings = await q(POSTINGS_OF, [entryId])
+  const ids = [...new Set(postings.map((posting) => posting.account_id))].sort()
+  const rows = new Map((await q(LOCK_BY_ID[ids.length], ids)).map((account) => [account.id, account]))
+  await q(SETTLE_ENTRY, ['posted', now, entryId])
+  await applyPostings(
+    q,
+    postings.map((posting) => [rows.get(posting.account_id), posting.direction, BigInt(posting.amount)]),
+    'post',
+    now,
+  )
+}
+
 /** Sums of a row as bigints, changed by `postings` ([row, direction, amount]), `to`: 'pending', 'posted' (new entry) or 'post' (a pending one posted). */
 async function applyPostings(q, postings, to, now) {
   const sums = new Map()
@@ -465,16 +479,7 @@ async function advance(drainId) {
         updated_at: now,
       })
     } else {
-      const postings = await q(POSTINGS_OF, [drain.pending_entry_id])
-      const ids = [...new Set(postings.map((posting) => posting.account_id))].sort()
-      const rows = new Map((await q(LOCK_BY_ID[ids.length], ids)).map((row) => [row.id, row]))
-      await q(SETTLE_ENTRY, ['posted', now, drain.pending_entry_id])
-      await applyPostings(
-        q,
-        postings.map((posting) => [rows.get(posting.account_id), posting.direction, BigInt(posting.amount)]),
-        'post',
-        now,
-      )
+      await postPending(q, drain.pending_entry_id, now)
       const rail = JSON.parse(drain.destination).payment_rail
       Object.assign(drain, {
         state: 'payment_processed',
@@ -606,16 +611,7 @@ async function advanceTransfer(transferId) {
     const now = isoOf(Date.now())
     if (row.state === 'funds_received') Object.assign(row, { state: 'payment_submitted', next_step_at: now, updated_at: now })
     else {
-      const postings = await q(POSTINGS_OF, [row.pending_entry_id])
-      const ids = [...new Set(postings.map((posting) => posting.account_id))].sort()
-      const rows = new Map((await q(LOCK_BY_ID[ids.length], ids)).map((account) => [account.id, account]))
-      await q(SETTLE_ENTRY, ['posted', now, row.pending_entry_id])
-      await applyPostings(
-        q,
-        postings.map((posting) => [rows.get(posting.account_id), posting.direction, BigInt(posting.amount)]),
-        'post',
-        now,
-      )
+      await postPending(q, row.pending_entry_id, now)
       Object.assign(row, { state: 'payment_processed', destination_tx_hash: `0x${randomBytes(32).toString('hex')}`, next_step_at: null, updated_at: now })
     }
     await q(UPDATE_TRANSFER, [row.state, row.destination_tx_hash, row.next_step_at, row.updated_at, row.id])

@@ -418,6 +418,35 @@ interface IntakeFigure {
 const INTAKE_SLICE_SECONDS = 2
 
 /**
+ * The floor and the project loaded in turns, a slice of INTAKE_SLICE_SECONDS each (`load`), until
+ * each has had SECONDS, the order alternating from slice to slice and from run to run: each one's
+ * rate, median p99 and CPU per answered request.
+ */
+async function inTurns(run: number, servers: Record<'floor' | 'project', Process>, load: (system: 'floor' | 'project') => Promise<autocannon.Result>): Promise<{ project: IntakeFigure; floor: IntakeFigure }> {
+  const totals = {
+    floor: { answered: 0, seconds: 0, cpuMs: 0, p99: [] as number[] },
+    project: { answered: 0, seconds: 0, cpuMs: 0, p99: [] as number[] },
+  }
+  const slices = Math.max(1, Math.round(SECONDS / INTAKE_SLICE_SECONDS))
+  for (let slice = 0; slice < slices; slice++) {
+    const order: ('floor' | 'project')[] = (slice + run) % 2 === 0 ? ['floor', 'project'] : ['project', 'floor']
+    for (const system of order) {
+      const server = servers[system]
+      const cpuStart = server.cpuMs()
+      const result = await load(system)
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`${system}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
+      const total = totals[system]
+      total.cpuMs += server.cpuMs() - cpuStart
+      total.answered += result['2xx']
+      total.seconds += result.duration
+      total.p99.push(result.latency.p99)
+    }
+  }
+  const figure = (total: (typeof totals)['floor']): IntakeFigure => ({ rate: total.answered / total.seconds, p99: median(total.p99), cpuMsPerDeposit: total.cpuMs / total.answered })
+  return { project: figure(totals.project), floor: figure(totals.floor) }
+}
+
+/**
  * The project's and the floor's intake, each on its own fresh database, both running, measured
  * in alternating slices of INTAKE_SLICE_SECONDS until each has had SECONDS.
  */
@@ -430,28 +459,12 @@ async function intake(backend: Backend, hot: boolean, run: number): Promise<{ pr
       try {
         // A warm-up, so both start with their statements prepared and their accounts made.
         for (const { server, seeded } of Object.values(systems)) await deposits(server.base, seeded, seeded.paths, { amount: 2 * ADDRESSES })
-        const totals = {
-          floor: { answered: 0, seconds: 0, cpuMs: 0, p99: [] as number[] },
-          project: { answered: 0, seconds: 0, cpuMs: 0, p99: [] as number[] },
-        }
-        const slices = Math.max(1, Math.round(SECONDS / INTAKE_SLICE_SECONDS))
-        for (let slice = 0; slice < slices; slice++) {
-          const order: ('floor' | 'project')[] = (slice + run) % 2 === 0 ? ['floor', 'project'] : ['project', 'floor']
-          for (const system of order) {
-            const { server, seeded } = systems[system]
-            const cpuStart = server.cpuMs()
-            const result = await deposits(server.base, seeded, hot ? seeded.paths.slice(0, 1) : seeded.paths, { duration: INTAKE_SLICE_SECONDS })
-            if (result.non2xx > 0 || result.errors > 0) throw new Error(`${system}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
-            const total = totals[system]
-            total.cpuMs += server.cpuMs() - cpuStart
-            total.answered += result['2xx']
-            total.seconds += result.duration
-            total.p99.push(result.latency.p99)
-          }
-        }
+        const figures = await inTurns(run, { floor, project }, (system) => {
+          const { server, seeded } = systems[system]
+          return deposits(server.base, seeded, hot ? seeded.paths.slice(0, 1) : seeded.paths, { duration: INTAKE_SLICE_SECONDS })
+        })
         await takeArrivals()
-        const figure = (total: (typeof totals)['floor']): IntakeFigure => ({ rate: total.answered / total.seconds, p99: median(total.p99), cpuMsPerDeposit: total.cpuMs / total.answered })
-        return { project: figure(totals.project), floor: figure(totals.floor) }
+        return figures
       } finally {
         await project.stop()
         await floor.stop()
@@ -569,27 +582,7 @@ async function transfersCreated(backend: Backend, hot: boolean, run: number): Pr
           const warm = await transfers(server.base, senders, { amount: Math.max(200, 2 * senders.length) })
           if (warm.non2xx > 0 || warm.errors > 0) throw new Error(`warm-up: ${warm.non2xx} non-2xx answers, ${warm.errors} errors`)
         }
-        const totals = {
-          floor: { answered: 0, seconds: 0, cpuMs: 0, p99: [] as number[] },
-          project: { answered: 0, seconds: 0, cpuMs: 0, p99: [] as number[] },
-        }
-        const slices = Math.max(1, Math.round(SECONDS / INTAKE_SLICE_SECONDS))
-        for (let slice = 0; slice < slices; slice++) {
-          const order: ('floor' | 'project')[] = (slice + run) % 2 === 0 ? ['floor', 'project'] : ['project', 'floor']
-          for (const system of order) {
-            const { server, senders } = systems[system]
-            const cpuStart = server.cpuMs()
-            const result = await transfers(server.base, senders, { duration: INTAKE_SLICE_SECONDS })
-            if (result.non2xx > 0 || result.errors > 0) throw new Error(`${system}: ${result.non2xx} non-2xx answers, ${result.errors} errors`)
-            const total = totals[system]
-            total.cpuMs += server.cpuMs() - cpuStart
-            total.answered += result['2xx']
-            total.seconds += result.duration
-            total.p99.push(result.latency.p99)
-          }
-        }
-        const figure = (total: (typeof totals)['floor']): IntakeFigure => ({ rate: total.answered / total.seconds, p99: median(total.p99), cpuMsPerDeposit: total.cpuMs / total.answered })
-        return { project: figure(totals.project), floor: figure(totals.floor) }
+        return await inTurns(run, { floor, project }, (system) => transfers(systems[system].server.base, systems[system].senders, { duration: INTAKE_SLICE_SECONDS }))
       } finally {
         await project.stop()
         await floor.stop()
