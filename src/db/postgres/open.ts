@@ -32,13 +32,14 @@ export async function openPostgres(url: string, poolSize: number): Promise<Db> {
   // A pooled idle connection that dies emits 'error' on the pool; without a listener the
   // process would crash. The next query gets a fresh connection (or a 503 while it is down).
   pool.on('error', () => undefined)
+  // Before the first connection opens: it guards each connection from the moment it joins the pool.
+  const named = withNamedStatements(pool)
   try {
     await pool.query('select 1')
   } catch (error) {
     await pool.end().catch(() => undefined)
     throw new Error(`cannot connect to ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`)
   }
-  const named = withNamedStatements(pool)
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named }) })
   postgresPools.set(db, named)
   return db

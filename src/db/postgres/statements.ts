@@ -43,17 +43,19 @@ export function withNamedStatements(pool: pg.Pool): NamedStatementPool {
       names.delete(text)
     },
   }
+  // pg-pool listens for a connection's errors only while it is idle, and stops before handing it
+  // over: an error read then (before the caller's await resumes: ReadyForQuery and a FATAL in one
+  // socket read) or while it is checked out would be an 'error' event with no listener, which ends
+  // the process. 'connect' is emitted synchronously as a new connection joins the pool, so this
+  // listener is there for the whole of its life. The query under way, or the next one, fails by
+  // itself (503), and release() drops the broken connection from the pool.
+  pool.on('connect', (client) => client.on('error', ignoreConnectionError))
   // Kysely keeps its connection object per client object: hand it the same one every time.
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>()
   const connect = async (): Promise<PostgresPoolClient> => {
     const client = await pool.connect()
     let named = clients.get(client)
     if (named === undefined) {
-      // pg-pool listens for a connection's errors only while it is idle: a connection that breaks
-      // while checked out (a query or transaction under way) would emit 'error' with no listener
-      // and end the process. The query under way fails by itself (503), and release() drops the
-      // broken connection from the pool.
-      client.on('error', ignoreConnectionError)
       named = namedStatementClient(client, statements)
       clients.set(client, named)
     }
