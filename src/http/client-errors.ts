@@ -8,6 +8,12 @@ import { requestIdFrom } from './request-id.js'
 /** Node's limit on a request's line and headers together (16 KiB unless --max-http-header-size says otherwise). */
 const HEAD_LIMIT = maxHeaderSize % 1024 === 0 ? `${maxHeaderSize / 1024} KiB` : `${maxHeaderSize} bytes`
 
+/** The debug line of a client that hung up mid-request: its own doing, nothing for an operator. */
+export const CLIENT_ABORTED = 'client closed the connection before its request arrived whole'
+
+/** Node's parser error for a connection that ended (the client hung up) in the middle of a request. */
+const ENDED_MID_REQUEST = 'HPE_INVALID_EOF_STATE'
+
 /** How long an answered connection waits for the client to read the answer and hang up. */
 const LINGER_MS = 2_000
 
@@ -80,7 +86,9 @@ function answer(error: ConnectionError, socket: Socket, requestId: string, log: 
   // Answered already (the parser may report the same error again) or closed meanwhile.
   if (!socket.writable) return
   const { statusCode, message } = answerFor(error.code)
-  log.info({ reqId: requestId, code: error.code, reason: error.message }, `malformed request answered with ${statusCode}`)
+  // Answered all the same: a client that only half-closed its side can still read it.
+  if (error.code === ENDED_MID_REQUEST) log.debug({ reqId: requestId, code: error.code }, CLIENT_ABORTED)
+  else log.info({ reqId: requestId, code: error.code, reason: error.message }, `malformed request answered with ${statusCode}`)
   answerAndClose(socket, statusCode, message, requestId)
 }
 

@@ -6,7 +6,7 @@ import type { ErrorObject } from 'ajv'
 import { RATE_RETRY_AFTER_SECONDS, RateUnavailable } from '../ledger/rates.js'
 import { ConflictError, isDatabaseClosed, isDatabaseUnavailable, isStorageFault } from '../db/errors.js'
 import { ApiError, errorBody } from '../errors.js'
-import { answerAndClose } from '../http/client-errors.js'
+import { answerAndClose, CLIENT_ABORTED } from '../http/client-errors.js'
 import { drainBody } from '../http/drain-body.js'
 import { Incident } from '../incident.js'
 import { requestIdFrom } from '../http/request-id.js'
@@ -21,6 +21,7 @@ export const DATABASE_RETRY_AFTER_SECONDS = 1
 export const MAX_PATH_PARAMETER_LENGTH = 100
 
 const BODY_TOO_LARGE = 'Request body is larger than 1 MiB'
+const BODY_CUT_SHORT = 'The request body did not arrive whole'
 
 /** Node's test for an Expect header it can honour (it answers 100 Continue itself). */
 const CONTINUE_EXPECTATION = /(?:^|\W)100-continue(?:$|\W)/i
@@ -137,6 +138,12 @@ export const errorsPlugin = fp(
           .header('Retry-After', String(RATE_RETRY_AFTER_SECONDS))
           .send(errorBody(503, error.message, 'An operator loads rates with `devplatform rates load` or EXCHANGE_RATES_FILE; retry later'))
       }
+      if (isRequestStreamError(error, request)) {
+        // The client hung up while its body was arriving (Node's own ECONNRESET "aborted", which
+        // is no database's): nobody is left to answer, and nothing of ours failed.
+        request.log.debug({ err: error }, CLIENT_ABORTED)
+        return reply.code(400).send(errorBody(400, BODY_CUT_SHORT))
+      }
       if (isDatabaseUnavailable(error)) {
         // Passing faults (an outage, a restart, a held lock, a full disk) ask the client to retry.
         const storage = isStorageFault(error)
@@ -179,6 +186,14 @@ export const errorsPlugin = fp(
   },
   { name: 'errors' },
 )
+
+/**
+ * The error is the request's own body stream's (the client hung up mid-body, or the body broke
+ * off): Fastify's body reader hands it on as it is, and its code (ECONNRESET) is no database's.
+ */
+function isRequestStreamError(error: unknown, request: FastifyRequest): boolean {
+  return error instanceof Error && request.raw.errored === error
+}
 
 /** Passing database faults, logged once per incident (src/incident.ts) for each kind rather than once per request. */
 class FaultLog {
