@@ -7,6 +7,7 @@ export function toInvoice(row: InvoiceRow): Invoice {
   const tax = taxOf(row)
   const total = BigInt(row.total)
   const paid = BigInt(row.amount_paid)
+  const lines = linesOf(row)
   return {
     id: row.id,
     customer_id: row.customer_id,
@@ -14,15 +15,19 @@ export function toInvoice(row: InvoiceRow): Invoice {
     email: row.email,
     currency: row.currency as Invoice['currency'],
     status: row.status as Invoice['status'],
-    lines: linesOf(row).map((line) => ({
+    lines: lines.map((line) => ({
       product_id: line.product_id,
       name: line.name,
       quantity: line.quantity,
       unit_price: formatCents(line.unit_price),
       amount: formatCents(line.amount),
     })),
+    // What the published client's model reads (CreateInvoiceDto's items and taxId), so a client
+    // that reads an invoice and sends it back keeps its lines and tax.
+    items: lines.map((line) => ({ product_id: line.product_id, quantity: line.quantity })),
     subtotal: formatCents(BigInt(row.subtotal)),
     tax: tax === null ? null : { id: tax.id, name: tax.name, percentage: Number(tax.percentage) },
+    taxId: tax === null ? null : tax.id,
     tax_amount: formatCents(BigInt(row.tax_amount)),
     total: formatCents(total),
     amount_paid: formatCents(paid),

@@ -33,6 +33,10 @@ export const InvoiceSchema = Type.Object(
     currency,
     status,
     lines: Type.Array(InvoiceLineSchema),
+    items: Type.Array(
+      Type.Object({ product_id: Type.String({ format: 'uuid' }), quantity: Type.Integer() }),
+      { description: "the lines as CreateInvoiceDto's items: resent in a PUT, they keep the lines and their prices" },
+    ),
     subtotal: money('the sum of the lines'),
     tax: Type.Union(
       [
@@ -45,6 +49,7 @@ export const InvoiceSchema = Type.Object(
       ],
       { description: 'the tax applied (taxId), null without one' },
     ),
+    taxId: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: "the applied tax's id as CreateInvoiceDto's taxId: resent in a PUT, it keeps the tax" }),
     tax_amount: money('the tax on the subtotal, rounded half up to the cent'),
     total: money('subtotal + tax_amount'),
     amount_paid: money('paid so far'),

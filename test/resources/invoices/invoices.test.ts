@@ -146,9 +146,14 @@ describe('POST /api/v0/invoices', () => {
         { product_id: product, name: 'Widget', quantity: 2, unit_price: '10.00', amount: '20.00' },
         { product_id: second, name: 'Gadget', quantity: 3, unit_price: '0.10', amount: '0.30' },
       ],
+      items: [
+        { product_id: product, quantity: 2 },
+        { product_id: second, quantity: 3 },
+      ],
       subtotal: '20.30',
       // 20.30 × 7.25 % = 1.471750, rounded half up to the cent
       tax: { id: tax, name: 'Sales tax', percentage: 7.25 },
+      taxId: tax,
       tax_amount: '1.47',
       total: '21.77',
       amount_paid: '0.00',
@@ -637,6 +642,137 @@ describe('PUT /api/v0/invoices/:id', () => {
         expect((await put(invoice.id, body({ status: 'DRAFT' }))).status).toBe(200)
       }
     })
+  })
+})
+
+/**
+ * The published client's only invoice model, CreateInvoiceDto (typescript-fetch): what its
+ * FromJSON takes from an answer (only the model's fields, by their wire names; an optional field
+ * that is null becomes undefined) and what its ToJSON sends back.
+ */
+interface CreateInvoiceDto {
+  name: unknown
+  email: unknown
+  customerId: unknown
+  currency: unknown
+  items: unknown
+  dueDate: Date
+  delivery: unknown
+  paymentLink: unknown
+  paymentMethods: unknown
+  status: unknown
+  address?: unknown
+  phoneNumber?: unknown
+  sendDate?: Date
+  logo?: unknown
+  partialPayment: unknown
+  taxId?: unknown
+}
+
+function createInvoiceDtoFromJson(json: Record<string, unknown>): CreateInvoiceDto {
+  const optional = (value: unknown) => (value === null || value === undefined ? undefined : value)
+  return {
+    name: json.name,
+    email: json.email,
+    customerId: json.customer_id,
+    currency: json.currency,
+    items: json.items,
+    dueDate: new Date(String(json.due_date)),
+    delivery: json.delivery,
+    paymentLink: json.payment_link,
+    paymentMethods: json.payment_methods,
+    status: json.status,
+    address: optional(json.address),
+    phoneNumber: optional(json.phone_number),
+    sendDate: json.send_date === null || json.send_date === undefined ? undefined : new Date(String(json.send_date)),
+    logo: optional(json.logo),
+    partialPayment: json.partial_payment,
+    taxId: optional(json.taxId),
+  }
+}
+
+/** The body the client sends: JSON.stringify leaves out the fields that are undefined. */
+function createInvoiceDtoToJson(dto: CreateInvoiceDto): string {
+  return JSON.stringify({
+    name: dto.name,
+    email: dto.email,
+    customer_id: dto.customerId,
+    currency: dto.currency,
+    items: dto.items,
+    due_date: dto.dueDate.toISOString(),
+    delivery: dto.delivery,
+    payment_link: dto.paymentLink,
+    payment_methods: dto.paymentMethods,
+    status: dto.status,
+    address: dto.address,
+    phone_number: dto.phoneNumber,
+    send_date: dto.sendDate?.toISOString(),
+    logo: dto.logo,
+    partial_payment: dto.partialPayment,
+    taxId: dto.taxId,
+  })
+}
+
+describe("a read-modify-write through the published client's CreateInvoiceDto", () => {
+  const KEPT = ['lines', 'items', 'subtotal', 'tax', 'taxId', 'tax_amount', 'total', 'amount_due'] as const
+
+  it.each([
+    { case: 'with a tax', taxed: true },
+    { case: 'without a tax', taxed: false },
+  ])('GET, CreateInvoiceDtoFromJSON, change the name, PUT: items, tax and totals stay ($case)', async ({ taxed }) => {
+    const widget = await newProduct(key, { price: '12.50' })
+    const gadget = await newProduct(key, { price: '0.10' })
+    const tax = taxed ? await newTax(key, 7.25) : undefined
+    const invoice = await create({
+      items: [
+        { product_id: widget, quantity: 2 },
+        { productId: gadget, quantity: 3 },
+      ],
+      ...(tax === undefined ? {} : { taxId: tax }),
+      address: '1 Main St',
+      send_date: '2027-01-01T09:30:00+01:00',
+    })
+    // Prices and the tax move on; the invoice keeps what it was issued with.
+    expect((await server.request('PUT', `/api/v0/products/${widget}`, { key, body: { price: '99.00' } })).status).toBe(200)
+    if (tax !== undefined) expect((await server.request('PUT', `/api/v0/taxes/${tax}`, { key, body: { percentage: 20 } })).status).toBe(200)
+
+    const answer = await server.request<Record<string, unknown>>('GET', `/api/v0/invoices/${invoice.id}`, { key })
+    const dto = createInvoiceDtoFromJson(answer.body)
+    dto.name = 'Renamed through the client'
+    const res = await server.request<Invoice>('PUT', `/api/v0/invoices/${invoice.id}`, { key, body: createInvoiceDtoToJson(dto) })
+    expect(res.status, res.text).toBe(200)
+
+    const after = await read(invoice.id)
+    expect(after.name).toBe('Renamed through the client')
+    for (const field of KEPT) expect(after[field], field).toEqual(invoice[field])
+    expect(after).toMatchObject({
+      items: [
+        { product_id: widget, quantity: 2 },
+        { product_id: gadget, quantity: 3 },
+      ],
+      taxId: tax ?? null,
+      subtotal: '25.30',
+      total: taxed ? '27.13' : '25.30',
+      address: '1 Main St',
+      send_date: '2027-01-01T08:30:00.000Z',
+    })
+  })
+
+  it('every invoice answer and invoice event carries items and taxId', async () => {
+    const own = await server.createKey()
+    const ownCustomer = await newCustomer(own)
+    const ownProduct = await newProduct(own)
+    const tax = await newTax(own, 10)
+    const fields = { customer_id: ownCustomer, items: [{ productId: ownProduct.toUpperCase(), quantity: 4 }], taxId: tax }
+    const expected = { items: [{ product_id: ownProduct, quantity: 4 }], taxId: tax }
+    const created = await create(fields, own)
+    expect(created).toMatchObject(expected)
+    const list = await server.request<InvoiceList>('GET', '/api/v0/invoices', { key: own })
+    expect(list.body.data).toEqual([expect.objectContaining(expected)])
+    const updated = await put(created.id, body({ ...fields, name: 'changed' }), own)
+    expect(updated.body).toMatchObject({ ...expected, name: 'changed' })
+    expect((await eventsOf(own.appId, 'invoice.created'))[0]?.data).toMatchObject(expected)
+    expect((await eventsOf(own.appId, 'invoice.updated'))[0]?.data).toMatchObject(expected)
   })
 })
 
