@@ -611,6 +611,37 @@ migrations['0017_checkout'] = {
   },
 }
 
+migrations['0018_idempotency_per_environment'] = {
+  async up(db: Kysely<unknown>) {
+    // Idempotency-Keys belong to (application, environment): a development key and a production
+    // key of one application never share a stored answer or a claim. The primary key changes, so
+    // the table is rebuilt (SQLite cannot alter a primary key). Which environment wrote an earlier
+    // row is not recorded: it is kept for both, so the request that wrote it is never run a
+    // second time when retried; it goes with the purge, within 24 hours.
+    await db.schema
+      .createTable('idempotency_keys_by_environment')
+      .addColumn('app_id', 'text', (c) => c.notNull().references('apps.id'))
+      .addColumn('environment', 'text', (c) => c.notNull())
+      .addColumn('key', 'text', (c) => c.notNull())
+      .addColumn('fingerprint', 'text', (c) => c.notNull())
+      .addColumn('status_code', 'integer')
+      .addColumn('content_type', 'text')
+      .addColumn('body', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('lease_until', 'text', (c) => c.notNull())
+      .addColumn('committed_at', 'text')
+      .addPrimaryKeyConstraint('idempotency_keys_environment_pk', ['app_id', 'environment', 'key'])
+      .execute()
+    for (const environment of ['development', 'production']) {
+      await sql`insert into idempotency_keys_by_environment (app_id, environment, key, fingerprint, status_code, content_type, body, created_at, lease_until, committed_at)
+                select app_id, ${environment}, key, fingerprint, status_code, content_type, body, created_at, lease_until, committed_at from idempotency_keys`.execute(db)
+    }
+    await db.schema.dropTable('idempotency_keys').execute()
+    await db.schema.alterTable('idempotency_keys_by_environment').renameTo('idempotency_keys').execute()
+    await db.schema.createIndex('idempotency_keys_created_at').on('idempotency_keys').column('created_at').execute()
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

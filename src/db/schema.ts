@@ -171,9 +171,13 @@ export interface DeliveryAttemptsTable {
   response_body: string | null
 }
 
-/** An Idempotency-Key's first request and, once it answered, its response (replayed for 24 hours). */
+/**
+ * An Idempotency-Key's first request and, once it answered, its response (replayed for 24 hours).
+ * One row per (application, environment of the calling key, key).
+ */
 export interface IdempotencyKeysTable {
   app_id: string
+  environment: 'production' | 'development'
   key: string
   /** SHA-256 of method, path and body: the same key with another request is refused */
   fingerprint: string

@@ -119,8 +119,10 @@ export const idempotencyPlugin = fp(
         return
       }
       if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw ApiError.badRequest(INVALID_KEY)
+      const { appId, environment } = callerOf(request)
       const result = await keys.claim({
-        appId: callerOf(request).appId,
+        appId,
+        environment,
         key,
         fingerprint: requestFingerprint(request),
         leaseMs: IDEMPOTENCY.leaseMs,

@@ -2,6 +2,7 @@ import type { ExpressionBuilder } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { Database } from '../db/schema.js'
 import { isoOf, nowIso } from '../db/time.js'
+import type { Environment } from '../keys/credentials.js'
 
 /** What the first request with a key answered: replayed byte for byte. */
 export interface StoredResponse {
@@ -17,6 +18,7 @@ export interface StoredResponse {
  */
 export interface Claim {
   appId: string
+  environment: Environment
   key: string
   createdAt: string
 }
@@ -34,6 +36,8 @@ export type ClaimResult =
 
 export interface ClaimRequest {
   appId: string
+  /** the calling key's environment: a development and a production key never share a key's row */
+  environment: Environment
   key: string
   /** SHA-256 of the request: the same key with another request is a mismatch */
   fingerprint: string
@@ -51,19 +55,25 @@ const PURGE_BATCH = 500
 /** The row of this claim while it is still running: every write its holder makes is guarded by it. */
 function heldBy(claim: Claim) {
   return (eb: ExpressionBuilder<Database, 'idempotency_keys'>) =>
-    eb.and([eb('app_id', '=', claim.appId), eb('key', '=', claim.key), eb('created_at', '=', claim.createdAt), eb('status_code', 'is', null)])
+    eb.and([
+      eb('app_id', '=', claim.appId),
+      eb('environment', '=', claim.environment),
+      eb('key', '=', claim.key),
+      eb('created_at', '=', claim.createdAt),
+      eb('status_code', 'is', null),
+    ])
 }
 
 /**
- * Idempotency keys, per application. Each statement runs on its own (a single-statement
+ * Idempotency keys, per application and environment. Each statement runs on its own (a single-statement
  * transaction): a claim is one INSERT that either wins or meets the primary key, so it never holds
  * a lock while the request runs.
  */
 export class IdempotencyKeysRepository {
   constructor(private readonly db: Db) {}
 
-  private row(appId: string, key: string) {
-    return this.db.selectFrom('idempotency_keys').where('app_id', '=', appId).where('key', '=', key)
+  private row({ appId, environment, key }: Pick<ClaimRequest, 'appId' | 'environment' | 'key'>) {
+    return this.db.selectFrom('idempotency_keys').where('app_id', '=', appId).where('environment', '=', environment).where('key', '=', key)
   }
 
   /**
@@ -71,7 +81,7 @@ export class IdempotencyKeysRepository {
    * a running claim whose lease lapsed (its process died), counts as absent and is taken over.
    */
   async claim(request: ClaimRequest): Promise<ClaimResult> {
-    const { appId, key, fingerprint } = request
+    const { appId, environment, key, fingerprint } = request
     for (let round = 0; round < CLAIM_ROUNDS; round++) {
       const now = Date.now()
       const fresh = {
@@ -85,13 +95,13 @@ export class IdempotencyKeysRepository {
       }
       const inserted = await this.db
         .insertInto('idempotency_keys')
-        .values({ app_id: appId, key, ...fresh })
-        .onConflict((conflict) => conflict.columns(['app_id', 'key']).doNothing())
+        .values({ app_id: appId, environment, key, ...fresh })
+        .onConflict((conflict) => conflict.columns(['app_id', 'environment', 'key']).doNothing())
         .executeTakeFirst()
       if (inserted.numInsertedOrUpdatedRows !== undefined && inserted.numInsertedOrUpdatedRows > 0n) {
-        return { outcome: 'claimed', claim: { appId, key, createdAt: fresh.created_at } }
+        return { outcome: 'claimed', claim: { appId, environment, key, createdAt: fresh.created_at } }
       }
-      const existing = await this.row(appId, key).selectAll().executeTakeFirst()
+      const existing = await this.row(request).selectAll().executeTakeFirst()
       if (existing === undefined) continue // released between the two statements: insert again
       const expiredBefore = isoOf(now - request.retentionMs)
       const lapsed = existing.status_code === null && existing.lease_until < fresh.created_at
@@ -107,6 +117,7 @@ export class IdempotencyKeysRepository {
         .updateTable('idempotency_keys')
         .set(fresh)
         .where('app_id', '=', appId)
+        .where('environment', '=', environment)
         .where('key', '=', key)
         .where((eb) =>
           eb.or([
@@ -115,7 +126,7 @@ export class IdempotencyKeysRepository {
           ]),
         )
         .executeTakeFirst()
-      if (takenOver.numUpdatedRows > 0n) return { outcome: 'claimed', claim: { appId, key, createdAt: fresh.created_at } }
+      if (takenOver.numUpdatedRows > 0n) return { outcome: 'claimed', claim: { appId, environment, key, createdAt: fresh.created_at } }
     }
     return { outcome: 'running' }
   }
@@ -172,14 +183,14 @@ export class IdempotencyKeysRepository {
         .deleteFrom('idempotency_keys')
         .where((eb) =>
           eb(
-            eb.refTuple('app_id', 'key'),
+            eb.refTuple('app_id', 'environment', 'key'),
             'in',
             eb
               .selectFrom('idempotency_keys')
-              .select(['app_id', 'key'])
+              .select(['app_id', 'environment', 'key'])
               .where('created_at', '<', expiredBefore)
               .limit(PURGE_BATCH)
-              .$asTuple('app_id', 'key'),
+              .$asTuple('app_id', 'environment', 'key'),
           ),
         )
         .executeTakeFirst()

@@ -6,6 +6,8 @@ import { parseDatabaseUrl } from '../../src/config.js'
 import { openDatabase, writeTransaction } from '../../src/db/database.js'
 import { migrateTo } from '../../src/db/migrations.js'
 import { EventsRepository } from '../../src/db/repositories/events.js'
+import { IDEMPOTENCY } from '../../src/idempotency/plugin.js'
+import { IdempotencyKeysRepository } from '../../src/idempotency/repository.js'
 import { WebhooksRepository } from '../../src/resources/webhooks/repository.js'
 import { UnitOfWork } from '../../src/db/unit-of-work.js'
 import { dropFreshDatabases, freshDatabase, TEST_BACKEND } from '../backend.js'
@@ -14,13 +16,19 @@ afterAll(async () => {
   await dropFreshDatabases()
 })
 
+/** A Kysely handle on a fresh database of the run's backend, with no schema: a test brings it to an earlier version. */
+async function earlierVersion() {
+  const fresh = await freshDatabase()
+  const location = parseDatabaseUrl(fresh.url)
+  const old = new Kysely<unknown>({
+    dialect: location.kind === 'sqlite' ? new SqliteDialect({ database: new SQLite(location.filename) }) : new PostgresDialect({ pool: new pg.Pool({ connectionString: location.url, max: 1 }) }),
+  })
+  return { fresh, location, old }
+}
+
 describe(`upgrading a database written by an earlier version (${TEST_BACKEND})`, () => {
   it("0006 moves each webhook's total_events into its event count rows: the same totals, counted on from there", async () => {
-    const fresh = await freshDatabase()
-    const location = parseDatabaseUrl(fresh.url)
-    const old = new Kysely<unknown>({
-      dialect: location.kind === 'sqlite' ? new SqliteDialect({ database: new SQLite(location.filename) }) : new PostgresDialect({ pool: new pg.Pool({ connectionString: location.url, max: 1 }) }),
-    })
+    const { fresh, location, old } = await earlierVersion()
     const now = new Date().toISOString()
     try {
       await migrateTo(old, '0005_deferred_fanout')
@@ -45,6 +53,43 @@ describe(`upgrading a database written by an earlier version (${TEST_BACKEND})`,
       await writeTransaction(db, async (tx) => new EventsRepository(tx, new UnitOfWork(tx)).emit('app-1', 'tax.created', { n: 1 }))
       expect((await webhooks.find('app-1', 'webhook-7'))?.total_events).toBe(8)
       expect((await webhooks.find('app-1', 'webhook-0'))?.total_events).toBe(1)
+    } finally {
+      await db.destroy()
+    }
+  })
+
+  it('0018 keeps each stored Idempotency-Key, for both environments: the request that wrote it is replayed, never run again', async () => {
+    const { fresh, location, old } = await earlierVersion()
+    const hourAgo = Date.now() - 60 * 60 * 1000
+    const created = new Date(hourAgo).toISOString()
+    const lease = new Date(Date.now() + 60_000).toISOString()
+    try {
+      await migrateTo(old, '0017_checkout')
+      await sql`insert into apps (id, name, created_at) values ('app-1', 'old', ${created})`.execute(old)
+      await sql`insert into idempotency_keys (app_id, key, fingerprint, status_code, content_type, body, created_at, lease_until, committed_at)
+                values ('app-1', 'answered', 'fp-1', 201, 'application/json', '{"id":"cus_1"}', ${created}, ${created}, ${created}),
+                       ('app-1', 'running', 'fp-2', null, null, null, ${created}, ${lease}, null)`.execute(old)
+    } finally {
+      await old.destroy()
+    }
+
+    const db = await openDatabase(location)
+    try {
+      expect(await fresh.count('select count(*) from idempotency_keys')).toBe(4)
+      const keys = new IdempotencyKeysRepository(db)
+      const claim = (environment: 'development' | 'production', key: string, fingerprint: string) =>
+        keys.claim({ appId: 'app-1', environment, key, fingerprint, leaseMs: 30_000, retentionMs: IDEMPOTENCY.retentionMs })
+      for (const environment of ['development', 'production'] as const) {
+        expect(await claim(environment, 'answered', 'fp-1')).toEqual({ outcome: 'completed', response: { statusCode: 201, contentType: 'application/json', body: '{"id":"cus_1"}' } })
+        expect(await claim(environment, 'running', 'fp-2')).toEqual({ outcome: 'running' })
+      }
+      // From here on each environment has its own: a new key claimed by one is free in the other.
+      expect((await claim('development', 'new', 'fp-3')).outcome).toBe('claimed')
+      expect((await claim('development', 'new', 'fp-3')).outcome).toBe('running')
+      expect((await claim('production', 'new', 'fp-4')).outcome).toBe('claimed')
+      // The purge takes both copies of an earlier row.
+      expect(await keys.purgeExpired(new Date(hourAgo + 1).toISOString())).toBe(4)
+      expect(await fresh.count('select count(*) from idempotency_keys')).toBe(2)
     } finally {
       await db.destroy()
     }

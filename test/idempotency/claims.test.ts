@@ -19,6 +19,8 @@ afterAll(async () => server.close())
 const CUSTOMER = { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' }
 const HOUR = 60 * 60 * 1000
 const iso = (ms: number) => new Date(ms).toISOString()
+/** the environment of the keys server.createKey() makes here: rows written by hand are theirs */
+const CALLER_ENVIRONMENT = 'production' as const
 
 function keyRow(appId: string, idempotencyKey: string) {
   return server.app.db.selectFrom('idempotency_keys').selectAll().where('app_id', '=', appId).where('key', '=', idempotencyKey).executeTakeFirst()
@@ -28,7 +30,7 @@ function keyRow(appId: string, idempotencyKey: string) {
 async function insertRunningClaim(caller: TestKey, idempotencyKey: string, fingerprint: string, leaseUntil: string): Promise<void> {
   await server.app.db
     .insertInto('idempotency_keys')
-    .values({ app_id: caller.appId, key: idempotencyKey, fingerprint, status_code: null, content_type: null, body: null, created_at: iso(Date.now() - 1000), lease_until: leaseUntil })
+    .values({ app_id: caller.appId, environment: CALLER_ENVIRONMENT, key: idempotencyKey, fingerprint, status_code: null, content_type: null, body: null, created_at: iso(Date.now() - 1000), lease_until: leaseUntil })
     .execute()
 }
 
@@ -186,6 +188,7 @@ describe('after 24 hours', () => {
     const old = iso(Date.now() - 25 * HOUR)
     const expiredRow = (key: string, completed: boolean) => ({
       app_id: caller.appId,
+      environment: CALLER_ENVIRONMENT,
       key,
       fingerprint: 'x',
       status_code: completed ? 201 : null,
@@ -217,6 +220,7 @@ describe('after 24 hours', () => {
     const now = Date.now()
     const row = (key: string, createdAt: number) => ({
       app_id: caller.appId,
+      environment: CALLER_ENVIRONMENT,
       key,
       fingerprint: 'x',
       status_code: 201,
@@ -286,13 +290,13 @@ describe('the lease renewal', () => {
     const caller = await server.createKey()
     const keys = new IdempotencyKeysRepository(server.app.db)
     const key = freshKey()
-    const claimed = await keys.claim({ appId: caller.appId, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })
+    const claimed = await keys.claim({ appId: caller.appId, environment: CALLER_ENVIRONMENT, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })
     if (claimed.outcome !== 'claimed') throw new Error(`expected a claim, got ${claimed.outcome}`)
     const renewal = renewWhileHeld(keys, claimed.claim, server.app.log, timing)
     try {
       await sleep(400) // well past the first lease
       expect((await keyRow(caller.appId, key))?.lease_until ?? '').toSatisfy((leaseUntil: string) => leaseUntil > iso(Date.now()))
-      expect((await keys.claim({ appId: caller.appId, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })).outcome).toBe('running')
+      expect((await keys.claim({ appId: caller.appId, environment: CALLER_ENVIRONMENT, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })).outcome).toBe('running')
       await sleep(timing.maxHoldMs + timing.leaseMs + 100)
       expect((await keyRow(caller.appId, key))?.lease_until ?? '').toSatisfy((leaseUntil: string) => leaseUntil < iso(Date.now()))
       expect(server.logs()).toContain('its Idempotency-Key lease is no longer renewed')
@@ -305,16 +309,16 @@ describe('the lease renewal', () => {
     const caller = await server.createKey()
     const keys = new IdempotencyKeysRepository(server.app.db)
     const key = freshKey()
-    const claimed = await keys.claim({ appId: caller.appId, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })
+    const claimed = await keys.claim({ appId: caller.appId, environment: CALLER_ENVIRONMENT, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })
     if (claimed.outcome !== 'claimed') throw new Error(`expected a claim, got ${claimed.outcome}`)
     clearInterval(renewWhileHeld(keys, claimed.claim, server.app.log, timing))
     await sleep(timing.leaseMs + 50)
-    expect((await keys.claim({ appId: caller.appId, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })).outcome).toBe('claimed')
+    expect((await keys.claim({ appId: caller.appId, environment: CALLER_ENVIRONMENT, key, fingerprint: 'f', leaseMs: timing.leaseMs, retentionMs: IDEMPOTENCY.retentionMs })).outcome).toBe('claimed')
   })
 })
 
 describe('the claim (repository)', () => {
-  const claimRequest = (appId: string, key: string) => ({ appId, key, fingerprint: 'f', leaseMs: 30_000, retentionMs: IDEMPOTENCY.retentionMs })
+  const claimRequest = (appId: string, key: string) => ({ appId, environment: CALLER_ENVIRONMENT, key, fingerprint: 'f', leaseMs: 30_000, retentionMs: IDEMPOTENCY.retentionMs })
 
   it('a renewal extends the lease; a holder whose claim was taken over can neither renew nor store', async () => {
     const caller = await server.createKey()
