@@ -7,6 +7,8 @@ import type { Socket } from 'node:net'
 import { ConfigError, loadConfig, startError } from './config.js'
 import { openDatabase } from './db/database.js'
 import { cutArrivingRequest } from './http/client-errors.js'
+import { pino } from 'pino'
+import { handleUncaughtErrors } from './uncaught.js'
 
 /**
  * After a stop signal, requests still arriving (head or body) get this long, at most
@@ -25,6 +27,7 @@ async function main(): Promise<void> {
     }
     throw error
   }
+  handleUncaughtErrors(pino({ level: config.logLevel }))
 
   // Each connection attempt is bounded (a few seconds), so a bad or unreachable URL ends start-up
   // with one line naming the variable instead of a hang. Redis first: a start that fails on it

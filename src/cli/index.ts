@@ -27,6 +27,7 @@ import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliver
 import { AppDeletionRefused, deleteApp } from './delete-app.js'
 import { expiryOf, graceSecondsOf, MAX_GRACE_SECONDS } from './key-options.js'
 import { UsageError } from './usage-error.js'
+import { handleUncaughtErrors } from '../uncaught.js'
 
 
 /** Each command's part of the usage, in the order the full usage lists them; `help COMMAND` prints one. */
@@ -657,11 +658,14 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env)
     if (config !== undefined) {
       // Listening before the database opens: a signal during start-up still stops it cleanly.
       const log = pino({ level: config.logLevel })
+      handleUncaughtErrors(log)
       const stopSignal = firstStopSignal((signal) => log.info({ signal }, 'webhook worker already stopping'))
       db = await openDatabase(location).catch(startError('DATABASE_URL'))
       await runWorker(config, db, log, stopSignal)
       return 0
     }
+    // A command's stdout is its answer: its last-resort lines go to stderr.
+    handleUncaughtErrors(pino({ level: 'info' }, pino.destination({ fd: 2, sync: true })))
     db = await openDatabase(location).catch(startError('DATABASE_URL'))
     const printed = await run(command, flags, db, env)
     process.stdout.write(flags.json ? `${JSON.stringify(printed.json)}\n` : printed.text)

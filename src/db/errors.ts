@@ -89,6 +89,36 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   return POSTGRES_CLIENT_MESSAGES.some((text) => message.includes(text))
 }
 
+// PostgreSQL SQLSTATEs that end a connection: connection exceptions (08) and operator
+// intervention ending the backend (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect
+// now, 57P04 database dropped, 57P05 idle session timeout).
+const POSTGRES_CONNECTION_ENDED = /^08[0-9A-Z]{3}$|^57P0[1-5]$/
+// ioredis's errors for a connection that is down or not answering (it reconnects by itself), and
+// the Redis circuit's own (src/auth/redis-circuit.ts).
+const REDIS_CONNECTION_MESSAGES = [
+  'Connection is closed.',
+  "Stream isn't writeable and enableOfflineQueue options is false",
+  'Command timed out',
+  'Command aborted due to connection close',
+]
+const REDIS_CONNECTION_ERROR_NAMES = new Set(['MaxRetriesPerRequestError', 'RedisUnavailableError'])
+
+/**
+ * A connection to a backend (PostgreSQL or Redis) broke, was refused or timed out, or its server
+ * ended it (a terminated backend, a shutdown, a failover). The connection is dropped and the next
+ * use opens another, so the process is sound: what the last-resort handler (src/uncaught.ts)
+ * logs and lives through when such an error escaped every other handler. Node's socket errors count
+ * whichever socket they came from: the process's only other sockets are its HTTP server's and its
+ * webhook requests', whose errors are all handled where they arise.
+ */
+export function isBackendConnectionFault(error: unknown): boolean {
+  const code = codeOf(error)
+  if (code !== undefined && (SOCKET_ERRORS.has(code) || POSTGRES_CONNECTION_ENDED.test(code))) return true
+  if (error instanceof Error && REDIS_CONNECTION_ERROR_NAMES.has(error.name)) return true
+  const message = messageOf(error)
+  return POSTGRES_CLIENT_MESSAGES.some((text) => message.includes(text)) || REDIS_CONNECTION_MESSAGES.includes(message)
+}
+
 /**
  * The database was closed under the statement (Kysely's driver destroyed, better-sqlite3's
  * connection closed): only ever while the server stops, for a request it did not wait for.
