@@ -387,6 +387,19 @@ const DOCS_PAGE_STYLE = `.swagger-ui .topbar .devplatform-name { color: #fff; fo
 const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1b1b1b"/><text x="16" y="22" font-family="sans-serif" font-size="16" font-weight="700" fill="#fff" text-anchor="middle">dp</text></svg>`
 
 /**
+ * The docs page and its assets: Swagger UI loads its scripts and styles from /docs/static (its
+ * initializer too: no inline script), fetches the document and tried-out requests from this
+ * origin, and draws icons from data: URLs in its CSS. No other site may frame it (clickjacking a
+ * page where a key is typed in); X-Frame-Options says so to browsers without frame-ancestors.
+ */
+const DOCS_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+}
+
+/**
  * The OpenAPI 3.1 document is generated from the route schemas (the same TypeBox objects that
  * validate requests and serialize responses); /docs serves an interactive reference for it.
  */
@@ -425,15 +438,22 @@ export const openapiPlugin = fp(
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },
     })
-    await app.register(swaggerUi, {
-      routePrefix: '/docs',
-      theme: {
-        title: 'devplatform API reference',
-        js: [{ filename: 'devplatform.js', content: DOCS_PAGE_SCRIPT }],
-        css: [{ filename: 'devplatform.css', content: DOCS_PAGE_STYLE }],
-        favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: Buffer.from(FAVICON_SVG) }],
-      },
-      uiConfig: { layout: 'DevplatformLayout', defaultModelsExpandDepth: 0, displayRequestDuration: true },
+    // In a context of its own, so the docs' headers go on the docs' answers (page, assets, document) and no others.
+    await app.register(async (docs) => {
+      docs.addHook('onSend', (_request, reply, payload, done) => {
+        reply.headers(DOCS_HEADERS)
+        done(null, payload)
+      })
+      await docs.register(swaggerUi, {
+        routePrefix: '/docs',
+        theme: {
+          title: 'devplatform API reference',
+          js: [{ filename: 'devplatform.js', content: DOCS_PAGE_SCRIPT }],
+          css: [{ filename: 'devplatform.css', content: DOCS_PAGE_STYLE }],
+          favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: Buffer.from(FAVICON_SVG) }],
+        },
+        uiConfig: { layout: 'DevplatformLayout', defaultModelsExpandDepth: 0, displayRequestDuration: true },
+      })
     })
   },
   { name: 'openapi' },

@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type BrowserContext, chromium, type Page } from 'playwright-core'
@@ -36,6 +38,15 @@ let userDataDir: string
 let browser: BrowserContext
 let page: Page
 const pageErrors: string[] = []
+/** Content Security Policy violations the page reported (its securitypolicyviolation events and Chromium's console lines). */
+const violations: string[] = []
+/** The headers /docs was served with as the browser loaded it. */
+let docsHeaders: Record<string, string> = {}
+
+/** Records each securitypolicyviolation event in the page's console, where the test hears it. */
+const REPORT_VIOLATIONS = `document.addEventListener('securitypolicyviolation', (event) => {
+  console.error('securitypolicyviolation: ' + event.effectiveDirective + ' blocked ' + event.blockedURI)
+})`
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's Chromium (apt-get install -y --no-install-recommends chromium; .ci/run does)`)
@@ -46,7 +57,12 @@ beforeAll(async () => {
   browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 } })
   page = browser.pages()[0] ?? (await browser.newPage())
   page.on('pageerror', (error) => pageErrors.push(error.message))
-  await page.goto(`${server.baseUrl}/docs`)
+  await page.addInitScript(REPORT_VIOLATIONS)
+  page.on('console', (message) => {
+    if (/securitypolicyviolation|Content Security Policy/i.test(message.text())) violations.push(message.text())
+  })
+  const response = await page.goto(`${server.baseUrl}/docs`)
+  docsHeaders = (await response?.allHeaders()) ?? {}
   await page.locator('.opblock-tag-section').first().waitFor()
 }, 60_000)
 
@@ -107,5 +123,77 @@ describe('the docs page in Chromium', () => {
     expect(event).toContain('"type": "customer.created"')
     expect(event).toContain('"first_name": "Ada"')
     await page.screenshot({ path: screenshot('customer-created-event') })
+  })
+})
+
+/** A page of another origin (another port of 127.0.0.1) that frames `url`. */
+async function framingSite(url: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const site: Server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+    response.end(`<!doctype html><title>another site</title><iframe id="framed" src="${url}" width="800" height="600"></iframe>`)
+  })
+  await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
+  const { port } = site.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    // The browser keeps its connection open: close() alone would wait for it.
+    close: () => new Promise((resolve) => {
+      site.close(() => resolve())
+      site.closeAllConnections()
+    }),
+  }
+}
+
+describe("the docs page's protections", () => {
+  it("the page and its assets send a CSP with frame-ancestors 'none', nosniff and X-Frame-Options DENY", async () => {
+    for (const path of ['/docs', '/docs/static/swagger-ui-bundle.js', '/docs/static/swagger-initializer.js', '/docs/static/swagger-ui.css', '/docs/static/theme/devplatform.js', '/docs/json']) {
+      const res = await fetch(`${server.baseUrl}${path}`)
+      expect(res.status, path).toBe(200)
+      const csp = res.headers.get('content-security-policy') ?? ''
+      expect(csp, path).toContain("frame-ancestors 'none'")
+      expect(csp, path).toContain("default-src 'none'")
+      expect(csp, path).not.toContain('unsafe-eval')
+      expect(csp, path).toMatch(/script-src 'self';/)
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff')
+      expect(res.headers.get('x-frame-options'), path).toBe('DENY')
+    }
+  })
+
+  it('Swagger UI works under its CSP: an operation is tried out, and no violation is reported', async () => {
+    expect(docsHeaders['content-security-policy'] ?? '').toContain("frame-ancestors 'none'")
+    const operation = page.locator('[id$="-healthControllerPublicHealthCheckV0"]')
+    await operation.locator('.opblock-summary').click()
+    await operation.getByRole('button', { name: 'Try it out' }).click()
+    await operation.getByRole('button', { name: 'Execute' }).click()
+    const status = operation.locator('.live-responses-table .response .response-col_status')
+    await status.waitFor()
+    expect(await status.innerText()).toContain('200')
+    await page.getByRole('button', { name: 'Authorize' }).click()
+    await page.locator('.modal-ux').waitFor()
+    await page.screenshot({ path: screenshot('tried-out-and-authorize') })
+    expect(await page.locator('.opblock-tag-section').count()).toBeGreaterThan(5)
+    expect(violations).toEqual([])
+    expect(pageErrors).toEqual([])
+  })
+
+  it('a page of another origin cannot frame it', async () => {
+    const site = await framingSite(`${server.baseUrl}/docs`)
+    const framing = await browser.newPage()
+    const refusals: string[] = []
+    framing.on('console', (message) => refusals.push(message.text()))
+    try {
+      // The page's load event waits for its frame's, which fires whether the frame was let in or refused.
+      await framing.goto(site.url, { waitUntil: 'load' })
+      const framed = framing.frames().find((frame) => frame !== framing.mainFrame())
+      expect(framed).toBeDefined()
+      // Swagger UI's page puts #swagger-ui in the document before its load event: refused, there is none.
+      expect(await framed?.locator('#swagger-ui').count()).toBe(0)
+      expect(framed?.url()).not.toBe(`${server.baseUrl}/docs`)
+      expect(refusals.join('\n')).toMatch(/frame-ancestors 'none'/)
+      await framing.screenshot({ path: screenshot('framed-by-another-origin') })
+    } finally {
+      await framing.close()
+      await site.close()
+    }
   })
 })
