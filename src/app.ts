@@ -7,7 +7,7 @@ import { MemoryRateLimiter, type RateLimiter } from './auth/rate-limiter.js'
 import { FailureThrottle, MAX_TRACKED } from './auth/failure-throttle.js'
 import { FallbackPeekableRateLimiter, FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
 import { circuitOf } from './auth/redis-circuit.js'
-import type { Config } from './config.js'
+import { type Config, defaultPublicUrl } from './config.js'
 import type { Db } from './db/database.js'
 import { answerClientError } from './http/client-errors.js'
 import { requestIdFrom } from './http/request-id.js'
@@ -162,7 +162,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     productImages: new DirectoryImageStore(config.productImagesDir),
     exchangeRates,
     drainTimings: config.drains,
-    checkoutEnvironment: config.checkoutEnvironment,
+    publicUrl: () => config.publicUrl ?? defaultPublicUrl(listeningPort(app) ?? config.port),
   }
   await app.register(
     async (api) => {
@@ -184,6 +184,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Pages for people (the hosted checkout), at the root and outside the API document.
   await registerPages(app, resourceOptions)
   return app
+}
+
+/** The port the server listens on, once it does (PORT=0 picks one). */
+function listeningPort(app: FastifyInstance): number | undefined {
+  const address = app.server.address()
+  return address === null || typeof address === 'string' ? undefined : address.port
 }
 
 /**

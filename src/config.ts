@@ -43,8 +43,12 @@ export interface Config {
   exchangeRateMaxAgeMs: number
   /** EXCHANGE_RATES_FILE: rates loaded at start and again when the file changes (absolute path); undefined: none */
   exchangeRatesFile: string | undefined
-  /** CHECKOUT_ENVIRONMENT: the money the hosted checkout pages take (docs/checkout.md); live by default only in production */
-  checkoutEnvironment: 'sandbox' | 'live'
+  /**
+   * PUBLIC_URL: the origin payers and webhook receivers reach this server at ("https://pay.example.com"),
+   * the one base of every URL put into answers, events and pages; never a request's Host.
+   * Required in production; undefined elsewhere: http://127.0.0.1:<the port the server listens on>.
+   */
+  publicUrl: string | undefined
 }
 
 /** The money scheduler (src/scheduler/money-scheduler.ts: drains and transfers) and its sandbox timings. */
@@ -217,8 +221,48 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     drains: loadDrainConfig(env),
     exchangeRateMaxAgeMs: integer(env, 'EXCHANGE_RATE_MAX_AGE_SECONDS', 3_600, 1, 31_536_000) * 1000,
     exchangeRatesFile: env.EXCHANGE_RATES_FILE === undefined || env.EXCHANGE_RATES_FILE === '' ? undefined : resolve(env.EXCHANGE_RATES_FILE),
-    checkoutEnvironment: oneOf('CHECKOUT_ENVIRONMENT', env.CHECKOUT_ENVIRONMENT === undefined || env.CHECKOUT_ENVIRONMENT === '' ? (env.NODE_ENV === 'production' ? 'live' : 'sandbox') : env.CHECKOUT_ENVIRONMENT, ['sandbox', 'live'] as const),
+    publicUrl: loadPublicUrl(env),
   }
+}
+
+/**
+ * PUBLIC_URL as an origin ("https://host[:port]"), or undefined when it is unset outside production.
+ * Production requires it, over https. Also refuses CHECKOUT_ENVIRONMENT, which set one money for
+ * every hosted payment: left set, an operator would believe it still decides.
+ */
+export function loadPublicUrl(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.CHECKOUT_ENVIRONMENT !== undefined && env.CHECKOUT_ENVIRONMENT !== '') {
+    throw new ConfigError(
+      `CHECKOUT_ENVIRONMENT is no longer read (got ${JSON.stringify(env.CHECKOUT_ENVIRONMENT)}): a hosted payment takes the money of the key that created its invoice or payment link (a production key: live, a development key: sandbox), so one setting can no longer mix them; unset it (docs/checkout.md)`,
+    )
+  }
+  const production = env.NODE_ENV === 'production'
+  const text = env.PUBLIC_URL
+  if (text === undefined || text === '') {
+    if (production) throw new ConfigError('PUBLIC_URL must be set in production: the https origin payers and webhook receivers reach this server at (e.g. https://pay.example.com), which every checkout_url, page and image URL is built from')
+    return undefined
+  }
+  let url: URL | undefined
+  try {
+    url = new URL(text)
+  } catch {
+    url = undefined
+  }
+  const isOrigin =
+    url !== undefined && (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '' && url.pathname === '/' && url.search === '' && url.hash === ''
+  if (url === undefined || !isOrigin) throw new ConfigError(`PUBLIC_URL must be an origin, http(s)://host[:port] with no path (got ${JSON.stringify(redactUrl(text))})`)
+  if (production && url.protocol !== 'https:') throw new ConfigError(`PUBLIC_URL must be https in production: the pages' addresses let their holder pay (got ${JSON.stringify(text)})`)
+  return url.origin
+}
+
+/** The public URL when PUBLIC_URL is unset (development and tests): this machine, on the port the server listens on. */
+export function defaultPublicUrl(port: number): string {
+  return `http://127.0.0.1:${port}`
+}
+
+/** The public URL of a command that serves nothing (the CLI's): PUBLIC_URL, or this machine on PORT (3000 unset). */
+export function publicUrlOf(env: NodeJS.ProcessEnv): string {
+  return loadPublicUrl(env) ?? defaultPublicUrl(/^\d{1,5}$/.test(env.PORT ?? '') ? Number(env.PORT) : 3000)
 }
 
 /** METRICS_PORT: unset or empty for no metrics listener; never the API's own port. */

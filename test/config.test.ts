@@ -1,5 +1,7 @@
-import { describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../src/config.js'
+import { existsSync } from 'node:fs'
+import { afterAll, describe, expect, it } from 'vitest'
+import { ConfigError, defaultPublicUrl, loadConfig, publicUrlOf } from '../src/config.js'
+import { cleanUp, exitWithin, freshDb, launch, SERVER } from './processes.js'
 
 describe('loadConfig', () => {
   it('defaults: 127.0.0.1:3000, ./data/devplatform.db, info, development', () => {
@@ -17,7 +19,7 @@ describe('loadConfig', () => {
       drains: { scheduler: true, fastDelayMs: 1_000, achDelayMs: 3_000, pollIntervalMs: 250, concurrency: 4 },
       exchangeRateMaxAgeMs: 3_600_000,
       productImagesDir: `${process.cwd()}/data/product-images`,
-      checkoutEnvironment: 'sandbox',
+      publicUrl: undefined,
     })
   })
 
@@ -53,6 +55,7 @@ describe('loadConfig', () => {
         DATABASE_URL: 'sqlite::memory:',
         LOG_LEVEL: 'warn',
         NODE_ENV: 'production',
+        PUBLIC_URL: 'https://pay.example.com',
         WEBHOOK_DISPATCHER: 'off',
         WEBHOOK_TIMEOUT_MS: '100',
         WEBHOOK_CONCURRENCY: '10000',
@@ -74,7 +77,7 @@ describe('loadConfig', () => {
       drains: { scheduler: true, fastDelayMs: 1_000, achDelayMs: 3_000, pollIntervalMs: 250, concurrency: 4 },
       exchangeRateMaxAgeMs: 3_600_000,
       productImagesDir: `${process.cwd()}/data/product-images`,
-      checkoutEnvironment: 'live',
+      publicUrl: 'https://pay.example.com',
     })
     expect(loadConfig({ PORT: '65535', DATABASE_URL: 'sqlite:/tmp/x.db' }).database).toEqual({ kind: 'sqlite', filename: '/tmp/x.db' })
   })
@@ -86,7 +89,7 @@ describe('loadConfig', () => {
     expect(loadConfig(high).authFailures).toEqual({ perAddress: 1_000_000, perKey: 1_000_000, windowSeconds: 86_400 })
     expect(loadConfig({ NODE_ENV: 'test' }).authFailures).toEqual({ perAddress: 20, perKey: 20, windowSeconds: 60 })
     expect(loadConfig({ NODE_ENV: 'test', AUTH_FAILURES_PER_KEY: '5' }).authFailures).toEqual({ perAddress: 20, perKey: 5, windowSeconds: 60 })
-    expect(loadConfig({ NODE_ENV: 'production' }).authFailures).toEqual({ perAddress: 20, perKey: 20, windowSeconds: 60 })
+    expect(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://pay.example.com' }).authFailures).toEqual({ perAddress: 20, perKey: 20, windowSeconds: 60 })
     const bad: Record<string, string>[] = [
       { AUTH_FAILURES_PER_ADDRESS: '-1' },
       { AUTH_FAILURES_PER_ADDRESS: '1000001' },
@@ -102,6 +105,43 @@ describe('loadConfig', () => {
       expect(() => loadConfig(env)).toThrow(`${name} must be an integer from`)
       expect(() => loadConfig(env)).toThrow(`(got ${JSON.stringify(value)})`)
     }
+  })
+
+  it('PUBLIC_URL: an http(s) origin, kept as its origin; unset outside production (the server then uses http://127.0.0.1:<its port>)', () => {
+    expect(loadConfig({ PUBLIC_URL: 'https://Pay.Example.com/' }).publicUrl).toBe('https://pay.example.com')
+    expect(loadConfig({ PUBLIC_URL: 'http://127.0.0.1:8080' }).publicUrl).toBe('http://127.0.0.1:8080')
+    expect(loadConfig({ PUBLIC_URL: 'https://pay.example.com:443' }).publicUrl).toBe('https://pay.example.com')
+    expect(loadConfig({ NODE_ENV: 'development' }).publicUrl).toBeUndefined()
+    expect(loadConfig({ NODE_ENV: 'test', PUBLIC_URL: '' }).publicUrl).toBeUndefined()
+    expect(defaultPublicUrl(3000)).toBe('http://127.0.0.1:3000')
+    expect(publicUrlOf({ PORT: '4000' })).toBe('http://127.0.0.1:4000')
+    expect(publicUrlOf({ PUBLIC_URL: 'https://pay.example.com' })).toBe('https://pay.example.com')
+    for (const text of ['pay.example.com', 'ftp://pay.example.com', 'https://pay.example.com/checkout', 'https://pay.example.com/?a=1', 'https://pay.example.com/#x', 'https://user:secret@pay.example.com']) {
+      expect(() => loadConfig({ PUBLIC_URL: text }), text).toThrow(ConfigError)
+      expect(() => loadConfig({ PUBLIC_URL: text }), text).toThrow('PUBLIC_URL must be an origin, http(s)://host[:port] with no path')
+    }
+    expect(() => loadConfig({ PUBLIC_URL: 'https://user:secret@pay.example.com' })).not.toThrow(/secret/)
+  })
+
+  it('production without PUBLIC_URL, or with an http one, refuses to start saying why', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(ConfigError)
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow('PUBLIC_URL must be set in production')
+    expect(() => loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'http://pay.example.com' })).toThrow('PUBLIC_URL must be https in production')
+    expect(loadConfig({ NODE_ENV: 'production', PUBLIC_URL: 'https://pay.example.com' }).publicUrl).toBe('https://pay.example.com')
+  })
+
+  it('a leftover CHECKOUT_ENVIRONMENT refuses to start, naming it and what decides the money now, in every environment', () => {
+    for (const env of [
+      { CHECKOUT_ENVIRONMENT: 'sandbox' },
+      { CHECKOUT_ENVIRONMENT: 'live' },
+      { NODE_ENV: 'production', PUBLIC_URL: 'https://pay.example.com', CHECKOUT_ENVIRONMENT: 'sandbox' },
+      { NODE_ENV: 'test', CHECKOUT_ENVIRONMENT: 'anything' },
+    ]) {
+      expect(() => loadConfig(env), JSON.stringify(env)).toThrow(ConfigError)
+      expect(() => loadConfig(env), JSON.stringify(env)).toThrow(`CHECKOUT_ENVIRONMENT is no longer read (got ${JSON.stringify(env.CHECKOUT_ENVIRONMENT)}): a hosted payment takes the money of the key that created its invoice or payment link`)
+      expect(() => publicUrlOf(env), JSON.stringify(env)).toThrow('CHECKOUT_ENVIRONMENT is no longer read')
+    }
+    expect(loadConfig({ CHECKOUT_ENVIRONMENT: '' }).publicUrl).toBeUndefined()
   })
 
   it('reads REDIS_TIMEOUT_MS at its bounds; 100 ms by default', () => {
@@ -164,5 +204,21 @@ describe('loadConfig', () => {
   it.each(bad)('a bad %s stops start-up with one line naming it', (_name, env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError)
     expect(() => loadConfig(env)).toThrow(message)
+  })
+})
+
+describe('the server refuses a configuration that would mix sandbox and live money', () => {
+  afterAll(cleanUp)
+
+  it.each([
+    ['a leftover CHECKOUT_ENVIRONMENT', { NODE_ENV: 'production', PUBLIC_URL: 'https://pay.example.com', CHECKOUT_ENVIRONMENT: 'sandbox' }, 'CHECKOUT_ENVIRONMENT is no longer read'],
+    ['production without PUBLIC_URL', { NODE_ENV: 'production' }, 'PUBLIC_URL must be set in production'],
+  ])('%s: exits 1 before opening the database, with one line saying why', async (_name, vars, message) => {
+    const { file, url } = freshDb('config-refused-')
+    const running = launch(SERVER, [], { PORT: '0', DATABASE_URL: url, ...vars })
+    expect(await exitWithin(running)).toEqual({ code: 1, signal: null })
+    expect(running.stderr()).toContain(`devplatform: invalid configuration: ${message}`)
+    expect(running.stdout()).toBe('')
+    expect(existsSync(file)).toBe(false)
   })
 })

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../keys/credentials.js'
 import { isScope, SCOPES } from '../resources/index.js'
-import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, loadDrainConfig, parseDatabaseUrl, productImagesDirOf, startError } from '../config.js'
+import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, loadDrainConfig, parseDatabaseUrl, productImagesDirOf, publicUrlOf, startError } from '../config.js'
 import { DeliveryNotifier, PostgresSignalListener } from '../delivery/notifier.js'
 import { type Db, openDatabase } from '../db/database.js'
 import { type ApiKey, AppsRepository } from '../db/repositories/apps.js'
@@ -481,6 +481,7 @@ async function sandboxFunds(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Promi
   const amountText = flags.amount
   if (amountText !== undefined && amountText.trim() === '') throw new UsageError('--amount needs a decimal amount')
   const timings = drainTimingsOf(env)
+  const publicUrl = cliPublicUrl(env)
   if ((await new AppsRepository(db).findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
   const transact = transactOn(db, new DeliveryNotifier())
   // Funds arriving convert nothing (the scheduler does, when it submits): the intake reads no rate.
@@ -492,7 +493,7 @@ async function sandboxFunds(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Promi
       const family = (await transfers.find('sandbox', appId, 'transfer', id)) !== undefined ? 'transfer' : 'payment_intent'
       const row = await transfers.find('sandbox', appId, family, id)
       if (row === undefined) throw new UsageError(`unknown sandbox transfer or payment intent of application ${appId}: ${id}`)
-      return receiveFunds(tx, context, family, 'sandbox', appId, id, amountText === undefined ? undefined : cliAmount(amountText, row.currency as Currency))
+      return receiveFunds(tx, context, family, 'sandbox', appId, id, amountText === undefined ? undefined : cliAmount(amountText, row.currency as Currency), publicUrl)
     })
     const { source, destination, source_deposit_instructions: instructions, receipt, ...summary } = transfer
     return { json: transfer, text: table({ ...summary, source: `${source.payment_rail} ${source.currency}`, destination: `${destination.payment_rail} ${destination.currency}`, developer_fee: receipt.developer_fee }) }
@@ -519,6 +520,16 @@ function cliAmount(text: string, currency: Currency): bigint {
 function drainTimingsOf(env: NodeJS.ProcessEnv): DrainTimings {
   try {
     return loadDrainConfig(env)
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message)
+    throw error
+  }
+}
+
+/** The origin of the URLs a command puts into events (a payment link's checkout_url): the server's. */
+function cliPublicUrl(env: NodeJS.ProcessEnv): string {
+  try {
+    return publicUrlOf(env)
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.message)
     throw error

@@ -642,6 +642,24 @@ migrations['0018_idempotency_per_environment'] = {
   },
 }
 
+migrations['0019_hosted_payment_environment'] = {
+  async up(db: Kysely<unknown>) {
+    // The money an invoice's or payment link's hosted page takes: the environment of the key that
+    // created it (live for a production key, sandbox for a development key), fixed for its life.
+    // Which key made an earlier row was not recorded. An application that never had a production
+    // key can only have made its rows with development keys: sandbox. Any other (a production key
+    // exists, or the application was deleted and its keys with it) gets the conservative live, so
+    // no sandbox completion can pay an invoice or link that may be live; its pages then wait for
+    // live funds.
+    for (const table of ['invoices', 'payment_links'] as const) {
+      await db.schema.alterTable(table).addColumn('environment', 'text', (c) => c.notNull().defaultTo('live')).execute()
+      await sql`update ${sql.table(table)} set environment = 'sandbox'
+                where exists (select 1 from apps where apps.id = ${sql.ref(`${table}.app_id`)} and apps.deleted_at is null)
+                  and not exists (select 1 from api_keys where api_keys.app_id = ${sql.ref(`${table}.app_id`)} and api_keys.environment = 'production')`.execute(db)
+    }
+  },
+}
+
 const provider: MigrationProvider = { getMigrations: async () => migrations }
 
 /** Thrown when the database holds migrations this version does not know: a newer version wrote it. */

@@ -377,6 +377,8 @@ export interface ProductsTable {
 export interface PaymentLinksTable {
   id: string
   app_id: string
+  /** sandbox or live: the money its page takes, the environment of the key that created it */
+  environment: string
   /** the link's url: lower-case letters, digits and hyphens, unique within the application */
   slug: string
   title: string
@@ -412,6 +414,8 @@ export interface PaymentLinksTable {
 export interface InvoicesTable {
   id: string
   app_id: string
+  /** sandbox or live: the money its page takes, the environment of the key that created it */
+  environment: string
   customer_id: string
   name: string
   email: string

@@ -8,3 +8,8 @@ import type { LedgerEnvironment } from './ledger.js'
 export function ledgerEnvironmentOf(keyEnvironment: Environment): LedgerEnvironment {
   return keyEnvironment === 'production' ? 'live' : 'sandbox'
 }
+
+/** An object's `livemode` (src/schemas/common.ts, Livemode) from the environment it belongs to. */
+export function livemodeOf(environment: string): boolean {
+  return environment === 'live'
+}

@@ -1,7 +1,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { OPERATIONS, RESOURCES } from './index.js'
 import { PUBLIC } from './manifest.js'
-import type { PageOptions, Resource, ResourceOptions } from './resource.js'
+import type { Resource, ResourceOptions } from './resource.js'
 
 function methodAndPath(route: RouteOptions): string {
   return `${Array.isArray(route.method) ? route.method.join(',') : route.method} ${route.url}`
@@ -71,8 +71,8 @@ export async function registerResources(
  * Registers every resource's pages at `app`'s root (outside /api/v0): pages are for people, not
  * API operations, so each must be hidden from the document; one that is not stops start-up.
  */
-export async function registerPages(app: FastifyInstance, configured: Omit<PageOptions, 'eventTypes'>, resources: readonly Resource[] = RESOURCES): Promise<void> {
-  const options: PageOptions = withEventTypes(configured, resources)
+export async function registerPages(app: FastifyInstance, configured: Omit<ResourceOptions, 'eventTypes'>, resources: readonly Resource[] = RESOURCES): Promise<void> {
+  const options: ResourceOptions = withEventTypes(configured, resources)
   await app.register(async (pages) => {
     pages.addHook('onRoute', (route) => {
       if (route.schema?.hide !== true) throw new Error(`page "${methodAndPath(route)}" must be hidden from the API document (schema: { hide: true })`)

@@ -22,11 +22,11 @@ export interface ResourceOptions {
   exchangeRates: ExchangeRates
   /** how long each step of a drain waits, by rail (DRAIN_DELAY_*_MS) */
   drainTimings: DrainTimings
-}
-
-/** What the app hands a resource's pages: its routes' options, and the money the hosted checkout takes (CHECKOUT_ENVIRONMENT). */
-export interface PageOptions extends ResourceOptions {
-  checkoutEnvironment: 'sandbox' | 'live'
+  /**
+   * The origin every URL put into an answer, an event or a page starts with (PUBLIC_URL, or this
+   * machine on the port it listens on), never the request's Host: a caller can't choose it.
+   */
+  publicUrl: () => string
 }
 
 /** One resource: its manifest and its routes, registered under /api/v0 by src/resources/register.ts. */
@@ -40,7 +40,7 @@ export interface Resource {
    * HTML pages for people (the hosted checkout), not API operations: served at the server's root,
    * outside /api/v0, without credentials, and hidden from the OpenAPI document (`schema: { hide: true }`).
    */
-  pages?: FastifyPluginAsync<PageOptions>
+  pages?: FastifyPluginAsync<ResourceOptions>
   /**
    * The schema of each emitted event's `data`, by event type: one entry for every type of the
    * manifest's eventTypes, usually the resource's response schema (`{ 'tax.created': TaxSchema }`).

@@ -14,6 +14,13 @@ export const ErrorSchema = Type.Object(
 export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-21T19:05:13.000Z'] })
 
 /**
+ * Which money an object is (Stripe's name): true for live money, made with a production key;
+ * false for the sandbox, made with a development key. Every object that belongs to an environment
+ * carries it, so each money event's `data` says which it is.
+ */
+export const Livemode = Type.Boolean({ description: 'true: live money (made with a production key); false: sandbox money (a development key)' })
+
+/**
  * A UUID path parameter. `x-message` is the whole 400 message when it fails, so each
  * resource answers in its own words ("Invalid webhook ID format").
  */

@@ -94,4 +94,47 @@ describe(`upgrading a database written by an earlier version (${TEST_BACKEND})`,
       await db.destroy()
     }
   })
+
+  it("0019 gives earlier invoices and payment links a money: sandbox only where the application never had a production key, live otherwise", async () => {
+    const { location, old } = await earlierVersion()
+    const now = new Date().toISOString()
+    // app-dev: development keys only; app-both: a development and a (deactivated) production key;
+    // app-gone: deleted, its keys with it, so who made its rows can't be told.
+    const apps: [id: string, deletedAt: string | null, keyEnvironments: string[]][] = [
+      ['app-dev', null, ['development', 'development']],
+      ['app-both', null, ['development', 'production']],
+      ['app-gone', now, []],
+    ]
+    try {
+      await migrateTo(old, '0018_idempotency_per_environment')
+      for (const [app, deletedAt, keyEnvironments] of apps) {
+        await sql`insert into apps (id, name, created_at, deleted_at) values (${app}, ${app}, ${now}, ${deletedAt})`.execute(old)
+        for (const [i, environment] of keyEnvironments.entries()) {
+          await sql`insert into api_keys (id, app_id, client_key, secret_digest, environment, scopes, active, created_at)
+                    values (${`${app}-key-${i}`}, ${app}, ${`pk_${app}_${i}`}, 'digest', ${environment}, '[]', ${environment === 'production' ? 0 : 1}, ${now})`.execute(old)
+        }
+        await sql`insert into invoices (id, app_id, customer_id, name, email, currency, status, lines, subtotal, tax_amount, total, amount_paid, due_date, delivery, payment_methods, payment_link, partial_payment, created_at, updated_at)
+                  values (${`${app}-invoice`}, ${app}, 'customer', 'Invoice', 'b@example.com', 'usdc', 'OPEN', '[]', '100', '0', '100', '0', ${now}, 'EMAIL', '[]', 0, 0, ${now}, ${now})`.execute(old)
+        await sql`insert into payment_links (id, app_id, slug, title, link_type, currency, products, is_for_all_products, allow_quantity_adjustment, collect_tax, collect_address, allow_mobile_payment, limit_payments, payments_count, created_at, updated_at)
+                  values (${`${app}-link`}, ${app}, 'link', 'Link', 'DONATION', 'usdc', '[]', 0, 0, 0, 0, 0, 0, 0, ${now}, ${now})`.execute(old)
+      }
+    } finally {
+      await old.destroy()
+    }
+
+    const db = await openDatabase(location)
+    try {
+      const invoices = await db.selectFrom('invoices').select(['app_id', 'environment']).orderBy('app_id').execute()
+      const links = await db.selectFrom('payment_links').select(['app_id', 'environment']).orderBy('app_id').execute()
+      const expected = [
+        { app_id: 'app-both', environment: 'live' },
+        { app_id: 'app-dev', environment: 'sandbox' },
+        { app_id: 'app-gone', environment: 'live' },
+      ]
+      expect(invoices).toEqual(expected)
+      expect(links).toEqual(expected)
+    } finally {
+      await db.destroy()
+    }
+  })
 })

@@ -778,7 +778,7 @@ describe('test payments', () => {
       body: { amount: 100.5, currency: 'USD', description: 'Order #1042' },
     })
     expect(response.status).toBe(201)
-    expect(data).toEqual({ id: PAYMENT_ID, amount: 100.5, currency: 'USD', status: 'succeeded', timestamp: A_VALID_DATE, description: 'Order #1042', customerId: null, refunded: false, refundId: null })
+    expect(data).toEqual({ id: PAYMENT_ID, amount: 100.5, currency: 'USD', status: 'succeeded', timestamp: A_VALID_DATE, description: 'Order #1042', customerId: null, refunded: false, refundId: null, livemode: false })
   })
 
   it('testPaymentControllerGetPaymentV0: GET /test-payment/{id}', async () => {
@@ -792,7 +792,7 @@ describe('test payments', () => {
     const payment = await newPayment()
     const { data, response } = await call('testPaymentControllerRefundPaymentV0', { client: sandbox, path: { id: payment.id }, headers: { 'idempotency-key': crypto.randomUUID() } })
     expect(response.status).toBe(200)
-    expect(data).toEqual({ id: expect.stringMatching(/^ref_[0-9a-f]{24}$/), paymentId: payment.id, amount: 20, currency: 'EUR', status: 'succeeded', timestamp: A_VALID_DATE })
+    expect(data).toEqual({ id: expect.stringMatching(/^ref_[0-9a-f]{24}$/), paymentId: payment.id, amount: 20, currency: 'EUR', status: 'succeeded', timestamp: A_VALID_DATE, livemode: false })
   })
 })
 

@@ -99,4 +99,5 @@ const OPTIONS = {
   productImages: new DirectoryImageStore(tmpdir()),
   exchangeRates: new ExchangeRates({ maxAgeMs: 60_000 }),
   drainTimings: { fastDelayMs: 1_000, achDelayMs: 3_000 },
+  publicUrl: () => 'http://127.0.0.1:3000',
 }

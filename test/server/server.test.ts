@@ -109,7 +109,7 @@ describe('start-up on an empty database', () => {
 
   it('with NODE_ENV=production prints no key and creates no application', async () => {
     const { url: databaseUrl } = await freshDatabase()
-    const server = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production' })
+    const server = await startServer({ DATABASE_URL: databaseUrl, NODE_ENV: 'production', PUBLIC_URL: 'https://pay.example.com' })
     try {
       expect(server.stdout()).not.toMatch(/pk_test_|sk_test_|pk_live_|sk_live_/)
       expect(server.stdout()).not.toMatch(CURL_LINE)

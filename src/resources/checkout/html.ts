@@ -60,8 +60,8 @@ dd { margin: 0; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 `
 
-/** A whole page: a banner, the main content, and a footer saying which money it takes. */
-export function layout(title: string, main: Html, environment: 'sandbox' | 'live'): string {
+/** A whole page: a banner saying when its money is the sandbox's, the main content, and a footer. */
+export function layout(title: string, main: Html, environment: 'sandbox' | 'live' | undefined): string {
   return `<!doctype html>${html`<html lang="en">
 <head>
 <meta charset="utf-8">

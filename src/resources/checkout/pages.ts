@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyReply } from 'fastify'
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { nowIso } from '../../db/time.js'
 import { ApiError } from '../../errors.js'
 import { AmountError, type Currency, formatAmount, parseAmount } from '../../ledger/amount.js'
@@ -7,9 +7,8 @@ import { WalletsRepository } from '../../ledger/wallets.js'
 import type { Transaction } from '../../types.js'
 import { formatCents, UNITS_PER_CENT } from '../invoices/money.js'
 import { type InvoiceRow, InvoicesRepository } from '../invoices/repository.js'
-import { originOf } from '../payment-links/objects.js'
 import { type PaymentLinkRow, PaymentLinksRepository } from '../payment-links/repository.js'
-import type { PageOptions } from '../resource.js'
+import type { ResourceOptions } from '../resource.js'
 import { createTransfer, receiveFunds, type TransferContext } from '../transfers/lifecycle.js'
 import { TransfersRepository } from '../transfers/repository.js'
 import { depositAddress } from '../transfers/requests.js'
@@ -28,7 +27,8 @@ import { invoiceClosedMessage, limitReached } from './settlement.js'
  *   POST     /checkout/{intentId}/complete  sandbox only: the funds arrive (receiveFunds), which pays the invoice or link
  *
  * "Pay" makes a stablecoin payment intent (usdc or eurc on Base, settling into the application's
- * Base wallet) in CHECKOUT_ENVIRONMENT's money, and a checkout_payments row naming what it pays.
+ * Base wallet) in the money of the invoice or link (its `environment`: the creating key's), and a
+ * checkout_payments row naming what it pays. No configuration chooses the money.
  */
 
 const NETWORK = 'base'
@@ -53,9 +53,27 @@ class Refusal extends Error {
   }
 }
 
-function sendPage(reply: FastifyReply, status: number, title: string, main: Html, environment: LedgerEnvironment): FastifyReply {
+/** `environment`: the money of what the page is about; undefined on a page about none (not found, an error). */
+function sendPage(reply: FastifyReply, status: number, title: string, main: Html, environment: LedgerEnvironment | undefined): FastifyReply {
   return reply.code(status).headers(PAGE_HEADERS).send(layout(title, main, environment))
 }
+
+/**
+ * Whether a POST comes from another site's page: the sandbox button is on this server's own page,
+ * so only a same-origin POST (Sec-Fetch-Site, or Origin where a browser sends no Sec-Fetch-Site)
+ * is taken. A request with neither is not a browser's cross-site form: taken.
+ */
+function crossSite(request: FastifyRequest, publicUrl: string): boolean {
+  const site = request.headers['sec-fetch-site']
+  if (site !== undefined) return site !== 'same-origin' && site !== 'none'
+  const origin = request.headers.origin
+  return origin !== undefined && origin !== publicUrl
+}
+
+const CROSS_SITE = "This payment's page completes it only from the page itself: a request from another site was refused. Open the page and press its button."
+const LIVE_NOT_WATCHED =
+  'This is a payment in real money. This platform does not watch for live deposits yet, so funds sent now would not be seen and would not pay for this. Do not send funds here: ask the seller for another way to pay.'
+const LIVE_NO_SANDBOX = 'This is a payment in real money: only the payer\'s funds arriving complete it, never a button, and live deposits are not watched yet. Nothing was paid.'
 
 function upper(currency: string): string {
   return currency.toUpperCase()
@@ -150,8 +168,7 @@ function invoiceClosed(invoice: InvoiceRow): Refusal | undefined {
   return message === undefined ? undefined : new Refusal(409, message)
 }
 
-export const checkoutPages: FastifyPluginAsync<PageOptions> = async (app, options) => {
-  const environment: LedgerEnvironment = options.checkoutEnvironment
+export const checkoutPages: FastifyPluginAsync<ResourceOptions> = async (app, options) => {
   const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
   const hidden = { schema: { hide: true } }
 
@@ -165,10 +182,10 @@ export const checkoutPages: FastifyPluginAsync<PageOptions> = async (app, option
     const status = error instanceof ApiError ? error.statusCode : typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500
     if (status >= 500) request.log.error({ err: error }, 'checkout page failed')
     const message = status >= 500 ? 'Something went wrong on our side. Nothing was charged; try again in a moment.' : error instanceof Error ? error.message : 'The request could not be understood'
-    return sendPage(reply, status, 'Checkout', html`<h1>Checkout</h1>${alertOf(message)}`, environment)
+    return sendPage(reply, status, 'Checkout', html`<h1>Checkout</h1>${alertOf(message)}`, undefined)
   })
 
-  const notFound = (reply: FastifyReply) => sendPage(reply, 404, 'Not found', html`<h1>Not found</h1>${alertOf(NOT_FOUND)}`, environment)
+  const notFound = (reply: FastifyReply) => sendPage(reply, 404, 'Not found', html`<h1>Not found</h1>${alertOf(NOT_FOUND)}`, undefined)
 
   async function findInvoice(id: string): Promise<InvoiceRow | undefined> {
     return UUID.test(id) ? new InvoicesRepository(app.db).findPayable(id) : undefined
@@ -201,7 +218,7 @@ ${alertOf(refusal?.message)}
 <p>Billed to ${invoice.email}. Due ${invoice.due_date.slice(0, 10)}. Status: <strong>${invoice.status}</strong>.</p>
 ${chargeTable(charge, `What this invoice is for, in ${cur}`, extra)}
 ${payForm}`
-    return sendPage(reply, refusal?.status ?? 200, `Invoice: ${invoice.name}`, main, environment)
+    return sendPage(reply, refusal?.status ?? 200, `Invoice: ${invoice.name}`, main, invoice.environment as LedgerEnvironment)
   }
 
   app.get<{ Params: { id: string } }>('/invoices/:id/pay', hidden, async (request, reply) => {
@@ -231,7 +248,7 @@ ${payForm}`
         const refusal = invoiceClosed(current)
         if (refusal !== undefined) throw refusal
         if (cents > invoiceCharge(current).due) throw new Refusal(409, 'The amount due has changed: reload the page')
-        return startPayment(tx, { appId: invoice.app_id, currency: invoice.currency as Currency, amount: cents * UNITS_PER_CENT, email, address: null, invoiceId: invoice.id, linkId: null, items: null })
+        return startPayment(tx, { appId: invoice.app_id, environment: current.environment as LedgerEnvironment, currency: invoice.currency as Currency, amount: cents * UNITS_PER_CENT, email, address: null, invoiceId: invoice.id, linkId: null, items: null })
       })
       return reply.code(303).header('location', `/checkout/${intentId}`).send()
     } catch (error) {
@@ -282,7 +299,7 @@ ${link.description === null ? '' : html`<p class="description">${link.descriptio
 ${link.cover_image === null ? '' : html`<img src="${link.cover_image}" alt="" width="320">`}
 ${adjustable ? '' : table}
 ${payForm}`
-    return sendPage(reply, refusal?.status ?? closed?.status ?? 200, link.title, main, environment)
+    return sendPage(reply, refusal?.status ?? closed?.status ?? 200, link.title, main, link.environment as LedgerEnvironment)
   }
 
   /** The invoice an INVOICE link is for, when it is one of the link's application: its page is where it is paid. */
@@ -324,7 +341,7 @@ ${payForm}`
       const items: BoughtItem[] = charge.lines.filter((line) => line.quantity > 0).map((line) => ({ product_id: line.productId, name: line.name, quantity: line.quantity, unit_price: formatCents(line.unitPrice) }))
       const total = amount
       const intentId = await app.transact(async (tx) =>
-        startPayment(tx, { appId: link.app_id, currency, amount: total, email, address, invoiceId: null, linkId: link.id, items: link.link_type === 'PRODUCT' ? items : null }),
+        startPayment(tx, { appId: link.app_id, environment: link.environment as LedgerEnvironment, currency, amount: total, email, address, invoiceId: null, linkId: link.id, items: link.link_type === 'PRODUCT' ? items : null }),
       )
       return reply.code(303).header('location', `/checkout/${intentId}`).send()
     } catch (error) {
@@ -337,6 +354,8 @@ ${payForm}`
 
   interface NewPayment {
     appId: string
+    /** the money of the invoice or link it pays */
+    environment: LedgerEnvironment
     currency: Currency
     amount: bigint
     email: string
@@ -348,6 +367,7 @@ ${payForm}`
 
   /** A stablecoin payment intent for `amount` on Base into the application's Base wallet, and the row naming what it pays. */
   async function startPayment(tx: Transaction, payment: NewPayment): Promise<string> {
+    const environment = payment.environment
     const wallet = (await new WalletsRepository(tx.db).ensure(environment, payment.appId)).find((row) => row.chain === NETWORK)
     if (wallet === undefined) throw new Error('the application has no Base wallet')
     const intent = await createTransfer(tx, context, {
@@ -382,6 +402,26 @@ ${payForm}`
     return intent.id
   }
 
+  /**
+   * What a payment pays, as its page names it, and the money it is: live when the intent or what
+   * it pays is live (an intent is made in its invoice's or link's money; the two differ only for
+   * an intent made before invoices and links recorded theirs, and then it takes no sandbox payment).
+   */
+  async function paidObjectOf(payment: CheckoutPaymentRow): Promise<{ what: Html; environment: LedgerEnvironment }> {
+    let what: Html
+    let owed: string | undefined
+    if (payment.invoice_id !== null) {
+      const invoice = await new InvoicesRepository(app.db).find(payment.app_id, payment.invoice_id)
+      what = invoice === undefined ? html`an invoice` : html`<a href="/invoices/${invoice.id}/pay">Invoice: ${invoice.name}</a> (now <strong>${invoice.status}</strong>)`
+      owed = invoice?.environment
+    } else {
+      const link = payment.payment_link_id === null ? undefined : await new PaymentLinksRepository(app.db).find(payment.app_id, payment.payment_link_id)
+      what = link === undefined ? html`a payment link` : html`<a href="/pay/${link.app_id}/${link.slug}">${link.title}</a>`
+      owed = link?.environment
+    }
+    return { what, environment: payment.environment === 'live' || owed === 'live' ? 'live' : 'sandbox' }
+  }
+
   async function paymentPage(reply: FastifyReply, payment: CheckoutPaymentRow, refusal?: Refusal): Promise<FastifyReply> {
     const intent = await new TransfersRepository(app.db).find(payment.environment as LedgerEnvironment, payment.app_id, 'payment_intent', payment.transfer_id)
     if (intent === undefined) return notFound(reply)
@@ -389,36 +429,31 @@ ${payForm}`
     const cur = upper(currency)
     const amount = `${shown(BigInt(payment.amount), currency)} ${cur}`
     const instructions = intent.deposit_instructions === null ? undefined : (JSON.parse(intent.deposit_instructions) as DepositInstructions)
-    let what: Html
-    if (payment.invoice_id !== null) {
-      const invoice = await new InvoicesRepository(app.db).find(payment.app_id, payment.invoice_id)
-      what = invoice === undefined ? html`an invoice` : html`<a href="/invoices/${invoice.id}/pay">Invoice: ${invoice.name}</a> (now <strong>${invoice.status}</strong>)`
-    } else {
-      const link = payment.payment_link_id === null ? undefined : await new PaymentLinksRepository(app.db).find(payment.app_id, payment.payment_link_id)
-      what = link === undefined ? html`a payment link` : html`<a href="/pay/${link.app_id}/${link.slug}">${link.title}</a>`
-    }
+    const { what, environment } = await paidObjectOf(payment)
+    const live = environment === 'live'
     const paid = payment.state === 'paid'
     const awaiting = intent.state === 'awaiting_funds'
     const status = paid
       ? html`<div class="notice" role="status"><h2>Payment received</h2><p>${amount} arrived on ${(payment.paid_at ?? '').slice(0, 19).replace('T', ' ')} UTC. Thank you.</p></div>`
-      : awaiting
-        ? html`<div role="status"><p>Waiting for your payment. Reload this page once you have sent it.</p></div>`
-        : html`<div class="alert" role="status"><p>This payment is ${intent.state.replaceAll('_', ' ')}.</p></div>`
+      : awaiting && live
+        ? html`<div class="alert" role="status"><h2>Live payments are not received yet</h2><p>${LIVE_NOT_WATCHED}</p></div>`
+        : awaiting
+          ? html`<div role="status"><p>Waiting for your payment. Reload this page once you have sent it.</p></div>`
+          : html`<div class="alert" role="status"><p>This payment is ${intent.state.replaceAll('_', ' ')}.</p></div>`
+    // A live payment is never offered the sandbox's button, whatever else is true.
     const sandbox =
-      !paid && awaiting && environment === 'sandbox' && payment.environment === 'sandbox'
+      !paid && awaiting && !live
         ? html`<form method="post" action="/checkout/${payment.transfer_id}/complete" class="sandbox">
 <h2>Sandbox</h2>
 <p id="sandbox-help">No real money moves here. This button makes the ${amount} arrive as if you had sent it.</p>
 <button type="submit" aria-describedby="sandbox-help">Complete payment (sandbox)</button>
 </form>`
         : html``
-    const main = html`<h1>Pay ${amount}</h1>
-${alertOf(refusal?.message)}
-<p>For ${what}.</p>
-${status}
-${paid
-  ? ''
-  : html`<h2>How to pay</h2>
+    // Where to send live funds is not shown while no one watches for them: they would be lost.
+    const howToPay =
+      paid || live
+        ? ''
+        : html`<h2>How to pay</h2>
 <p>Send exactly <strong>${amount}</strong> on <strong>Base</strong> to this address:</p>
 <p><code id="deposit-address">${instructions?.to_address ?? ''}</code></p>
 <dl>
@@ -426,14 +461,20 @@ ${paid
 <dt>Token</dt><dd>${cur}</dd>
 <dt>Network</dt><dd>Base</dd>
 <dt>Payment reference</dt><dd><code>${payment.transfer_id}</code></dd>
-</dl>`}
+</dl>`
+    const main = html`<h1>Pay ${amount}</h1>
+${alertOf(refusal?.message)}
+<p>For ${what}.</p>
+${status}
+${howToPay}
 ${sandbox}`
     return sendPage(reply, refusal?.status ?? 200, `Pay ${amount}`, main, environment)
   }
 
+  /** The payment a page's address names, unless its application is deleted: then, like its invoices' pages, it does not exist. */
   async function findPayment(id: string): Promise<CheckoutPaymentRow | undefined> {
     if (!UUID.test(id)) return undefined
-    return new CheckoutRepository(app.db).find(id)
+    return new CheckoutRepository(app.db).findPayable(id)
   }
 
   app.get<{ Params: { intentId: string } }>('/checkout/:intentId', hidden, async (request, reply) => {
@@ -445,11 +486,11 @@ ${sandbox}`
   app.post<{ Params: { intentId: string } }>('/checkout/:intentId/complete', hidden, async (request, reply) => {
     const payment = await findPayment(request.params.intentId)
     if (payment === undefined) return notFound(reply)
-    if (environment !== 'sandbox' || payment.environment !== 'sandbox') {
-      return paymentPage(reply, payment, new Refusal(403, 'Payments are completed by the payer sending the funds: this is not the sandbox'))
-    }
+    const publicUrl = options.publicUrl()
+    if (crossSite(request, publicUrl)) return paymentPage(reply, payment, new Refusal(403, CROSS_SITE))
+    if ((await paidObjectOf(payment)).environment === 'live') return paymentPage(reply, payment, new Refusal(403, LIVE_NO_SANDBOX))
     try {
-      await app.transact((tx) => receiveFunds(tx, context, 'payment_intent', 'sandbox', payment.app_id, payment.transfer_id, undefined, originOf(request)))
+      await app.transact((tx) => receiveFunds(tx, context, 'payment_intent', 'sandbox', payment.app_id, payment.transfer_id, undefined, publicUrl))
     } catch (error) {
       if (!(error instanceof ApiError) || error.statusCode >= 500) throw error
       return paymentPage(reply, payment, new Refusal(error.statusCode, error.message))

@@ -28,6 +28,16 @@ export class CheckoutRepository {
     return this.db.selectFrom('checkout_payments').selectAll().where('transfer_id', '=', transferId.toLowerCase()).executeTakeFirst()
   }
 
+  /** The payment, unless its application is deleted (what it pays is kept for audit, not paid). */
+  async findPayable(transferId: string): Promise<CheckoutPaymentRow | undefined> {
+    return this.db
+      .selectFrom('checkout_payments')
+      .selectAll('checkout_payments')
+      .where('transfer_id', '=', transferId.toLowerCase())
+      .where(({ exists, selectFrom }) => exists(selectFrom('apps').select('apps.id').whereRef('apps.id', '=', 'checkout_payments.app_id').where('apps.deleted_at', 'is', null)))
+      .executeTakeFirst()
+  }
+
   /** Marks it paid, in the transaction its funds arrive in (settleCheckoutPayment). */
   async markPaid(transferId: string, now: string): Promise<void> {
     await this.db.updateTable('checkout_payments').set({ state: 'paid', paid_at: now }).where('transfer_id', '=', transferId).where('state', '=', 'awaiting_funds').execute()

@@ -28,22 +28,33 @@ export function checkoutPaymentOf(row: CheckoutPaymentRow, paidAt: string): Chec
   }
 }
 
+/** Why money of `paying` can't pay an object of `owed`'s environment, or undefined when they are the same money. */
+export function mixedMoneyMessage(paying: string, owed: string, what: 'invoice' | 'payment link'): string | undefined {
+  if (paying === owed) return undefined
+  return `This payment is ${paying} money and the ${what} is ${owed}: sandbox money never pays live, nor live sandbox`
+}
+
+export const APPLICATION_DELETED = "This payment's application was deleted: what it pays is kept for audit and takes no payment"
+
 /**
  * Settles what a checkout's payment intent pays, in the transaction its funds arrive in (called by
  * receiveFunds): the invoice's amount_paid and status, or the link's payments_count, and their
  * event. An intent no checkout made is left alone. What can no longer be paid (an invoice PAID
- * since, or a link that has had all its payments) is a 409 that rolls the arrival back: in the
- * sandbox the funds simply do not arrive.
+ * since, a link that has had all its payments, an object of the other environment, a deleted
+ * application's) is a 409 that rolls the arrival back: in the sandbox the funds simply do not arrive.
  */
-export async function settleCheckoutPayment(tx: Transaction, intentId: string, received: bigint, now: string, origin: string): Promise<void> {
+export async function settleCheckoutPayment(tx: Transaction, intentId: string, received: bigint, now: string, publicUrl: string): Promise<void> {
   const repository = new CheckoutRepository(tx.db)
   const payment = await repository.find(intentId)
   if (payment === undefined || payment.state !== 'awaiting_funds') return
+  if ((await repository.findPayable(intentId)) === undefined) throw ApiError.conflict(APPLICATION_DELETED)
   const paid = checkoutPaymentOf({ ...payment, amount: received.toString() }, now)
   if (payment.invoice_id !== null) {
     const invoices = new InvoicesRepository(tx.db)
     const invoice = await invoices.lock(payment.app_id, payment.invoice_id)
     if (invoice === undefined) throw ApiError.conflict('The invoice this payment is for no longer exists')
+    const mixed = mixedMoneyMessage(payment.environment, invoice.environment, 'invoice')
+    if (mixed !== undefined) throw ApiError.conflict(mixed)
     const closed = invoiceClosedMessage(invoice.status)
     if (closed !== undefined) throw ApiError.conflict(closed)
     if (received % UNITS_PER_CENT !== 0n) throw ApiError.badRequest('An invoice is paid in whole cents')
@@ -68,8 +79,11 @@ export async function settleCheckoutPayment(tx: Transaction, intentId: string, r
     if (current === undefined) throw ApiError.conflict('The payment link this payment is for no longer exists')
     throw ApiError.conflict(limitReached(current.max_payments ?? 0))
   }
+  // Checked after the count, which the refusal rolls back: one statement less on every payment.
+  const mixed = mixedMoneyMessage(payment.environment, link.environment, 'payment link')
+  if (mixed !== undefined) throw ApiError.conflict(mixed)
   await repository.markPaid(payment.transfer_id, now)
-  await tx.events.emit(payment.app_id, 'payment_link.paid', { ...toPaymentLink(link, origin, new Date(now)), payment: paid })
+  await tx.events.emit(payment.app_id, 'payment_link.paid', { ...toPaymentLink(link, publicUrl, new Date(now)), payment: paid })
 }
 
 export function limitReached(maxPayments: number): string {

@@ -1,4 +1,5 @@
 import { type Currency, formatAmount } from '../../ledger/amount.js'
+import { livemodeOf } from '../../ledger/environment.js'
 import type { DrainRow } from './repository.js'
 import type { Drain, DrainDestination, DrainState } from './schemas.js'
 
@@ -32,6 +33,7 @@ export function toDrain(row: DrainRow): Drain {
     source_payment_rail: row.source_payment_rail as Drain['source_payment_rail'],
     destination,
     receipt,
+    livemode: livemodeOf(row.environment),
     created_at: row.created_at,
     updated_at: row.updated_at,
   }

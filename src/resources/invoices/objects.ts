@@ -1,3 +1,4 @@
+import { livemodeOf } from '../../ledger/environment.js'
 import { formatCents } from './money.js'
 import { type InvoiceRow, linesOf, paymentMethodsOf, taxOf } from './repository.js'
 import type { Invoice } from './schemas.js'
@@ -39,6 +40,7 @@ export function toInvoice(row: InvoiceRow): Invoice {
     payment_link: row.payment_link === 1,
     payment_link_id: row.payment_link_id,
     partial_payment: row.partial_payment === 1,
+    livemode: livemodeOf(row.environment),
     address: row.address,
     phone_number: row.phone_number,
     logo: row.logo,

@@ -1,3 +1,4 @@
+import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import type { Transaction } from '../../types.js'
 import { toPaymentLink } from '../payment-links/objects.js'
 import { PaymentLinksRepository } from '../payment-links/repository.js'
@@ -14,9 +15,10 @@ export function invoiceLinkSlug(invoiceId: string): string {
  * its total whose page pays the invoice (src/resources/checkout/), made in the invoice's
  * transaction with its `payment_link.created` event. Returns the invoice as it now is.
  */
-export async function attachPaymentLink(tx: Transaction, invoice: InvoiceRow, origin: string): Promise<InvoiceRow> {
+export async function attachPaymentLink(tx: Transaction, invoice: InvoiceRow, publicUrl: string): Promise<InvoiceRow> {
   if (invoice.payment_link === 0 || invoice.payment_link_id !== null) return invoice
-  const link = await new PaymentLinksRepository(tx.db).create(invoice.app_id, {
+  // The invoice's money, whichever key turned the link on: the link pays the invoice.
+  const link = await new PaymentLinksRepository(tx.db).create(invoice.app_id, invoice.environment as LedgerEnvironment, {
     slug: invoiceLinkSlug(invoice.id),
     title: invoice.name,
     description: null,
@@ -38,6 +40,6 @@ export async function attachPaymentLink(tx: Transaction, invoice: InvoiceRow, or
     customFields: null,
     expiresAt: null,
   })
-  await tx.events.emit(invoice.app_id, 'payment_link.created', toPaymentLink(link, origin))
+  await tx.events.emit(invoice.app_id, 'payment_link.created', toPaymentLink(link, publicUrl))
   return new InvoicesRepository(tx.db).setPaymentLink(invoice, link.id)
 }

@@ -3,6 +3,7 @@ import { backendOf, type Db } from '../../db/database.js'
 import { newestFirstPage } from '../../db/newest-first-page.js'
 import type { InvoicesTable } from '../../db/schema.js'
 import { newId, nowIso } from '../../db/time.js'
+import type { LedgerEnvironment } from '../../ledger/ledger.js'
 
 export type InvoiceRow = Selectable<InvoicesTable>
 
@@ -113,9 +114,10 @@ export class InvoicesRepository {
     return db.selectFrom('invoices').where('app_id', '=', appId)
   }
 
-  async create(appId: string, fields: InvoiceFields): Promise<InvoiceRow> {
+  /** `environment`: the creating key's money, which its page takes; it never changes. */
+  async create(appId: string, environment: LedgerEnvironment, fields: InvoiceFields): Promise<InvoiceRow> {
     const now = nowIso()
-    const row: InvoiceRow = { id: newId(), app_id: appId, ...columnsOf(fields), amount_paid: '0', payment_link_id: null, created_at: now, updated_at: now }
+    const row: InvoiceRow = { id: newId(), app_id: appId, environment, ...columnsOf(fields), amount_paid: '0', payment_link_id: null, created_at: now, updated_at: now }
     await this.db.insertInto('invoices').values(row).execute()
     return row
   }

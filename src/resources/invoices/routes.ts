@@ -2,10 +2,10 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import type { Db } from '../../db/database.js'
 import { ApiError } from '../../errors.js'
+import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import { formatPrice, type ProductCurrency } from '../../products/price.js'
 import { errorResponses } from '../../schemas/common.js'
 import { CustomersRepository } from '../customers/repository.js'
-import { originOf } from '../payment-links/objects.js'
 import { ProductsRepository } from '../products/repository.js'
 import type { ResourceOptions } from '../resource.js'
 import { TaxesRepository } from '../taxes/repository.js'
@@ -128,7 +128,7 @@ function sameItems(items: readonly Item[], row: InvoiceRow): boolean {
   return items.length === lines.length && items.every((item, index) => item.productId === lines[index]?.product_id && item.quantity === lines[index]?.quantity)
 }
 
-export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app) => {
+export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
   const invoices = new InvoicesRepository(app.db)
 
   app.post(
@@ -143,7 +143,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       },
     },
     async (request, reply) => {
-      const { appId } = callerOf(request)
+      const { appId, environment } = callerOf(request)
       const body = request.body
       const refusal = createRefusal(body.status)
       if (refusal !== undefined) throw refusal
@@ -154,7 +154,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
         const tax = body.taxId === undefined ? null : await appliedTax(tx.db, appId, body.taxId)
         const lines = await priceLines(tx.db, appId, body.currency, items)
         const fields: InvoiceFields = { ...bodyFields(body, dueDate, sendDate), customerId: customer.id, lines, tax, ...amountsOf(lines, tax) }
-        const created = toInvoice(await attachPaymentLink(tx, await new InvoicesRepository(tx.db).create(appId, fields), originOf(request)))
+        const created = toInvoice(await attachPaymentLink(tx, await new InvoicesRepository(tx.db).create(appId, ledgerEnvironmentOf(environment), fields), options.publicUrl()))
         await tx.events.emit(appId, 'invoice.created', created)
         return created
       })
@@ -236,7 +236,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
         if (!InvoicesRepository.changes(current, fields)) return toInvoice(current)
         const row = await repository.replace(appId, current.id, fields)
         if (row === undefined) throw ApiError.notFound(NOT_FOUND)
-        const updated = toInvoice(await attachPaymentLink(tx, row, originOf(request)))
+        const updated = toInvoice(await attachPaymentLink(tx, row, options.publicUrl()))
         await tx.events.emit(appId, 'invoice.updated', updated)
         return updated
       })

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
+import { Livemode, Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 import { INVOICE_CURRENCIES } from './money.js'
 
 export const INVOICE_STATUSES = ['DRAFT', 'OPEN', 'PASTDUE', 'PAID', 'PARTIALLYPAID'] as const
@@ -61,6 +61,7 @@ export const InvoiceSchema = Type.Object(
     payment_link: Type.Boolean(),
     payment_link_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'the payment link made for it, once there is one' }),
     partial_payment: Type.Boolean(),
+    livemode: Livemode,
     address: Type.Union([Type.String(), Type.Null()]),
     phone_number: Type.Union([Type.String(), Type.Null()]),
     logo: Type.Union([Type.String(), Type.Null()]),

@@ -1,16 +1,7 @@
-import type { FastifyRequest } from 'fastify'
 import { formatAmount } from '../../ledger/amount.js'
+import { livemodeOf } from '../../ledger/environment.js'
 import { customFieldsOf, type PaymentLinkRow, productLinesOf } from './repository.js'
 import type { LinkCurrency, LinkType, PaymentLink } from './schemas.js'
-
-/** A Host header fit to build a URL with (a name or an IP literal, and a port). */
-const HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/
-
-/** Where the caller reached this server ("http://host:port"), to make checkout_url absolute; "" when the request names no usable host. */
-export function originOf(request: FastifyRequest): string {
-  const host = request.host
-  return typeof host === 'string' && HOST.test(host) ? `${request.protocol}://${host}` : ''
-}
 
 /** Where a payer opens the link: the hosted checkout page on this server (a slug is unique within its application only). */
 export function checkoutPath(appId: string, slug: string): string {
@@ -18,17 +9,17 @@ export function checkoutPath(appId: string, slug: string): string {
 }
 
 /**
- * The API's payment link object from its row. `origin` ("http://host:port", or "" for paths
- * alone) makes checkout_url absolute; `now` decides whether it has expired (computed on read).
+ * The API's payment link object from its row. `publicUrl` (ResourceOptions.publicUrl) makes
+ * checkout_url absolute; `now` decides whether it has expired (computed on read).
  */
-export function toPaymentLink(row: PaymentLinkRow, origin: string, now: Date = new Date()): PaymentLink {
+export function toPaymentLink(row: PaymentLinkRow, publicUrl: string, now: Date = new Date()): PaymentLink {
   const currency = row.currency as LinkCurrency
   return {
     id: row.id,
     title: row.title,
     description: row.description,
     url: row.slug,
-    checkout_url: `${origin}${checkoutPath(row.app_id, row.slug)}`,
+    checkout_url: `${publicUrl}${checkoutPath(row.app_id, row.slug)}`,
     coverImage: row.cover_image,
     linkType: row.link_type as LinkType,
     currency,
@@ -45,6 +36,7 @@ export function toPaymentLink(row: PaymentLinkRow, origin: string, now: Date = n
     limitPayments: row.limit_payments === 1,
     maxPayments: row.max_payments,
     payments_count: row.payments_count,
+    livemode: livemodeOf(row.environment),
     customFields: customFieldsOf(row),
     // ISO timestamps of one format compare as text.
     status: row.expires_at !== null && row.expires_at <= now.toISOString() ? 'expired' : 'active',

@@ -4,6 +4,7 @@ import { newestFirstPage } from '../../db/newest-first-page.js'
 import { ConflictError, isUniqueViolation } from '../../db/errors.js'
 import type { PaymentLinksTable } from '../../db/schema.js'
 import { newId, nowIso } from '../../db/time.js'
+import type { LedgerEnvironment } from '../../ledger/ledger.js'
 
 export type PaymentLinkRow = Selectable<PaymentLinksTable>
 
@@ -115,10 +116,14 @@ export class PaymentLinksRepository {
     return db.selectFrom('payment_links').where('app_id', '=', appId)
   }
 
-  /** The unique index on (app_id, slug) decides between concurrent creates of one slug: the others get ConflictError. */
-  async create(appId: string, fields: PaymentLinkFields): Promise<PaymentLinkRow> {
+  /**
+   * `environment`: the creating key's money (an invoice's link: the invoice's), which its page
+   * takes; it never changes. The unique index on (app_id, slug) decides between concurrent creates
+   * of one slug: the others get ConflictError.
+   */
+  async create(appId: string, environment: LedgerEnvironment, fields: PaymentLinkFields): Promise<PaymentLinkRow> {
     const now = nowIso()
-    const row: PaymentLinkRow = { id: newId(), app_id: appId, ...columnsOf(fields), payments_count: 0, created_at: now, updated_at: now }
+    const row: PaymentLinkRow = { id: newId(), app_id: appId, environment, ...columnsOf(fields), payments_count: 0, created_at: now, updated_at: now }
     try {
       await this.db.insertInto('payment_links').values(row).execute()
     } catch (error) {

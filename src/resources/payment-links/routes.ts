@@ -3,9 +3,10 @@ import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
 import { ApiError } from '../../errors.js'
 import { amountField } from '../../http/amount-field.js'
+import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
 import type { ResourceOptions } from '../resource.js'
-import { originOf, toPaymentLink } from './objects.js'
+import { toPaymentLink } from './objects.js'
 import { fieldsOf, type PaymentLinkFields, PaymentLinksRepository } from './repository.js'
 import { checkedCoverImage, checkedCustomFields, checkedExpiration, checkLinkRules, LinkReferences, slugOf } from './rules.js'
 import {
@@ -21,7 +22,6 @@ import {
 } from './schemas.js'
 
 const NOT_FOUND = 'Payment link not found'
-const BODY_REQUIRED = 'Request body is required'
 
 /** The link a create body describes, its own fields checked (its references are checked in the transaction). */
 function fieldsOfCreate(request: FastifyRequest, body: CreatePaymentLinkBody, now: Date): PaymentLinkFields {
@@ -99,7 +99,7 @@ function fieldsOfUpdate(request: FastifyRequest, body: UpdatePaymentLinkBody, cu
   return fields
 }
 
-export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app) => {
+export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
   const links = new PaymentLinksRepository(app.db)
 
   app.post(
@@ -114,16 +114,16 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
       },
     },
     async (request, reply) => {
-      const { appId } = callerOf(request)
+      const { appId, environment } = callerOf(request)
       const now = new Date()
       const fields = fieldsOfCreate(request, request.body, now)
-      const origin = originOf(request)
+      const origin = options.publicUrl()
       const link = await app.transact(async (tx) => {
         const references = new LinkReferences(tx.db, appId)
         if (fields.customerId !== null) await references.checkCustomer(fields.customerId)
         if (fields.taxId !== null) await references.checkTax(fields.taxId)
         await references.checkProducts(fields.products, fields.currency as LinkCurrency)
-        const created = toPaymentLink(await new PaymentLinksRepository(tx.db).create(appId, fields), origin, now)
+        const created = toPaymentLink(await new PaymentLinksRepository(tx.db).create(appId, ledgerEnvironmentOf(environment), fields), origin, now)
         await tx.events.emit(appId, 'payment_link.created', created)
         return created
       })
@@ -145,7 +145,7 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
       const skip = request.query.skip ?? 0
       const take = request.query.take ?? 10
       const { rows, total } = await links.list(callerOf(request).appId, { ...request.query, skip, take })
-      const origin = originOf(request)
+      const origin = options.publicUrl()
       const now = new Date()
       return { data: rows.map((row) => toPaymentLink(row, origin, now)), total, skip, take }
     },
@@ -164,7 +164,7 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
     async (request) => {
       const row = await links.find(callerOf(request).appId, request.params.id)
       if (row === undefined) throw ApiError.notFound(NOT_FOUND)
-      return toPaymentLink(row, originOf(request))
+      return toPaymentLink(row, options.publicUrl())
     },
   )
 
@@ -179,13 +179,16 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
         body: UpdateBodySchema,
         response: { 200: PaymentLinkSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
+      // No body is the empty update, which changes nothing (the Python SDK's payment_links.update(id) sends none).
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {}
+      },
     },
     async (request) => {
       const { appId } = callerOf(request)
-      const body = request.body as UpdatePaymentLinkBody | undefined
-      if (body === undefined || body === null) throw ApiError.badRequest(BODY_REQUIRED)
+      const body = request.body
       const now = new Date()
-      const origin = originOf(request)
+      const origin = options.publicUrl()
       return app.transact(async (tx) => {
         const repository = new PaymentLinksRepository(tx.db)
         const current = await repository.lock(appId, request.params.id)

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox'
-import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
+import { Livemode, Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 
 export const LINK_TYPES = ['INVOICE', 'PRODUCT', 'COLLECTION', 'DONATION'] as const
 export type LinkType = (typeof LINK_TYPES)[number]
@@ -28,7 +28,7 @@ export const PaymentLinkSchema = Type.Object(
     title: Type.String(),
     description: Type.Union([Type.String(), Type.Null()]),
     url: Type.String({ description: "the link's slug: unique within the application", examples: ['summer-sale'] }),
-    checkout_url: Type.String({ description: "where a payer opens the link (the hosted checkout page, /pay/{application id}/{slug} on this server)" }),
+    checkout_url: Type.String({ description: 'where a payer opens the link: the hosted checkout page, PUBLIC_URL/pay/{application id}/{slug}' }),
     coverImage: Type.Union([Type.String(), Type.Null()]),
     linkType,
     currency,
@@ -47,6 +47,7 @@ export const PaymentLinkSchema = Type.Object(
     limitPayments: Type.Boolean(),
     maxPayments: Type.Union([Type.Integer(), Type.Null()]),
     payments_count: Type.Integer({ description: 'completed payments through the link' }),
+    livemode: Livemode,
     customFields: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()]),
     status: Type.Enum(['active', 'expired'], { description: 'expired once expiration_date has passed' }),
     expiration_date: Type.Union([Timestamp, Type.Null()]),

@@ -9,9 +9,9 @@ export function imagePath(productId: string, imageId: string): string {
 
 /**
  * The API's product object from its row: kept out of the repository, which knows no API schema.
- * `origin` ("http://host:port", or "" for paths alone) makes uploaded images' URLs absolute.
+ * `publicUrl` (ResourceOptions.publicUrl) makes uploaded images' URLs absolute.
  */
-export function toProduct(row: ProductRow, origin: string): Product {
+export function toProduct(row: ProductRow, publicUrl: string): Product {
   const currency = row.currency as ProductCurrency
   return {
     id: row.id,
@@ -26,7 +26,7 @@ export function toProduct(row: ProductRow, origin: string): Product {
     quantity: row.quantity,
     stockCount: row.stock_count,
     status: row.status as Product['status'],
-    images: imagesOf(row).map((image) => (isUploaded(image) ? `${origin}${imagePath(row.id, image.id)}` : image.url)),
+    images: imagesOf(row).map((image) => (isUploaded(image) ? `${publicUrl}${imagePath(row.id, image.id)}` : image.url)),
     created_at: row.created_at,
     updated_at: row.updated_at,
   }

@@ -29,21 +29,9 @@ const NOT_FOUND = 'Product not found'
 const IMAGE_NOT_FOUND = 'Image not found'
 const INVALID_ID = 'Invalid product ID format'
 const BODY_REQUIRED = 'Request body is required: send the product as application/x-www-form-urlencoded, multipart/form-data or application/json'
-const IMAGES_REQUIRED = 'Send the images to add: image files in the images field of a multipart/form-data body, or images as URLs'
+const NO_FILE_SENT = 'No file was sent: send image files in the images field of a multipart/form-data body, or images as URLs'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-/** A Host header fit to build a URL with (a name or an IP literal, and a port). */
-const HOST = /^(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$/
-
-/**
- * Where the caller reached this server ("http://host:port"), to make uploaded images' URLs
- * absolute; "" (paths alone) when the request names no usable host.
- */
-function originOf(request: FastifyRequest): string {
-  const host = request.host
-  return typeof host === 'string' && HOST.test(host) ? `${request.protocol}://${host}` : ''
-}
-
 /**
  * The validated body. The body's schema is chosen by its media type, so a request with no body
  * (and no Content-Type) reaches the route without one: refused here.
@@ -161,7 +149,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
         status: body.status ?? 'ACTIVE',
         images: resolveImages(body.images ?? [], [], stagedImagesOf(request), undefined),
       }
-      const origin = originOf(request)
+      const origin = options.publicUrl()
       const product = await app.transact(async (tx) => {
         const created = toProduct(await new ProductsRepository(tx.db).create(appId, input), origin)
         await tx.events.emit(appId, 'product.created', created)
@@ -186,7 +174,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       const skip = request.query.skip ?? 0
       const take = request.query.take ?? 10
       const { rows, total } = await products.list(callerOf(request).appId, { ...request.query, skip, take })
-      const origin = originOf(request)
+      const origin = options.publicUrl()
       return { data: rows.map((row) => toProduct(row, origin)), total, skip, take }
     },
   )
@@ -204,7 +192,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
     async (request) => {
       const row = await products.find(callerOf(request).appId, request.params.id)
       if (row === undefined) throw ApiError.notFound(NOT_FOUND)
-      return toProduct(row, originOf(request))
+      return toProduct(row, options.publicUrl())
     },
   )
 
@@ -225,7 +213,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       const { appId } = callerOf(request)
       const body = bodyOf<UpdateProductBody>(request, BODY_REQUIRED)
       const staged = stagedImagesOf(request)
-      const origin = originOf(request)
+      const origin = options.publicUrl()
       const { product, dropped } = await app.transact(async (tx) => {
         const repository = new ProductsRepository(tx.db)
         const current = await repository.lock(appId, request.params.id)
@@ -254,7 +242,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
     },
     async (request) => {
       const { appId } = callerOf(request)
-      const origin = originOf(request)
+      const origin = options.publicUrl()
       const { product, images } = await app.transact(async (tx) => {
         const row = await new ProductsRepository(tx.db).delete(appId, request.params.id)
         if (row === undefined) throw ApiError.notFound(NOT_FOUND)
@@ -279,12 +267,18 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
         body: AddImagesContent,
         response: { 201: ProductSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
       },
+      // No body (whatever its Content-Type: the Python SDK's upload_images sends an empty
+      // application/json one), or a form with no field at all (a file input left empty): no file.
+      preValidation: async (request) => {
+        const body: unknown = request.body
+        if (body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0)) throw ApiError.badRequest(NO_FILE_SENT)
+      },
     },
     async (request, reply) => {
       const { appId } = callerOf(request)
-      const body = bodyOf<AddImagesBody>(request, IMAGES_REQUIRED)
+      const body = bodyOf<AddImagesBody>(request, NO_FILE_SENT)
       const staged = stagedImagesOf(request)
-      const origin = originOf(request)
+      const origin = options.publicUrl()
       const product = await app.transact(async (tx) => {
         const repository = new ProductsRepository(tx.db)
         const current = await repository.lock(appId, request.params.id)

@@ -21,6 +21,8 @@ export function toPayment(row: TestPaymentRow): PaymentResponse {
     customerId: row.customer_id,
     refunded: row.refund_id !== null,
     refundId: row.refund_id,
+    // A test payment is made with a development key only: sandbox money.
+    livemode: false,
   }
 }
 
@@ -33,5 +35,6 @@ export function toRefund(row: TestPaymentRow): RefundResponse {
     currency: row.currency as PaymentCurrency,
     status: 'succeeded',
     timestamp: row.refunded_at ?? '',
+    livemode: false,
   }
 }

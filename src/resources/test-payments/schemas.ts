@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Timestamp } from '../../schemas/common.js'
+import { Livemode, Timestamp } from '../../schemas/common.js'
 import { CUSTOMER_EXAMPLE } from '../customers/schemas.js'
 
 /** The currencies a test payment is made in; each credits the stablecoin of the same money (USD → USDC, EUR → EURC). */
@@ -20,6 +20,7 @@ const PAYMENT_EXAMPLE = {
   customerId: null,
   refunded: false,
   refundId: null,
+  livemode: false,
 }
 
 const REFUND_EXAMPLE = {
@@ -29,6 +30,7 @@ const REFUND_EXAMPLE = {
   currency: 'USD',
   status: 'succeeded',
   timestamp: '2026-11-21T19:07:42.000Z',
+  livemode: false,
 }
 
 const currency = Type.Enum([...PAYMENT_CURRENCIES], { description: 'upper case, as the payment was made in' })
@@ -45,6 +47,7 @@ export const PaymentResponseSchema = Type.Object(
     customerId: Type.Union([Type.String(), Type.Null()], { description: "the application's customer the payment is from, or null", examples: [CUSTOMER_EXAMPLE.id] }),
     refunded: Type.Boolean({ examples: [PAYMENT_EXAMPLE.refunded] }),
     refundId: Type.Union([Type.String(), Type.Null()], { description: "the refund's id once refunded, else null", examples: [REFUND_EXAMPLE.id] }),
+    livemode: { ...Livemode, description: 'always false: a test payment is sandbox money' },
   },
   { $id: 'PaymentResponse', examples: [PAYMENT_EXAMPLE] },
 )
@@ -59,6 +62,7 @@ export const RefundResponseSchema = Type.Object(
     currency,
     status: Type.Enum(['succeeded']),
     timestamp: { ...Timestamp, description: 'when the payment was refunded' },
+    livemode: { ...Livemode, description: 'always false: a test payment is sandbox money' },
   },
   { $id: 'RefundResponse', examples: [REFUND_EXAMPLE] },
 )

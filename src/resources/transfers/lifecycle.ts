@@ -199,8 +199,8 @@ async function applyChanges(tx: Transaction, row: TransferRow, changes: Changes,
  * button): `amount` (undefined: the transfer's own) is recorded in clearing and the transfer moves
  * on. 409 unless it is awaiting funds; 400 for a flexible transfer without an amount or a fixed
  * one with another amount. A payment intent a checkout page made pays its invoice or payment link
- * here, in this transaction (src/resources/checkout/settlement.ts): `origin` makes the link's
- * checkout_url absolute in its event.
+ * here, in this transaction (src/resources/checkout/settlement.ts): `publicUrl`
+ * (ResourceOptions.publicUrl) makes the link's checkout_url absolute in its event.
  */
 export async function receiveFunds(
   tx: Transaction,
@@ -210,7 +210,7 @@ export async function receiveFunds(
   appId: string,
   id: string,
   amount: bigint | undefined,
-  origin = '',
+  publicUrl: string,
 ): Promise<Transfer> {
   const row = await new TransfersRepository(tx.db).lock(environment, appId, family, id)
   if (row === undefined) throw ApiError.notFound(family === 'transfer' ? 'Transfer not found' : 'Payment intent not found')
@@ -226,7 +226,7 @@ export async function receiveFunds(
   }
   if (BigInt(row.developer_fee) >= received) throw ApiError.badRequest(`amount must be greater than the developer fee of ${formatAmount(BigInt(row.developer_fee), currency)}`)
   const nowMs = context.now()
-  if (family === 'payment_intent') await settleCheckoutPayment(tx, row.id, received, isoOf(nowMs), origin)
+  if (family === 'payment_intent') await settleCheckoutPayment(tx, row.id, received, isoOf(nowMs), publicUrl)
   const withAmount: TransferRow = { ...row, amount: received.toString() }
   const source = JSON.parse(row.source) as Endpoint
   await recordMoves(

@@ -1,4 +1,5 @@
 import { type Currency, formatAmount } from '../../ledger/amount.js'
+import { livemodeOf } from '../../ledger/environment.js'
 import { isInbound, type TransferRow } from './repository.js'
 import type { CustomerDetails, DepositInstructions, Endpoint, Transfer, TransferState } from './schemas.js'
 
@@ -32,6 +33,7 @@ export function toTransfer(row: TransferRow): Transfer {
     source: JSON.parse(row.source) as Endpoint,
     destination: JSON.parse(row.destination) as Endpoint,
     receipt,
+    livemode: livemodeOf(row.environment),
     created_at: row.created_at,
     updated_at: row.updated_at,
   }

@@ -115,7 +115,7 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
   const ItemSchema = family === 'transfer' ? TransferSchema : PaymentIntentSchema
   const Params = family === 'transfer' ? TransferParams : PaymentIntentParams
   const ListSchema = family === 'transfer' ? TransferListSchema : PaymentIntentListSchema
-  const plugin: FastifyPluginAsyncTypebox<ResourceOptions> = async (app) => {
+  const plugin: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
     const transfers = new TransfersRepository(app.db)
     app.get(
       base,
@@ -188,7 +188,7 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
           throw new ApiError(403, SANDBOX_ONLY)
         }
         const amount = request.body.amount === undefined || row === undefined ? undefined : amountField(request, 'amount', request.body.amount, row.currency as Currency)
-        return app.transact((tx) => receiveFunds(tx, context, family, ledgerEnvironment, appId, id, amount))
+        return app.transact((tx) => receiveFunds(tx, context, family, ledgerEnvironment, appId, id, amount, options.publicUrl()))
       },
     )
   }

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
+import { Livemode, Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 import { CUSTOMER_EXAMPLE } from '../customers/schemas.js'
 import { BASE_WALLET_EXAMPLE } from '../wallets/schemas.js'
 
@@ -288,6 +288,7 @@ const TRANSFER_EXAMPLE = {
     final_amount: EXAMPLE.converted,
   },
   destination_tx_hash: EXAMPLE.destinationTxHash,
+  livemode: false,
   created_at: EXAMPLE.createdAt,
   updated_at: EXAMPLE.updatedAt,
 }
@@ -321,6 +322,7 @@ const PAYMENT_INTENT_EXAMPLE = {
     final_amount: INTENT_EXAMPLE.converted,
   },
   destination_tx_hash: INTENT_EXAMPLE.destinationTxHash,
+  livemode: false,
   created_at: INTENT_EXAMPLE.createdAt,
   updated_at: INTENT_EXAMPLE.updatedAt,
 }
@@ -345,6 +347,7 @@ export const TransferSchema = Type.Object(
     return_reason: Type.Optional(Type.String({ examples: ['sandbox: the receiving institution returned the payment'] })),
     destination_tx_hash: Text(EXAMPLE.destinationTxHash, 'the payout transaction, on a chain'),
     refund_tx_hash: Text('0xd72932e7939a7d51498f9c7da72af59a190cb6f2b4dafceb7e56a88103b15949', "the refund's transaction, to a sender on a chain"),
+    livemode: Livemode,
     created_at: { ...Timestamp, examples: [EXAMPLE.createdAt] },
     updated_at: { ...Timestamp, examples: [EXAMPLE.updatedAt] },
   },

@@ -356,32 +356,126 @@ describe('paying a payment link on its page', () => {
   })
 })
 
-describe('CHECKOUT_ENVIRONMENT=live', () => {
-  let live: TestServer
+describe("a hosted payment takes the money of the key that made its invoice or link", () => {
+  /** An application with a production key, its customer and a 10.00 USD product: everything it makes is live. */
+  let live: TestKey
+  let liveCustomer: string
+  let liveProduct: string
   beforeAll(async () => {
-    live = await startTestServer({ config: { checkoutEnvironment: 'live' } })
+    live = await server.createKey({ environment: 'production' })
+    liveCustomer = (await created<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' }, live)).id
+    liveProduct = (await created<{ id: string }>('/api/v0/products', { name: 'Widget', price: '10.00' }, live)).id
   })
-  afterAll(async () => live?.close())
 
-  it('makes live intents, shows no sandbox button, and refuses to complete one (403)', async () => {
-    const liveKey = await live.createKey({ environment: 'production' })
-    const customerId = (await live.request<{ id: string }>('POST', '/api/v0/customers', { key: liveKey, body: { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' } })).body.id
-    const productId = (await live.request<{ id: string }>('POST', '/api/v0/products', { key: liveKey, body: { name: 'Widget', price: '10.00' } })).body.id
-    const invoice = await live.request<Invoice>('POST', '/api/v0/invoices', {
-      key: liveKey,
-      body: { name: 'Live', email: 'b@example.com', customer_id: customerId, currency: 'usdc', items: [{ product_id: productId, quantity: 1 }], due_date: '2099-01-31T00:00:00Z', delivery: 'EMAIL', payment_link: false, payment_methods: ['CRYPTO'], status: 'OPEN', partial_payment: false },
-    })
-    const posted = await page('POST', `/invoices/${invoice.body.id}/pay`, { email: 'payer@example.com' }, live)
-    expect(posted.status).toBe(303)
-    const intentId = (posted.location ?? '').split('/').at(-1) ?? ''
-    const intent = await live.request<Transfer>('GET', `/api/v0/payment-intents/${intentId}`, { key: liveKey })
-    expect(intent.status).toBe(200)
-    const shown = await page('GET', `/checkout/${intentId}`, undefined, live)
-    expect(shown.text).not.toContain('Complete payment (sandbox)')
+  async function liveIntent(id: string): Promise<Transfer> {
+    const res = await server.request<Transfer>('GET', `/api/v0/payment-intents/${id}`, { key: live })
+    expect(res.status, res.text).toBe(200)
+    return res.body
+  }
+
+  it("a production key's invoice is live: its pages offer no sandbox completion, and completing answers 403 and changes nothing", async () => {
+    const invoice = await newInvoice({ payment_link: true }, live, liveCustomer, liveProduct)
+    expect(invoice.livemode).toBe(true)
+    // The invoice's own link takes the invoice's money.
+    expect((await server.request<PaymentLink>('GET', `/api/v0/payment-links/${invoice.payment_link_id ?? ''}`, { key: live })).body.livemode).toBe(true)
+    const shown = await page('GET', `/invoices/${invoice.id}/pay`)
+    expect(shown.status).toBe(200)
     expect(shown.text).not.toContain('no real money moves')
-    const refused = await page('POST', `/checkout/${intentId}/complete`, undefined, live)
+    const intentId = await pay(`/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })
+    // A live intent: the production key reads it, the development key of the sandbox does not.
+    expect(await liveIntent(intentId)).toMatchObject({ state: 'awaiting_funds', livemode: true, amount: '10.000000' })
+    const checkout = await page('GET', `/checkout/${intentId}`)
+    expect(checkout.status).toBe(200)
+    expect(checkout.text).not.toContain('Complete payment (sandbox)')
+    expect(checkout.text).not.toContain('/complete')
+    expect(checkout.text).not.toContain('no real money moves')
+    // Live deposits are not watched: the page says so, and shows no address to send real money to.
+    expect(checkout.text).toContain('Live payments are not received yet')
+    expect(checkout.text).toContain('This platform does not watch for live deposits yet')
+    expect(checkout.text).not.toContain('deposit-address')
+
+    const refused = await complete(intentId)
     expect(refused.status).toBe(403)
-    expect((await live.request<Invoice>('GET', `/api/v0/invoices/${invoice.body.id}`, { key: liveKey })).body.status).toBe('OPEN')
+    expect(refused.text).toContain('role="alert"')
+    expect(refused.text).toContain('This is a payment in real money: only the payer&#39;s funds arriving complete it, never a button')
+    expect(refused.text).not.toContain('Complete payment (sandbox)')
+    expect(await server.request<Invoice>('GET', `/api/v0/invoices/${invoice.id}`, { key: live }).then((res) => res.body)).toMatchObject({ status: 'OPEN', amount_paid: '0.00' })
+    expect((await liveIntent(intentId)).state).toBe('awaiting_funds')
+    expect(await eventsOf(live.appId, 'invoice.paid')).toEqual([])
+    const stored = await server.database.query<{ state: string }>('select state from checkout_payments where transfer_id = ?', intentId)
+    expect(stored).toEqual([{ state: 'awaiting_funds' }])
+  })
+
+  it("a production key's payment link is live: no sandbox completion, 403, payments_count 0 and no payment_link.paid", async () => {
+    const link = await newLink({ amount: '5' }, live)
+    expect(link.livemode).toBe(true)
+    const intentId = await pay(`/pay/${live.appId}/${link.url}`, { email: 'payer@example.com' })
+    expect((await liveIntent(intentId)).livemode).toBe(true)
+    const checkout = await page('GET', `/checkout/${intentId}`)
+    expect(checkout.text).not.toContain('Complete payment (sandbox)')
+    expect(checkout.text).toContain('Live payments are not received yet')
+    expect((await complete(intentId)).status).toBe(403)
+    expect((await server.request<PaymentLink>('GET', `/api/v0/payment-links/${link.id}`, { key: live })).body.payments_count).toBe(0)
+    expect(await eventsOf(live.appId, 'payment_link.paid')).toEqual([])
+  })
+
+  it("a development key's invoice and link are sandbox: the button is offered and pays them", async () => {
+    const invoice = await newInvoice()
+    expect(invoice.livemode).toBe(false)
+    const intentId = await pay(`/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })
+    expect((await getIntent(intentId)).livemode).toBe(false)
+    const checkout = await page('GET', `/checkout/${intentId}`)
+    expect(checkout.text).toContain('Complete payment (sandbox)')
+    expect(checkout.text).toContain('no real money moves')
+    expect((await complete(intentId)).status).toBe(303)
+    expect((await getInvoice(invoice.id)).status).toBe('PAID')
+    const link = await newLink({ amount: '2' })
+    expect(link.livemode).toBe(false)
+    expect((await complete(await pay(`/pay/${key.appId}/${link.url}`, { email: 'payer@example.com' }))).status).toBe(303)
+    expect((await getLink(link.id)).payments_count).toBe(1)
+  })
+
+  it('sandbox money never pays a live invoice or link: an intent of the other money is refused, by the page (403) and by simulate_funds (409)', async () => {
+    // As an intent made before invoices and links recorded their money: a sandbox intent for what is live.
+    const invoice = await newInvoice()
+    const intentId = await pay(`/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })
+    await server.app.db.updateTable('invoices').set({ environment: 'live' }).where('id', '=', invoice.id).execute()
+    expect((await page('GET', `/checkout/${intentId}`)).text).not.toContain('Complete payment (sandbox)')
+    expect((await complete(intentId)).status).toBe(403)
+    const simulated = await server.request<{ message: string }>('POST', `/api/v0/payment-intents/${intentId}/simulate_funds`, { key, body: {} })
+    expect(simulated.status, simulated.text).toBe(409)
+    expect(simulated.body.message).toBe('This payment is sandbox money and the invoice is live: sandbox money never pays live, nor live sandbox')
+    expect((await getInvoice(invoice.id)).status).toBe('OPEN')
+    expect((await getIntent(intentId)).state).toBe('awaiting_funds')
+
+    const link = await newLink({ amount: '3' })
+    const linkIntent = await pay(`/pay/${key.appId}/${link.url}`, { email: 'payer@example.com' })
+    await server.app.db.updateTable('payment_links').set({ environment: 'live' }).where('id', '=', link.id).execute()
+    expect((await complete(linkIntent)).status).toBe(403)
+    const linkSimulated = await server.request<{ message: string }>('POST', `/api/v0/payment-intents/${linkIntent}/simulate_funds`, { key, body: {} })
+    expect(linkSimulated.status).toBe(409)
+    expect(linkSimulated.body.message).toBe('This payment is sandbox money and the payment link is live: sandbox money never pays live, nor live sandbox')
+    expect((await getLink(link.id)).payments_count).toBe(0)
+    expect((await getIntent(linkIntent)).state).toBe('awaiting_funds')
+  })
+})
+
+describe('the sandbox button takes a POST from its own page only', () => {
+  it('a cross-site POST (Sec-Fetch-Site, or a foreign Origin without it) answers 403 and pays nothing; a same-origin one pays', async () => {
+    const invoice = await newInvoice()
+    const intentId = await pay(`/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })
+    const path = `${server.baseUrl}/checkout/${intentId}/complete`
+    const crossSite: Record<string, string>[] = [{ 'sec-fetch-site': 'cross-site' }, { 'sec-fetch-site': 'same-site' }, { origin: 'https://evil.example' }, { origin: 'null' }]
+    for (const headers of crossSite) {
+      const res = await fetch(path, { method: 'POST', redirect: 'manual', headers })
+      expect(res.status, JSON.stringify(headers)).toBe(403)
+      expect(await res.text()).toContain('a request from another site was refused')
+    }
+    expect((await getInvoice(invoice.id)).status).toBe('OPEN')
+    expect((await getIntent(intentId)).state).toBe('awaiting_funds')
+    const own = await fetch(path, { method: 'POST', redirect: 'manual', headers: { 'sec-fetch-site': 'same-origin', origin: server.baseUrl } })
+    expect(own.status).toBe(303)
+    expect((await getInvoice(invoice.id)).status).toBe('PAID')
   })
 })
 
@@ -436,5 +530,30 @@ describe("a deleted application's invoice", () => {
     expect((await page('GET', `/invoices/${invoice.id}/pay`)).status).toBe(404)
     expect((await page('POST', `/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })).status).toBe(404)
     expect(await intentsOf(own.appId)).toBe(0)
+  })
+
+  it('its checkout intents made before the deletion answer 404 and take no payment: the invoice stays OPEN, no event, nothing posted', async () => {
+    const own = await server.createKey({ environment: 'development' })
+    const ownCustomer = (await created<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' }, own)).id
+    const ownProduct = (await created<{ id: string }>('/api/v0/products', { name: 'Widget', price: '10.00' }, own)).id
+    const invoice = await newInvoice({}, own, ownCustomer, ownProduct)
+    const intentId = await pay(`/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })
+    expect((await page('GET', `/checkout/${intentId}`)).status).toBe(200)
+    await deleteApp(server.app.transact, own.appId)
+    const shown = await page('GET', `/checkout/${intentId}`)
+    expect(shown.status).toBe(404)
+    expect(shown.text).toContain('This payment page does not exist')
+    const completed = await complete(intentId)
+    expect(completed.status).toBe(404)
+    expect(completed.text).toContain('This payment page does not exist')
+    const kept = await server.database.query<{ status: string; amount_paid: string }>('select status, amount_paid from invoices where id = ?', invoice.id)
+    expect(kept).toEqual([{ status: 'OPEN', amount_paid: '0' }])
+    expect(await eventsOf(own.appId, 'invoice.paid')).toEqual([])
+    const intent = await server.database.query<{ state: string }>('select state from transfers where id = ?', intentId)
+    expect(intent).toEqual([{ state: 'awaiting_funds' }])
+    const payment = await server.database.query<{ state: string }>('select state from checkout_payments where transfer_id = ?', intentId)
+    expect(payment).toEqual([{ state: 'awaiting_funds' }])
+    const entries = await server.database.query<{ n: number | string }>("select count(*) as n from ledger_entries where app_id = ? and reason_id = ?", own.appId, intentId)
+    expect(Number(entries[0]?.n)).toBe(0)
   })
 })

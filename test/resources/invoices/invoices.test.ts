@@ -166,6 +166,8 @@ describe('POST /api/v0/invoices', () => {
       // its payment link, made with it (test/resources/checkout: an INVOICE link to its page)
       payment_link_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       partial_payment: true,
+      // made with a production key: live money (its page takes no sandbox payment)
+      livemode: true,
       address: '1 Main St\nSpringfield',
       phone_number: '+15550100',
       logo: 'https://cdn.example.com/logo.png',

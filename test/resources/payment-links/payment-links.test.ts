@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PaymentLink } from '../../../src/resources/payment-links/schemas.js'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../../helper.js'
+import { pythonSdkRequest } from '../../helpers/python-sdk.js'
 
 interface ErrorBody {
   statusCode: number
@@ -153,6 +154,8 @@ describe('POST /api/v0/payment-links', () => {
       limitPayments: true,
       maxPayments: 1,
       payments_count: 0,
+      // made with a production key: live money (its page takes no sandbox payment)
+      livemode: true,
       customFields: { orderRef: 'A-17', tags: ['x', 'y'], nested: { ok: true } },
       status: 'active',
       expiration_date: '2099-01-31T12:00:00.000Z',
@@ -556,14 +559,31 @@ describe('PUT /api/v0/payment-links/:id', () => {
     expect(await eventsOf(own.appId, 'payment_link.updated')).toEqual([expect.objectContaining({ type: 'payment_link.updated', data: updated })])
   })
 
-  it('an empty body changes nothing and emits nothing; a request without a body is refused', async () => {
+  it('an empty body {} changes nothing and emits nothing; a body that is not an object is refused', async () => {
     const own = await server.createKey()
     const link = await create(own, donation())
     const res = await update(own, link.id, {})
     expect(res.body).toEqual(link)
     expect(await eventsOf(own.appId, 'payment_link.updated')).toHaveLength(0)
-    const none = await server.request('PUT', `${PATH}/${link.id}`, { key: own })
-    expect(none.status).toBe(400)
+    for (const body of ['null', '[]', '"title"']) expect((await update(own, link.id, body)).body).toEqual(badRequest('Request body must be a JSON object'))
+    expect((await server.request('GET', `${PATH}/${link.id}`, { key: own })).body).toEqual(link)
+  })
+
+  it('Python SDK: payment_links.update(id) sends no body, which changes nothing: 200 with the link', async () => {
+    const own = await server.createKey()
+    const link = await create(own, donation({ amount: '12.5' }))
+    const res = await pythonSdkRequest<PaymentLink>(server.baseUrl, { method: 'PUT', path: `${PATH}/${link.id}`, key: own, idempotencyKey: crypto.randomUUID() })
+    expect(res.status, res.text).toBe(200)
+    expect(res.body).toEqual(link)
+    expect(await eventsOf(own.appId, 'payment_link.updated')).toHaveLength(0)
+    // The same with no Content-Type at all.
+    const bare = await server.request<PaymentLink>('PUT', `${PATH}/${link.id}`, { key: own })
+    expect(bare.status, bare.text).toBe(200)
+    expect(bare.body).toEqual(link)
+    expect((await server.request('GET', `${PATH}/${link.id}`, { key: own })).body).toEqual(link)
+    // A body is still needed where one is: a create without one is refused, as before.
+    expect((await server.request('POST', PATH, { key: own })).body).toEqual(badRequest('Request body must be a JSON object'))
+    expect((await server.request('POST', PATH, { key: own, body: '', headers: { 'content-type': 'application/json' } })).body).toEqual(badRequest('Request body must be a JSON object'))
   })
 
   it('the whole body resent (as the published client does) with the same linkType is accepted', async () => {

@@ -102,6 +102,7 @@ describe('POST /api/v0/test-payment', () => {
       customerId: null,
       refunded: false,
       refundId: null,
+      livemode: false,
     })
     expect(res.text).toContain('"amount":100.5,')
     const usdc = await balance(sandbox, 'usdc')
@@ -296,7 +297,7 @@ describe('POST /api/v0/test-payment/:id/refund', () => {
     const payment = await paid(sandbox, { amount: 42.42, currency: 'EUR' })
     const res = await refund(sandbox, payment.id)
     expect(res.status, res.text).toBe(200)
-    expect(res.body).toEqual({ id: expect.stringMatching(/^ref_[0-9a-f]{24}$/), paymentId: payment.id, amount: 42.42, currency: 'EUR', status: 'succeeded', timestamp: expect.stringMatching(ISO) })
+    expect(res.body).toEqual({ id: expect.stringMatching(/^ref_[0-9a-f]{24}$/), paymentId: payment.id, amount: 42.42, currency: 'EUR', status: 'succeeded', timestamp: expect.stringMatching(ISO), livemode: false })
     expect((await balance(sandbox, 'eurc')).total_balance).toBe('0.000000')
     expect(await written(sandbox.appId)).toEqual({ payments: 1, entries: ['test_payment', 'test_payment_refund'], events: ['test_payment.created', 'test_payment.refunded'] })
     const entry = await server.app.db.selectFrom('ledger_entries').selectAll().where('app_id', '=', sandbox.appId).where('reason_type', '=', 'test_payment_refund').executeTakeFirstOrThrow()
