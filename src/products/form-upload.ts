@@ -16,7 +16,20 @@ export const MAX_FIELD_BYTES = 64 * 1024
 
 /** The field file parts are sent under (`image`, as one uploads one image, is taken as well). */
 export const IMAGE_FIELD = 'images'
-const FILE_FIELDS = new Set([IMAGE_FIELD, 'image'])
+/** The same list as encoders that mark a list by brackets send it (the platform's Python SDK): one image per value. */
+export const IMAGE_LIST_FIELD = 'images[]'
+const FILE_FIELDS = new Set([IMAGE_FIELD, IMAGE_LIST_FIELD, 'image'])
+
+/**
+ * The images one text value of a form names: under `images`, a comma-joined list (the published
+ * TypeScript client joins the list into one value; blank pieces name nothing), under `images[]`
+ * the value whole, one image (a URL may hold a comma); undefined for any other field.
+ */
+export function imagesNamedBy(field: string, value: string): string[] | undefined {
+  if (field === IMAGE_FIELD) return value.split(',').flatMap((piece) => (piece.trim() === '' ? [] : [piece.trim()]))
+  if (field === IMAGE_LIST_FIELD) return [value]
+  return undefined
+}
 
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
@@ -145,7 +158,8 @@ class FormReader {
     } catch {
       throw ApiError.badRequest(`The field "${text.name}" is not valid UTF-8`)
     }
-    if (text.name === IMAGE_FIELD) this.count(value.split(',').filter((url) => url.trim() !== '').length)
+    const images = imagesNamedBy(text.name, value)
+    if (images !== undefined) this.count(images.length)
     this.form.fields.push([text.name, value])
   }
 
@@ -198,7 +212,8 @@ class FormReader {
     this.file = undefined
     staged.size = file.size
     staged.token = `${TOKEN_PREFIX}${file.index}:${staged.type}:${file.size}:${file.digest.digest('hex')}`
-    this.form.fields.push([IMAGE_FIELD, staged.token])
+    // The file takes its place in the list under the name it was sent with (`image` is `images`).
+    this.form.fields.push([file.headers.name === IMAGE_LIST_FIELD ? IMAGE_LIST_FIELD : IMAGE_FIELD, staged.token])
   }
 
   private count(images: number): void {

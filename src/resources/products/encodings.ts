@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../../errors.js'
 import { drainBody } from '../../http/drain-body.js'
-import { IMAGE_FIELD, MAX_IMAGES, MAX_PARTS, readMultipartForm, type StagedImage } from '../../products/form-upload.js'
+import { IMAGE_FIELD, imagesNamedBy, MAX_IMAGES, MAX_PARTS, readMultipartForm, type StagedImage } from '../../products/form-upload.js'
 import type { ImageStore } from '../../products/image-store.js'
 import { boundaryOf, MultipartError } from '../../products/multipart.js'
 import { TOO_MANY_IMAGES } from './images.js'
@@ -12,7 +12,9 @@ import { TOO_MANY_IMAGES } from './images.js'
  * The three encodings the product routes read, on the same routes: JSON (the app's own parser),
  * application/x-www-form-urlencoded (what the published client sends: numbers as text, `images`
  * one comma-joined value) and multipart/form-data (image files in `images`, streamed to the
- * ImageStore). Both forms become the object a JSON body would be, so one schema validates all three.
+ * ImageStore). In both forms the list may also come as `images[]` values, one image each (the
+ * platform's Python SDK). Both forms become the object a JSON body would be, so one schema
+ * validates all three.
  * Registered in the products' own plugin: no other route reads a form.
  */
 
@@ -160,19 +162,27 @@ function decodeFormText(text: string): string {
   }
 }
 
+export const IMAGES_UNDER_TWO_NAMES = 'The images are sent both as "images" and as "images[]": send the list under one of the two names'
+
 /**
  * A form's fields as the object a JSON body would be: `images` from every value given for it,
- * each split at commas (the published client joins the list into one value; an empty value is an
- * empty list), the number fields as numbers, every other field as its text, given once.
+ * in order, under one of its two names (imagesNamedBy: `images` values split at commas, an empty
+ * one an empty list; `images[]` values one image each), the number fields as numbers, every other
+ * field as its text, given once.
  */
 export function formBody(fields: ReadonlyArray<readonly [string, string]>): Record<string, unknown> {
   // No prototype: a field named __proto__ is a field like any other (and refused as unknown).
   const body: Record<string, unknown> = Object.create(null) as Record<string, unknown>
   const images: string[] = []
+  let imagesSentAs: string | undefined
   for (const [name, value] of fields) {
-    if (name === IMAGE_FIELD) {
+    const named = imagesNamedBy(name, value)
+    if (named !== undefined) {
+      // Which of the two is the list, and in what order, would be a guess.
+      if (imagesSentAs !== undefined && imagesSentAs !== name) throw ApiError.badRequest(IMAGES_UNDER_TWO_NAMES)
+      imagesSentAs = name
       body[IMAGE_FIELD] = images
-      for (const piece of value.split(',')) if (piece.trim() !== '') images.push(piece.trim())
+      images.push(...named)
       continue
     }
     if (Object.hasOwn(body, name)) throw ApiError.badRequest(`The field "${name}" is given more than once`)

@@ -29,6 +29,8 @@ function badRequest(message: string): ErrorBody {
 const NOT_FOUND: ErrorBody = { statusCode: 404, error: 'Not Found', message: 'Product not found' }
 const IMAGE_NOT_FOUND: ErrorBody = { statusCode: 404, error: 'Not Found', message: 'Image not found' }
 
+const NO_FILE_SENT = 'No file was sent: send image files in the images field of a multipart/form-data body, or images as URLs'
+
 const file = (content: Buffer, filename = 'photo.png', name = 'images'): Part => ({ name, filename, content, type: 'image/png' })
 const field = (name: string, value: string): Part => ({ name, value })
 const PRODUCT_FIELDS = [field('name', 'Pictured'), field('price', '19.99')]
@@ -254,9 +256,38 @@ describe('POST /products/{id}/images appends', () => {
     expect(json.status).toBe(201)
     expect(json.body.images).toEqual([...product.images, 'https://cdn.example.com/x.png'])
     const none = await server.request('POST', `/api/v0/products/${product.id}/images`, { key })
-    expect(none.body).toEqual(badRequest('Send the images to add: image files in the images field of a multipart/form-data body, or images as URLs'))
+    expect(none.body).toEqual(badRequest(NO_FILE_SENT))
     const again = await server.request('POST', `/api/v0/products/${product.id}/images`, { key, body: { images: [product.images[0]] } })
     expect(again.body).toEqual(badRequest("images[0] is already one of this product's images"))
+  })
+
+  it('an upload with no file (no body, whatever its type; a form with an empty file input, or none) is told no file was sent', async () => {
+    const product = await createWith([file(image('png'))])
+    await storesNothing(async () => {
+      const path = `/api/v0/products/${product.id}/images`
+      const emptyInput: Part = { name: 'images', filename: '', content: Buffer.alloc(0) }
+      for (const res of [
+        await send(server, 'POST', path, key, undefined),
+        await send(server, 'POST', path, key, '', 'application/json'),
+        await send(server, 'POST', path, key, multipartBody([emptyInput]), MULTIPART),
+        await send(server, 'POST', path, key, multipartBody([]), MULTIPART),
+        await send(server, 'POST', path, key, '', 'application/x-www-form-urlencoded'),
+      ]) {
+        expect(res.body).toEqual(badRequest(NO_FILE_SENT))
+      }
+    })
+    expect((await server.request<Product>('GET', `/api/v0/products/${product.id}`, { key })).body).toEqual(product)
+  })
+
+  it('files may be sent under images[] too, each in its place among the images[] URLs', async () => {
+    const png = image('png', 500)
+    const product = await createWith([field('images[]', 'https://cdn.example.com/a.png'), file(png, 'b.png', 'images[]'), field('images[]', 'https://cdn.example.com/c.png')])
+    expect(product.images).toEqual(['https://cdn.example.com/a.png', expect.stringMatching(/\/images\/[0-9a-f-]{36}$/), 'https://cdn.example.com/c.png'])
+    expect((await bytesAt(product.images[1] ?? '')).bytes).toEqual(png)
+    await storesNothing(async () => {
+      const res = await createMultipart([...PRODUCT_FIELDS, field('images[]', 'https://cdn.example.com/a.png'), file(image('png'))])
+      expect(res.body).toEqual(badRequest('The images are sent both as "images" and as "images[]": send the list under one of the two names'))
+    })
   })
 
   it('emits product.updated with the images', async () => {

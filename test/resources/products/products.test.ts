@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../../helper.js'
-import { FORM, imagesDirectory, type Product, send, urlEncoded } from './fixtures.js'
+import { FORM, imagesDirectory, MULTIPART, multipartBody, type Product, send, urlEncoded } from './fixtures.js'
 
 interface ErrorBody {
   statusCode: number
@@ -129,6 +129,7 @@ describe('POST /api/v0/products', () => {
     const res = await server.request('POST', '/api/v0/products', { key })
     expect(res.status).toBe(400)
     expect(res.body).toEqual(badRequest('Request body is required: send the product as application/x-www-form-urlencoded, multipart/form-data or application/json'))
+    expect((await send(server, 'POST', '/api/v0/products', key, '', 'application/json')).body).toEqual(badRequest('Request body must be a JSON object'))
   })
 
   it('an unknown field is refused, in JSON and in a form', async () => {
@@ -458,6 +459,48 @@ describe('encodings', () => {
     await refuse('name=%00&price=1', 'name must not contain control characters')
     await refuse('__proto__=x&name=a&price=1', 'property __proto__ should not exist')
     await refuse(Array.from({ length: 65 }, (_, n) => `f${n}=1`).join('&'), 'Request body has more than 64 fields')
+  })
+
+  it('a form may list the images as images[] values, one image each (url-encoded and multipart, create and update)', async () => {
+    const listed = 'name=Bracketed&price=3&images%5B%5D=https%3A%2F%2Fa.example%2F1.png&images%5B%5D=https%3A%2F%2Fa.example%2F2%2Cwide.png'
+    const created = await send<Product>(server, 'POST', '/api/v0/products', key, listed, FORM)
+    expect(created.status, created.text).toBe(201)
+    expect(created.body.images).toEqual(['https://a.example/1.png', 'https://a.example/2,wide.png'])
+    const parts = [
+      { name: 'images[]', value: 'https://a.example/3.png' },
+      { name: 'images[]', value: 'https://a.example/4.png' },
+    ]
+    const updated = await send<Product>(server, 'PUT', `/api/v0/products/${created.body.id}`, key, multipartBody(parts), MULTIPART)
+    expect(updated.status, updated.text).toBe(200)
+    expect(updated.body.images).toEqual(['https://a.example/3.png', 'https://a.example/4.png'])
+  })
+
+  it('images and images[] in one form, and images[] values that are no image URL: 400, nothing written', async () => {
+    const own = await server.createKey()
+    const mixed = 'The images are sent both as "images" and as "images[]": send the list under one of the two names'
+    const refusals: Array<[string, string]> = [
+      ['name=x&price=1&images=https%3A%2F%2Fa.example%2F1.png&images%5B%5D=https%3A%2F%2Fa.example%2F2.png', mixed],
+      ['name=x&price=1&images%5B%5D=https%3A%2F%2Fa.example%2F2.png&images=', mixed],
+      ['name=x&price=1&images%5B%5D=', 'images[0] should not be empty'],
+      ['name=x&price=1&images%5B%5D=https%3A%2F%2Fa.example%2F1.png&images%5B%5D=ftp%3A%2F%2Fa.example%2F2.png', 'images[1] must be an http or https URL'],
+      ['name=x&price=1&images%5B%5D=%20https%3A%2F%2Fa.example%2F1.png', 'images[0] must be an http or https URL'],
+      ['name=x&price=1&images%5B0%5D=https%3A%2F%2Fa.example%2F1.png', 'property images[0] should not exist'],
+    ]
+    for (const [form, message] of refusals) {
+      expect((await send(server, 'POST', '/api/v0/products', own, form, FORM)).body, form).toEqual(badRequest(message))
+    }
+    const parts = [
+      { name: 'name', value: 'x' },
+      { name: 'price', value: '1' },
+      { name: 'images[]', value: 'https://a.example/1.png' },
+      { name: 'images', value: 'https://a.example/2.png' },
+    ]
+    expect((await send(server, 'POST', '/api/v0/products', own, multipartBody(parts), MULTIPART)).body).toEqual(badRequest(mixed))
+    // JSON has lists of its own: images[] is no field of it.
+    expect((await server.request('POST', '/api/v0/products', { key: own, body: { name: 'x', price: '1', 'images[]': ['https://a.example/1.png'] } })).body).toEqual(
+      badRequest('property images[] should not exist'),
+    )
+    expect((await server.request<ProductList>('GET', '/api/v0/products', { key: own })).body.total).toBe(0)
   })
 
   it('a form decodes + as a space and UTF-8 escapes', async () => {
