@@ -75,7 +75,7 @@ it('the README Quickstart, run as written, ends with the receiver printing a ver
   // The first block starts the server; the test starts what `npm start` runs instead, on a database of its own.
   expect(sh[0]?.text).toBe('npm start')
   const packageJson: unknown = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
-  expect(packageJson).toMatchObject({ scripts: { start: 'node dist/server.js' } })
+  expect(packageJson).toMatchObject({ scripts: { start: 'exec node dist/server.js' } })
   expect(js).toHaveLength(1)
   const receiverStart = sh.findIndex((block) => new RegExp(`\\bnode ${RECEIVER_FILE.replace('.', '\\.')} &$`).test(block.text))
   expect(receiverStart, `a sh block starts "node ${RECEIVER_FILE} &"`).toBeGreaterThan(0)
