@@ -4,6 +4,9 @@ import { STATUS_CODES } from 'node:http'
  * The one error type routes and hooks throw. The error handler turns it into the contract's
  * body: {statusCode, error, message, details?}.
  */
+/** What a request whose body stopped arriving (the client hung up) is told, wherever it was being read. */
+export const BODY_CUT_SHORT = 'The request body did not arrive whole'
+
 export class ApiError extends Error {
   readonly statusCode: number
   readonly details: string | undefined

@@ -517,23 +517,23 @@ function cliAmount(text: string, currency: Currency): bigint {
   return units
 }
 
-function drainTimingsOf(env: NodeJS.ProcessEnv): DrainTimings {
+/** A configuration read whose refusal is the command's usage error. */
+function configOrUsage<T>(read: () => T): T {
   try {
-    return loadDrainConfig(env)
+    return read()
   } catch (error) {
     if (error instanceof ConfigError) throw new UsageError(error.message)
     throw error
   }
 }
 
+function drainTimingsOf(env: NodeJS.ProcessEnv): DrainTimings {
+  return configOrUsage(() => loadDrainConfig(env))
+}
+
 /** The origin of the URLs a command puts into events (a payment link's checkout_url): the server's. */
 function cliPublicUrl(env: NodeJS.ProcessEnv): string {
-  try {
-    return publicUrlOf(env)
-  } catch (error) {
-    if (error instanceof ConfigError) throw new UsageError(error.message)
-    throw error
-  }
+  return configOrUsage(() => publicUrlOf(env))
 }
 
 const LEDGER_ENVIRONMENTS: readonly LedgerEnvironment[] = ['sandbox', 'live']

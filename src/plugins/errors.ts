@@ -5,7 +5,7 @@ import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
 import { RATE_RETRY_AFTER_SECONDS, RateUnavailable } from '../ledger/rates.js'
 import { ConflictError, isDatabaseClosed, isDatabaseUnavailable, isStorageFault } from '../db/errors.js'
-import { ApiError, errorBody } from '../errors.js'
+import { ApiError, BODY_CUT_SHORT, errorBody } from '../errors.js'
 import { answerAndClose, CLIENT_ABORTED } from '../http/client-errors.js'
 import { drainBody } from '../http/drain-body.js'
 import { Incident } from '../incident.js'
@@ -21,7 +21,6 @@ export const DATABASE_RETRY_AFTER_SECONDS = 1
 export const MAX_PATH_PARAMETER_LENGTH = 100
 
 const BODY_TOO_LARGE = 'Request body is larger than 1 MiB'
-const BODY_CUT_SHORT = 'The request body did not arrive whole'
 
 /** Node's test for an Expect header it can honour (it answers 100 Continue itself). */
 const CONTINUE_EXPECTATION = /(?:^|\W)100-continue(?:$|\W)/i

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
-import { ApiError } from '../errors.js'
+import { ApiError, BODY_CUT_SHORT } from '../errors.js'
 import { detectImageType, type ImageType, SNIFF_BYTES } from './image-type.js'
 import type { ImageStore, ImageWriter } from './image-store.js'
 import { type MultipartEvent, MultipartParser, type PartHeaders } from './multipart.js'
@@ -228,7 +228,7 @@ function describe(headers: PartHeaders, index: number): string {
   return `${IMAGE_FIELD}[${index}]${name}`
 }
 
-const BODY_CUT_SHORT = () => ApiError.badRequest('The request body did not arrive whole')
+const bodyCutShort = () => ApiError.badRequest(BODY_CUT_SHORT)
 
 /**
  * The stream's chunks, read as they come (with backpressure: nothing more is read until the
@@ -255,8 +255,8 @@ export async function* chunksOf(stream: Readable): AsyncGenerator<Buffer> {
       const onReadable = () => settle()
       const onEnd = () => settle()
       // The client went away mid-body: nobody is left to answer, and nothing of ours failed.
-      const onError = () => settle(BODY_CUT_SHORT())
-      const onClose = () => settle(stream.readableEnded ? undefined : BODY_CUT_SHORT())
+      const onError = () => settle(bodyCutShort())
+      const onClose = () => settle(stream.readableEnded ? undefined : bodyCutShort())
       stream.on('readable', onReadable)
       stream.on('end', onEnd)
       stream.on('error', onError)
