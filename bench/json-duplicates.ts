@@ -60,7 +60,7 @@ async function parseCost(): Promise<void> {
     if (error === null) parsed++
   }
   let problems = 0
-  // As the app's content-type parser runs them (src/plugins/errors.ts), less the UTF-8 decoding both share.
+  // As the app's content-type parser runs them (src/http/error-handler.ts), less the UTF-8 decoding both share.
   const parseOnly = () => parse(request, text, done)
   const scanOnly = () => {
     if (scanJson(body) !== undefined) problems++

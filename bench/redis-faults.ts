@@ -64,7 +64,7 @@ async function main(): Promise<void> {
   try {
     await onFreshDatabase(async (database) => {
       const server = await startServer(database)
-      const { AppsRepository } = await import('../src/db/repositories/apps.js')
+      const { AppsRepository } = await import('../src/apps/repository.js')
       const { openDatabase } = await import('../src/db/database.js')
       const { SCOPES } = await import('../src/resources/index.js')
       const db = await openDatabase(database.location)

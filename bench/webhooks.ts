@@ -25,7 +25,7 @@ import { runUnitOfWork } from '../src/db/unit-of-work.js'
 import { DeliveryNotifier } from '../src/delivery/notifier.js'
 import { barePost, createOneWebhookApps, TAX_EVENT_DATA } from './api-harness.js'
 import { benchDatabase } from './database.js'
-import { EventsRepository } from '../src/db/repositories/events.js'
+import { EventsRepository } from '../src/events/events-repository.js'
 import { newId } from '../src/db/time.js'
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '10' } } })

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { SCOPES } from './resources/index.js'
 import { backendOf, type Db, writeTransaction } from './db/database.js'
-import { AppsRepository, type CreatedApiKey } from './db/repositories/apps.js'
+import { AppsRepository, type CreatedApiKey } from './apps/repository.js'
 
 /**
  * On an empty database outside production, creates a development application with a

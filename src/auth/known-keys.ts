@@ -1,6 +1,6 @@
-import { type AppsRepository, type KeyCredentials, NOT_AT_ONCE } from '../db/repositories/apps.js'
+import { type AppsRepository, type KeyCredentials, NOT_AT_ONCE } from '../apps/repository.js'
 import { hourlyLimitOf } from '../keys/credentials.js'
-import type { AuthContext } from '../types.js'
+import type { AuthContext } from './context.js'
 
 /** A key as each of its requests uses it: its row, and what is derived from it, made once per change of the row. */
 export class KnownKey {

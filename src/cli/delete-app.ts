@@ -1,6 +1,6 @@
 import type { Db } from '../db/database.js'
-import { AppsRepository } from '../db/repositories/apps.js'
-import type { Transact } from '../db/transact.js'
+import { AppsRepository } from '../apps/repository.js'
+import type { Transact } from '../events/transact.js'
 import { imagesOf, isUploaded } from '../resources/products/repository.js'
 import { WebhooksRepository } from '../resources/webhooks/repository.js'
 

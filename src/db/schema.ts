@@ -235,7 +235,7 @@ export interface LedgerPostingsTable {
   amount: string
 }
 
-/** An application's wallet on one chain (src/ledger/wallets.ts). */
+/** An application's wallet on one chain (src/resources/wallets/repository.ts). */
 export interface WalletsTable {
   id: string
   environment: string

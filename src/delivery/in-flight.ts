@@ -1,4 +1,4 @@
-import type { DueDelivery } from '../db/repositories/deliveries.js'
+import type { DueDelivery } from '../events/deliveries-repository.js'
 import type { StopReason } from './outcome.js'
 import type { AttemptAbort } from './sender.js'
 

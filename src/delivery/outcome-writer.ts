@@ -1,5 +1,5 @@
 import { type Db } from '../db/database.js'
-import { type AttemptRecord, DeliveriesRepository, type WebhookBatchCounts } from '../db/repositories/deliveries.js'
+import { type AttemptRecord, DeliveriesRepository, type WebhookBatchCounts } from '../events/deliveries-repository.js'
 import { isoOf } from '../db/time.js'
 import { runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
 import { Incident } from '../incident.js'

@@ -1,4 +1,4 @@
-import type { AttemptRecord, DueDelivery } from '../db/repositories/deliveries.js'
+import type { AttemptRecord, DueDelivery } from '../events/deliveries-repository.js'
 import { isoOf } from '../db/time.js'
 import { parseRetryAfter, retryDelay } from './retry.js'
 import type { SendResult } from './sender.js'

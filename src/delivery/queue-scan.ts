@@ -1,5 +1,5 @@
 import { type Db, planningRead } from '../db/database.js'
-import { DeliveriesRepository } from '../db/repositories/deliveries.js'
+import { DeliveriesRepository } from '../events/deliveries-repository.js'
 import { type DueQueue, toDueQueue } from './fair-share.js'
 
 /**

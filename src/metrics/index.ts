@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis'
 import { circuitOf } from '../auth/redis-circuit.js'
 import type { Db } from '../db/database.js'
 import { Incident } from '../incident.js'
-import { errorsPlugin } from '../plugins/errors.js'
+import { errorsPlugin } from '../http/error-handler.js'
 import { readQueueState } from './deliveries.js'
 import { Metrics } from './metrics.js'
 

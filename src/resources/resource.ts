@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify'
 import type { TSchema } from 'typebox'
 import type { ExchangeRates } from '../ledger/rates.js'
 import type { DrainTimings } from './drains/lifecycle.js'
-import type { ImageStore } from '../products/image-store.js'
+import type { ImageStore } from './products/image-store.js'
 import type { Manifest } from './manifest.js'
 
 /** What the health check says of Redis. */

@@ -47,11 +47,11 @@ export function importCircles(graph: Map<string, string[]>): string[][] {
   return circles
 }
 
-/** A repository: every file under db/, and each resource's repository files (repository.ts, delivery-log-repository.ts). */
-const REPOSITORY = /^db\/|^resources\/[^/]+\/(?:[\w-]+-)?repository\.ts$/
+/** A repository: every file under db/, and each module's repository files (repository.ts, events-repository.ts, delivery-log-repository.ts). */
+const REPOSITORY = /^db\/|^(?:resources\/[^/]+|apps|events)\/(?:[\w-]+-)?repository\.ts$/
 
-/** What a repository may not import: the HTTP side (routes, API schemas and the objects built from them, auth, plugins, HTTP errors) and the delivery engine. */
-const NOT_FOR_REPOSITORIES = /^resources\/[^/]+\/(?:routes|schemas|delivery-routes|delivery-schemas|objects)|^(?:auth|plugins|http|delivery|idempotency)\/|^errors\.ts$|^schemas\/common\.ts$/
+/** What a repository may not import: the HTTP side (routes, API schemas and the objects built from them, auth, HTTP errors) and the delivery engine. */
+const NOT_FOR_REPOSITORIES = /^resources\/[^/]+\/(?:routes|schemas|delivery-routes|delivery-schemas|objects)|^(?:auth|http|delivery|idempotency)\/|^errors\.ts$|^schemas\/common\.ts$/
 
 /** Each import of a repository that reaches past the storage layer, as "file -> import". */
 export function repositoryLayerViolations(graph: Map<string, string[]>): string[] {

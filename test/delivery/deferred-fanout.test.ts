@@ -1,6 +1,6 @@
 import { WebhooksRepository } from '../../src/resources/webhooks/repository.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FANOUT_LIMITS, INLINE_FANOUT_MAX } from '../../src/db/repositories/events.js'
+import { FANOUT_LIMITS, INLINE_FANOUT_MAX } from '../../src/events/events-repository.js'
 import { newId, nowIso } from '../../src/db/time.js'
 import { fanOut, fanOutAll } from '../helpers/fan-out.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'

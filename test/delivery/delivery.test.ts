@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Answer, type Receiver, startReceiver } from '../receiver.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { waitUntil } from '../processes.js'
-import { INLINE_FANOUT_MAX } from '../../src/db/repositories/events.js'
+import { INLINE_FANOUT_MAX } from '../../src/events/events-repository.js'
 import { TOTAL_EVENTS } from '../../src/resources/webhooks/repository.js'
 
 

@@ -1,6 +1,6 @@
 import type { KyselyPlugin } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { EventsRepository, INLINE_FANOUT_MAX } from '../../src/db/repositories/events.js'
+import { EventsRepository, INLINE_FANOUT_MAX } from '../../src/events/events-repository.js'
 import { runUnitOfWork } from '../../src/db/unit-of-work.js'
 import { fanOutAll, quiet } from '../helpers/fan-out.js'
 import { TOTAL_EVENTS, WebhooksRepository } from '../../src/resources/webhooks/repository.js'

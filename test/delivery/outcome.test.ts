@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import type { DueDelivery } from '../../src/db/repositories/deliveries.js'
+import type { DueDelivery } from '../../src/events/deliveries-repository.js'
 import { decideOutcome, type StopReason } from '../../src/delivery/outcome.js'
 
 const delivery: DueDelivery = {

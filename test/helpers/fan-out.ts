@@ -1,5 +1,5 @@
 import type { Db } from '../../src/db/database.js'
-import { EventsRepository, type FanOutResult } from '../../src/db/repositories/events.js'
+import { EventsRepository, type FanOutResult } from '../../src/events/events-repository.js'
 import { runUnitOfWork, type SignalSink } from '../../src/db/unit-of-work.js'
 
 /** A sink that tells no dispatcher: the tests that drive the fan-out by hand read its rows instead. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { transactOn } from '../../src/db/transact.js'
+import { transactOn } from '../../src/events/transact.js'
 import type { SignalSink } from '../../src/db/unit-of-work.js'
 import { CURRENCY_DECIMALS, type Currency, formatAmount, parseAmount } from '../../src/ledger/amount.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'

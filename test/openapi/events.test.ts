@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { Type } from 'typebox'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eventDeclarationProblems, eventOperationId } from '../../src/plugins/openapi.js'
+import { eventDeclarationProblems, eventOperationId } from '../../src/http/openapi.js'
 import { EVENT_TYPES, RESOURCES } from '../../src/resources/index.js'
 import { defineManifest } from '../../src/resources/manifest.js'
 import type { Resource } from '../../src/resources/resource.js'

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { formatAmount, parseAmount } from '../../src/ledger/amount.js'
 import type { LedgerEnvironment } from '../../src/ledger/ledger.js'
-import { WALLET_CURRENCIES } from '../../src/ledger/wallets.js'
+import { WALLET_CURRENCIES } from '../../src/resources/wallets/repository.js'
 import { MISSING_UUID, randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { deposit, storedWallet, withdraw } from '../resources/wallets/money.js'
 

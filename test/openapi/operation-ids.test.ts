@@ -1,6 +1,6 @@
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openapiPlugin } from '../../src/plugins/openapi.js'
+import { openapiPlugin } from '../../src/http/openapi.js'
 import { OPERATIONS } from '../../src/resources/index.js'
 import { applyManifest } from '../../src/resources/register.js'
 import { startTestServer, type TestServer } from '../helper.js'

@@ -7,7 +7,7 @@ import { applyManifest, registerResources } from '../../src/resources/register.j
 import type { Resource } from '../../src/resources/resource.js'
 import { taxesManifest } from '../../src/resources/taxes/manifest.js'
 import { ExchangeRates } from '../../src/ledger/rates.js'
-import { DirectoryImageStore } from '../../src/products/image-store.js'
+import { DirectoryImageStore } from '../../src/resources/products/image-store.js'
 
 describe('the resource manifests', () => {
   it('an operation without a scope is not an operation (the compiler refuses it)', () => {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { Db } from '../../src/db/database.js'
-import { CANCEL_PENDING } from '../../src/db/repositories/deliveries.js'
+import { CANCEL_PENDING } from '../../src/events/deliveries-repository.js'
 import { openPlanDatabase, queryPlanOf } from './plan.js'
 
 // A deletion cancels its webhook's pending deliveries through deliveries_queue, named (INDEXED

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type Db, openDatabase } from '../../src/db/database.js'
-import { SQLITE_DUE_OF } from '../../src/db/repositories/deliveries.js'
+import { SQLITE_DUE_OF } from '../../src/events/deliveries-repository.js'
 
 // SQLite's planner reads a bare bound LIMIT (`limit ?`), so binding it makes SQLite prepare the
 // statement again on every run; `limit +?` is read when the statement runs

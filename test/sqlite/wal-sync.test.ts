@@ -5,7 +5,7 @@ import { expect, it } from 'vitest'
 import { parseDatabaseUrl } from '../../src/config.js'
 import { openDatabase, writeTransaction } from '../../src/db/database.js'
 import { isStorageFault } from '../../src/db/errors.js'
-import { AppsRepository } from '../../src/db/repositories/apps.js'
+import { AppsRepository } from '../../src/apps/repository.js'
 import { WalSync } from '../../src/db/sqlite/wal-sync.js'
 
 /** A datasync that records each call and ends when told. */

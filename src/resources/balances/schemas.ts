@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { TOKEN_CONTRACTS, WALLET_CHAINS, WALLET_CURRENCIES, type WalletCurrency } from '../../ledger/wallets.js'
+import { TOKEN_CONTRACTS, WALLET_CHAINS, WALLET_CURRENCIES, type WalletCurrency } from '../wallets/repository.js'
 import { BASE_WALLET_EXAMPLE, stablecoinAmount, WALLET_EXAMPLES } from '../wallets/schemas.js'
 
 /**

@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors.js'
 import { type Currency, formatAmount } from '../../ledger/amount.js'
-import type { Transaction } from '../../types.js'
+import type { Transaction } from '../../events/transact.js'
 import { formatCents, UNITS_PER_CENT } from '../invoices/money.js'
 import { toInvoice } from '../invoices/objects.js'
 import { InvoicesRepository } from '../invoices/repository.js'

@@ -6,7 +6,7 @@ import { Type } from 'typebox'
 import { isDatabaseUnavailable } from '../../db/errors.js'
 import { nowIso } from '../../db/time.js'
 import { Incident } from '../../incident.js'
-import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE } from '../../plugins/errors.js'
+import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE } from '../../http/error-handler.js'
 import { errorResponses, Timestamp } from '../../schemas/common.js'
 import { VERSION } from '../../version.js'
 

@@ -1,5 +1,5 @@
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
-import type { Transaction } from '../../types.js'
+import type { Transaction } from '../../events/transact.js'
 import { toPaymentLink } from '../payment-links/objects.js'
 import { PaymentLinksRepository } from '../payment-links/repository.js'
 import { UNITS_PER_CENT } from './money.js'

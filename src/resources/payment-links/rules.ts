@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js'
 import { ApiError } from '../../errors.js'
 import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
-import { formatPrice, PRODUCT_CURRENCY_DECIMALS, type ProductCurrency } from '../../products/price.js'
+import { formatPrice, PRODUCT_CURRENCY_DECIMALS, type ProductCurrency } from '../products/price.js'
 import { CustomersRepository } from '../customers/repository.js'
 import { ProductsRepository } from '../products/repository.js'
 import { TaxesRepository } from '../taxes/repository.js'

@@ -3,9 +3,9 @@ import type { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { ApiError } from '../../errors.js'
 import { drainBody } from '../../http/drain-body.js'
-import { IMAGE_FIELD, imagesNamedBy, MAX_IMAGES, MAX_PARTS, readMultipartForm, type StagedImage } from '../../products/form-upload.js'
-import type { ImageStore } from '../../products/image-store.js'
-import { boundaryOf, MultipartError } from '../../products/multipart.js'
+import { IMAGE_FIELD, imagesNamedBy, MAX_IMAGES, MAX_PARTS, readMultipartForm, type StagedImage } from './form-upload.js'
+import type { ImageStore } from './image-store.js'
+import { boundaryOf, MultipartError } from '../../http/multipart.js'
 import { TOO_MANY_IMAGES } from './images.js'
 
 /**

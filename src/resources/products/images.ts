@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.js'
-import { isUploadToken, MAX_IMAGES, type StagedImage } from '../../products/form-upload.js'
+import { isUploadToken, MAX_IMAGES, type StagedImage } from './form-upload.js'
 import { isUploaded, type ProductImage, type UploadedImage } from './repository.js'
 
 /** The path of an uploaded image, whatever host the URL names (the server may be reached by several). */

@@ -1,4 +1,4 @@
-import { formatPrice, type ProductCurrency } from '../../products/price.js'
+import { formatPrice, type ProductCurrency } from './price.js'
 import { imagesOf, isUploaded, type ProductRow } from './repository.js'
 import type { Product } from './schemas.js'
 

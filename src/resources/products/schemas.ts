@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
-import { MAX_IMAGES } from '../../products/form-upload.js'
-import { PRODUCT_CURRENCIES } from '../../products/price.js'
+import { MAX_IMAGES } from './form-upload.js'
+import { PRODUCT_CURRENCIES } from './price.js'
 import { Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 
 export const PRODUCT_STATUSES = ['ACTIVE', 'INACTIVE'] as const

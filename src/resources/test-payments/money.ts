@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js'
 import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
 import { type AccountKey, LedgerRepository } from '../../ledger/ledger.js'
-import { walletAccountKey, type WalletCurrency, type WalletRow, WalletsRepository } from '../../ledger/wallets.js'
+import { walletAccountKey, type WalletCurrency, type WalletRow, WalletsRepository } from '../wallets/repository.js'
 import type { TestPaymentRow } from './repository.js'
 import type { PaymentCurrency } from './schemas.js'
 

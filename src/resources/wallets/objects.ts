@@ -1,5 +1,5 @@
 import { formatAmount } from '../../ledger/amount.js'
-import { type Holding, TOKEN_CONTRACTS, type WalletChain, type WalletRow } from '../../ledger/wallets.js'
+import { type Holding, TOKEN_CONTRACTS, type WalletChain, type WalletRow } from './repository.js'
 import type { Wallet } from './schemas.js'
 
 /** The API's wallet object: the wallet, what it holds in each currency (`holdings` of it, in order) and its application. */

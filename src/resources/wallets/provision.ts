@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
-import { WALLET_CHAINS, type WalletRow, WalletsRepository } from '../../ledger/wallets.js'
+import { WALLET_CHAINS, type WalletRow, WalletsRepository } from './repository.js'
 
 /**
  * The application's wallets in the environment, made on its first use. A read answers once they

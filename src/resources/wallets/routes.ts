@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
-import { WALLET_CURRENCIES, WalletsRepository } from '../../ledger/wallets.js'
+import { WALLET_CURRENCIES, WalletsRepository } from './repository.js'
 import { errorResponses } from '../../schemas/common.js'
 import { toWallet } from './objects.js'
 import { walletsOf } from './provision.js'

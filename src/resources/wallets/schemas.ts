@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { TOKEN_CONTRACTS, WALLET_CHAINS, WALLET_CURRENCIES, type WalletChain, type WalletCurrency } from '../../ledger/wallets.js'
+import { TOKEN_CONTRACTS, WALLET_CHAINS, WALLET_CURRENCIES, type WalletChain, type WalletCurrency } from './repository.js'
 import { Timestamp } from '../../schemas/common.js'
 
 /** What one example wallet holds in one currency: available, on its way in, reserved on its way out. */

@@ -2,7 +2,7 @@ import { type Selectable, sql, type Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
 import { PreparedQuery } from '../../db/prepared.js'
-import { DeliveriesRepository } from '../../db/repositories/deliveries.js'
+import { DeliveriesRepository } from '../../events/deliveries-repository.js'
 import type { WebhooksTable } from '../../db/schema.js'
 import { isoOf, newId, nowIso } from '../../db/time.js'
 

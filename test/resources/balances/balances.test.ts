@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LedgerEnvironment } from '../../../src/ledger/ledger.js'
-import { TOKEN_CONTRACTS, type WalletChain, type WalletCurrency, type WalletRow } from '../../../src/ledger/wallets.js'
+import { TOKEN_CONTRACTS, type WalletChain, type WalletCurrency, type WalletRow } from '../../../src/resources/wallets/repository.js'
 import { isoOf } from '../../../src/db/time.js'
 import { saveRates } from '../../../src/ledger/rates.js'
 import type { AggregatedBalanceResponse, AllBalancesResponse } from '../../../src/resources/balances/schemas.js'

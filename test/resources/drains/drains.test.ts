@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { LedgerRepository, verifyLedger } from '../../../src/ledger/ledger.js'
-import { walletAccountKey, WalletsRepository } from '../../../src/ledger/wallets.js'
+import { walletAccountKey, WalletsRepository } from '../../../src/resources/wallets/repository.js'
 import type { Drain } from '../../../src/resources/drains/schemas.js'
 import { MISSING_UUID, randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../../helper.js'
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { boundaryOf, MultipartError, type MultipartEvent, MultipartParser, type PartHeaders } from '../../../src/products/multipart.js'
+import { boundaryOf, MultipartError, type MultipartEvent, MultipartParser, type PartHeaders } from '../../../src/http/multipart.js'
 
 interface ParsedPart {
   headers: PartHeaders

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyLedger } from '../../../src/ledger/ledger.js'
-import { type WalletRow, WalletsRepository } from '../../../src/ledger/wallets.js'
+import { type WalletRow, WalletsRepository } from '../../../src/resources/wallets/repository.js'
 import type { AggregatedBalanceResponse } from '../../../src/resources/balances/schemas.js'
 import type { PaymentResponse, RefundResponse } from '../../../src/resources/test-payments/schemas.js'
 import { type ApiResponse, MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../../helper.js'

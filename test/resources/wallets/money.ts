@@ -3,7 +3,7 @@ import { writeTransaction } from '../../../src/db/database.js'
 import { newId } from '../../../src/db/time.js'
 import { parseAmount } from '../../../src/ledger/amount.js'
 import { type LedgerEnvironment, LedgerRepository } from '../../../src/ledger/ledger.js'
-import { walletAccountKey, type WalletCurrency, type WalletRow, WalletsRepository } from '../../../src/ledger/wallets.js'
+import { walletAccountKey, type WalletCurrency, type WalletRow, WalletsRepository } from '../../../src/resources/wallets/repository.js'
 
 /**
  * Real money in a wallet before drains exist: entries written through the ledger in a write

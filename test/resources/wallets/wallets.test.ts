@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeTransaction } from '../../../src/db/database.js'
 import { LedgerRepository } from '../../../src/ledger/ledger.js'
-import { TOKEN_CONTRACTS, WALLET_CHAINS, walletAccountKey, WalletsRepository } from '../../../src/ledger/wallets.js'
+import { TOKEN_CONTRACTS, WALLET_CHAINS, walletAccountKey, WalletsRepository } from '../../../src/resources/wallets/repository.js'
 import type { WalletList } from '../../../src/resources/wallets/schemas.js'
 import { isValidChainAddress } from '../../../src/validation/chain-address.js'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../../helper.js'

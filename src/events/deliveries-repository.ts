@@ -1,11 +1,11 @@
 import { type QueryCreator, sql } from 'kysely'
-import { chunks } from '../chunks.js'
-import { backendOf, type Db, writeTransaction } from '../database.js'
-import { PreparedQuery } from '../prepared.js'
-import type { UnitOfWork } from '../unit-of-work.js'
-import type { AttemptOutcome, Database, DeliveryStatus } from '../schema.js'
-import { newId, nowIso } from '../time.js'
-import { CIRCUIT_THRESHOLD, isCircuitOpen } from '../circuit.js'
+import { chunks } from '../db/chunks.js'
+import { backendOf, type Db, writeTransaction } from '../db/database.js'
+import { PreparedQuery } from '../db/prepared.js'
+import type { UnitOfWork } from '../db/unit-of-work.js'
+import type { AttemptOutcome, Database, DeliveryStatus } from '../db/schema.js'
+import { newId, nowIso } from '../db/time.js'
+import { CIRCUIT_THRESHOLD, isCircuitOpen } from '../db/circuit.js'
 
 /** A webhook with due deliveries (`dueQueues`). */
 export interface DueQueueRow {

@@ -1,33 +1,12 @@
-import type { Environment } from './keys/credentials.js'
-import type { Db } from './db/database.js'
-import type { AppsRepository } from './db/repositories/apps.js'
-import type { DeliveriesRepository } from './db/repositories/deliveries.js'
-import type { EventsRepository } from './db/repositories/events.js'
-import type { UnitOfWork } from './db/unit-of-work.js'
-import type { DeliveryNotifier } from './delivery/notifier.js'
-
-/** Who is calling: set by the auth hook on every authenticated route. */
-export interface AuthContext {
-  appId: string
-  keyId: string
-  environment: Environment
-  /** the scopes the key was given (src/resources/index.ts lists them all) */
-  scopes: readonly string[]
-}
+import type { Db } from '../db/database.js'
+import type { AppsRepository } from '../apps/repository.js'
+import type { AuthContext } from '../auth/context.js'
+import type { Transaction } from '../events/transact.js'
+import type { DeliveryNotifier } from '../delivery/notifier.js'
 
 /** The platform's own repositories; each resource makes its own from `app.db` (src/resources/<name>/repository.ts). */
 export interface Repositories {
   apps: AppsRepository
-}
-
-/** One write transaction: its database handle and unit of work (for a resource's repositories), the outbox and the delivery queue. */
-export interface Transaction {
-  /** the transaction: every statement of the change runs on it */
-  db: Db
-  /** the commit's side effects (a webhook stopped, deliveries written) */
-  unit: UnitOfWork
-  events: EventsRepository
-  deliveries: DeliveriesRepository
 }
 
 declare module 'fastify' {

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
-import { ApiError, BODY_CUT_SHORT } from '../errors.js'
+import { ApiError, BODY_CUT_SHORT } from '../../errors.js'
 import { detectImageType, type ImageType, SNIFF_BYTES } from './image-type.js'
 import type { ImageStore, ImageWriter } from './image-store.js'
-import { type MultipartEvent, MultipartParser, type PartHeaders } from './multipart.js'
+import { type MultipartEvent, MultipartParser, type PartHeaders } from '../../http/multipart.js'
 
 /** What a product request may carry: at most this many images, each at most this many bytes. */
 export const MAX_IMAGES = 10

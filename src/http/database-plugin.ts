@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin'
 import type { Db } from '../db/database.js'
-import { AppsRepository } from '../db/repositories/apps.js'
-import { transactOn } from '../db/transact.js'
+import { AppsRepository } from '../apps/repository.js'
+import { transactOn } from '../events/transact.js'
 import type { DeliveryNotifier } from '../delivery/notifier.js'
 
 /**

@@ -1,8 +1,18 @@
-import type { Transaction } from '../types.js'
-import type { Db } from './database.js'
-import { DeliveriesRepository } from './repositories/deliveries.js'
-import { EventsRepository } from './repositories/events.js'
-import { requestTransactionScope, runUnitOfWork, type SignalSink } from './unit-of-work.js'
+import type { Db } from '../db/database.js'
+import type { UnitOfWork } from '../db/unit-of-work.js'
+import { DeliveriesRepository } from './deliveries-repository.js'
+import { EventsRepository } from './events-repository.js'
+import { requestTransactionScope, runUnitOfWork, type SignalSink } from '../db/unit-of-work.js'
+
+/** One write transaction: its database handle and unit of work (for a resource's repositories), the outbox and the delivery queue. */
+export interface Transaction {
+  /** the transaction: every statement of the change runs on it */
+  db: Db
+  /** the commit's side effects (a webhook stopped, deliveries written) */
+  unit: UnitOfWork
+  events: EventsRepository
+  deliveries: DeliveriesRepository
+}
 
 /** Runs `work` in one write transaction: the change and the events it emits commit together. */
 export type Transact = <T>(work: (tx: Transaction) => Promise<T>) => Promise<T>

@@ -1,13 +1,13 @@
 import { CompiledQuery } from 'kysely'
-import type { Environment } from '../../keys/credentials.js'
-import { generateKeyPair, generateSecret } from '../../keys/credentials.js'
-import { backendOf, type Db } from '../database.js'
-import { PreparedQuery } from '../prepared.js'
-import type { ApiKeysTable } from '../schema.js'
-import { queryOnce } from '../postgres/open.js'
-import { dataVersionOf } from '../sqlite/open.js'
-import { isoOf, newId, nowIso } from '../time.js'
-import type { UnitOfWork } from '../unit-of-work.js'
+import type { Environment } from '../keys/credentials.js'
+import { generateKeyPair, generateSecret } from '../keys/credentials.js'
+import { backendOf, type Db } from '../db/database.js'
+import { PreparedQuery } from '../db/prepared.js'
+import type { ApiKeysTable } from '../db/schema.js'
+import { queryOnce } from '../db/postgres/open.js'
+import { dataVersionOf } from '../db/sqlite/open.js'
+import { isoOf, newId, nowIso } from '../db/time.js'
+import type { UnitOfWork } from '../db/unit-of-work.js'
 
 export interface App {
   id: string

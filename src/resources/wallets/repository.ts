@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto'
 import { base58 } from '@scure/base'
 import type { Selectable } from 'kysely'
-import type { Db } from '../db/database.js'
-import type { WalletsTable } from '../db/schema.js'
-import { newId, nowIso } from '../db/time.js'
-import type { Currency } from './amount.js'
-import type { AccountKey, LedgerEnvironment } from './ledger.js'
+import type { Db } from '../../db/database.js'
+import type { WalletsTable } from '../../db/schema.js'
+import { newId, nowIso } from '../../db/time.js'
+import type { Currency } from '../../ledger/amount.js'
+import type { AccountKey, LedgerEnvironment } from '../../ledger/ledger.js'
 
 /**
  * An application's wallets: one per environment and chain, made on first use, each holding every

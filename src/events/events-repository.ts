@@ -1,9 +1,9 @@
 import { sql } from 'kysely'
-import { chunks } from '../chunks.js'
-import { backendOf, type Db } from '../database.js'
-import { PreparedInsert, PreparedQuery } from '../prepared.js'
-import type { UnitOfWork } from '../unit-of-work.js'
-import { newId, nowIso } from '../time.js'
+import { chunks } from '../db/chunks.js'
+import { backendOf, type Db } from '../db/database.js'
+import { PreparedInsert, PreparedQuery } from '../db/prepared.js'
+import type { UnitOfWork } from '../db/unit-of-work.js'
+import { newId, nowIso } from '../db/time.js'
 
 /** `<resource>.<action>`: each resource's manifest lists the types it emits (src/resources/index.ts, EVENT_TYPES). */
 export type EventType = `${string}.${string}`
