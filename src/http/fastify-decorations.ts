@@ -3,6 +3,7 @@ import type { AppsRepository } from '../apps/repository.js'
 import type { AuthContext } from '../auth/context.js'
 import type { Transaction } from '../events/transact.js'
 import type { DeliveryNotifier } from '../delivery/notifier.js'
+import type { Operation } from '../resources/manifest.js'
 
 /** The platform's own repositories; each resource makes its own from `app.db` (src/resources/<name>/repository.ts). */
 export interface Repositories {
@@ -26,6 +27,8 @@ declare module 'fastify' {
     jsonText: string
   }
   interface FastifyContextConfig {
+    /** the manifest's operation the route is registered from (`operation(manifest, operationId)`) */
+    operation?: Operation
     /** the scope an API key needs for this route, from its resource's manifest (or ANY_VALID_KEY, PUBLIC) */
     scope?: string
     /** the manifest requires an Idempotency-Key on this POST */

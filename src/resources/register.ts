@@ -9,18 +9,29 @@ function methodAndPath(route: RouteOptions): string {
 
 /**
  * The onRoute hook that gives a route what its manifest says: its operationId in the document,
- * and the scope the authentication hook checks. A route the document shows must be an operation
- * of a manifest, or start-up stops; hidden routes (the document itself, /docs, a path's
- * trailing-slash twin) and Fastify's automatic HEAD twins take their operation's scope, if any.
+ * and the scope the authentication hook checks. A route the document shows must be registered
+ * from an operation of a manifest of RESOURCES (`operation(manifest, operationId)`), at the
+ * method and path the manifest gives it, or start-up stops. Hidden routes (the document itself,
+ * /docs) need none; Fastify's automatic HEAD twins, and a hidden trailing-slash twin registered
+ * from an operation, take its scope.
  */
 export function applyManifest(route: RouteOptions): void {
   const schema = route.schema ?? {}
-  // A HEAD twin answers as its GET; a trailing-slash twin as its path without the slash.
-  const twinOf = { ...route, method: route.method === 'HEAD' ? 'GET' : route.method, url: route.url.replace(/(.)\/$/, '$1') }
-  const operation = OPERATIONS.get(methodAndPath(route)) ?? OPERATIONS.get(methodAndPath(twinOf))
+  const operation = route.config?.operation
   if (operation === undefined) {
     if (schema.hide === true || route.method === 'HEAD') return
-    throw new Error(`route "${methodAndPath(route)}" is not an operation of any resource: add it to its resource's manifest.ts (src/resources/<name>/)`)
+    throw new Error(
+      `route "${methodAndPath(route)}" is not an operation of any resource: add it to its resource's manifest.ts (src/resources/<name>/) and register it with app.route({ ...operation(manifest, operationId), schema, handler })`,
+    )
+  }
+  // A HEAD twin answers as its GET; a trailing-slash twin as its path without the slash.
+  const twinOf = { ...route, method: route.method === 'HEAD' ? 'GET' : route.method, url: route.url.replace(/(.)\/$/, '$1') }
+  const declared = `${operation.method} /api/v0${operation.path}`
+  if (OPERATIONS.get(declared) !== operation) {
+    throw new Error(`route "${methodAndPath(route)}" is registered from ${operation.operationId}, which is not an operation of any resource of RESOURCES (src/resources/index.ts)`)
+  }
+  if (methodAndPath(route) !== declared && methodAndPath(twinOf) !== declared) {
+    throw new Error(`route "${methodAndPath(route)}" is registered from ${operation.operationId}, which its manifest serves at "${declared}"`)
   }
   if (schema.operationId !== undefined && schema.operationId !== operation.operationId) {
     throw new Error(`route "${methodAndPath(route)}" sets its own operationId "${schema.operationId}": operationIds come from the manifests`)

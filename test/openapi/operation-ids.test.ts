@@ -1,7 +1,9 @@
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openapiPlugin } from '../../src/http/openapi.js'
+import { healthManifest } from '../../src/resources/health/manifest.js'
 import { OPERATIONS } from '../../src/resources/index.js'
+import { operation } from '../../src/resources/manifest.js'
 import { applyManifest } from '../../src/resources/register.js'
 import { startTestServer, type TestServer } from '../helper.js'
 
@@ -114,9 +116,16 @@ describe('a route the document shows must be an operation of a manifest', () => 
     const app = Fastify({ logger: false })
     app.addHook('onRoute', applyManifest)
     await app.register(openapiPlugin)
-    expect(() => app.get('/api/v0/health/public', { schema: { operationId: 'publicHealth' } }, async () => ({}))).toThrow(
-      'sets its own operationId "publicHealth"',
-    )
+    const build = async () => {
+      await app.register(
+        async (api) => {
+          api.route({ ...operation(healthManifest, 'healthControllerPublicHealthCheckV0'), schema: { operationId: 'publicHealth' }, handler: async () => ({}) })
+        },
+        { prefix: '/api/v0' },
+      )
+      await app.ready()
+    }
+    await expect(build()).rejects.toThrow('sets its own operationId "publicHealth"')
     await app.close()
   })
 
@@ -125,7 +134,7 @@ describe('a route the document shows must be an operation of a manifest', () => 
     app.addHook('onRoute', applyManifest)
     await app.register(openapiPlugin)
     app.get('/api/v0/internal', { schema: { hide: true } }, async () => ({}))
-    app.get('/api/v0/health/public', async () => ({ status: 'ok' }))
+    await app.register(async (api) => void api.route({ ...operation(healthManifest, 'healthControllerPublicHealthCheckV0'), handler: async () => ({ status: 'ok' }) }), { prefix: '/api/v0' })
     await app.ready()
     const document = app.swagger() as unknown as OpenApiDocument
     expect(Object.fromEntries(operationsOf(document))).toEqual({ 'GET /api/v0/health/public': 'healthControllerPublicHealthCheckV0' })

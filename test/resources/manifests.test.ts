@@ -2,7 +2,7 @@ import { tmpdir } from 'node:os'
 import Fastify from 'fastify'
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { EVENT_TYPES, OPERATIONS, RESOURCES, SCOPES } from '../../src/resources/index.js'
-import { type Operation, PUBLIC } from '../../src/resources/manifest.js'
+import { defineManifest, type Operation, operation, PUBLIC } from '../../src/resources/manifest.js'
 import { applyManifest, registerResources } from '../../src/resources/register.js'
 import type { Resource } from '../../src/resources/resource.js'
 import { taxesManifest } from '../../src/resources/taxes/manifest.js'
@@ -55,6 +55,29 @@ describe('registering routes against the manifests', () => {
     await expect(appWith((api) => api.get('/not-an-operation', async () => ({})))).rejects.toThrow('route "GET /api/v0/not-an-operation" is not an operation of any resource')
   })
 
+  it('a route registered from an operation at another method or path than its manifest gives stops start-up', async () => {
+    await expect(appWith((api) => api.route({ ...operation(taxesManifest, 'taxControllerCreate'), url: '/levies', handler: async () => ({}) }))).rejects.toThrow(
+      'route "POST /api/v0/levies" is registered from taxControllerCreate, which its manifest serves at "POST /api/v0/taxes"',
+    )
+    await expect(appWith((api) => api.route({ ...operation(taxesManifest, 'taxControllerCreate'), method: 'PUT', handler: async () => ({}) }))).rejects.toThrow(
+      'route "PUT /api/v0/taxes" is registered from taxControllerCreate, which its manifest serves at "POST /api/v0/taxes"',
+    )
+  })
+
+  it('a route registered from the operation of a manifest outside RESOURCES stops start-up', async () => {
+    const gadgets = defineManifest({ name: 'gadgets', scopes: ['gadget:read'], eventTypes: [], operations: [{ method: 'GET', path: '/gadgets', operationId: 'gadgetControllerFindAll', scope: 'gadget:read' }] })
+    await expect(appWith((api) => api.route({ ...operation(gadgets, 'gadgetControllerFindAll'), handler: async () => ({}) }))).rejects.toThrow(
+      'route "GET /api/v0/gadgets" is registered from gadgetControllerFindAll, which is not an operation of any resource of RESOURCES',
+    )
+  })
+
+  it('a route is registered from an operationId of its manifest (the compiler refuses another)', () => {
+    type TaxOperationId = Parameters<typeof operation<(typeof taxesManifest.operations)[number]['operationId']>>[1]
+    expectTypeOf<'taxControllerCreate'>().toMatchTypeOf<TaxOperationId>()
+    expectTypeOf<'taxControllerTypo'>().not.toMatchTypeOf<TaxOperationId>()
+    expectTypeOf<'customerControllerCreate'>().not.toMatchTypeOf<TaxOperationId>()
+  })
+
   async function register(resource: Resource): Promise<void> {
     const app = Fastify({ logger: false })
     app.addHook('onRoute', applyManifest)
@@ -68,18 +91,22 @@ describe('registering routes against the manifests', () => {
   const handler = async () => ({})
 
   it('a scoped operation registered among the public routes stops start-up', async () => {
-    const resource: Resource = { manifest: taxesManifest, routes: async () => undefined, publicRoutes: async (app) => void app.post('/taxes', handler) }
+    const resource: Resource = { manifest: taxesManifest, routes: async () => undefined, publicRoutes: async (app) => void app.route({ ...operation(taxesManifest, 'taxControllerCreate'), handler }) }
     await expect(register(resource)).rejects.toThrow('route "POST /api/v0/taxes" is registered without authentication, but its manifest says tax:create')
   })
 
   it('a public operation registered behind authentication stops start-up', async () => {
-    const resource: Resource = { manifest: taxesManifest, routes: async (app) => void app.put('/taxes', handler) }
+    const resource: Resource = { manifest: taxesManifest, routes: async (app) => void app.route({ ...operation(taxesManifest, 'taxControllerUpdateWithoutId'), handler }) }
     await expect(register(resource)).rejects.toThrow('route "PUT /api/v0/taxes" is registered with authentication, but its manifest says public')
   })
 
   it('each route takes its scope and operationId from its manifest', async () => {
     const seen: { url: string; scope: unknown; operationId: unknown }[] = []
-    const resource: Resource = { manifest: taxesManifest, routes: async (app) => void app.post('/taxes', handler), publicRoutes: async (app) => void app.put('/taxes', handler) }
+    const resource: Resource = {
+      manifest: taxesManifest,
+      routes: async (app) => void app.route({ ...operation(taxesManifest, 'taxControllerCreate'), handler }),
+      publicRoutes: async (app) => void app.route({ ...operation(taxesManifest, 'taxControllerUpdateWithoutId'), handler }),
+    }
     const app = Fastify({ logger: false })
     app.addHook('onRoute', applyManifest)
     app.addHook('onRoute', (route) => void seen.push({ url: `${String(route.method)} ${route.url}`, scope: route.config?.scope, operationId: route.schema?.operationId }))

@@ -9,6 +9,8 @@ import { errorResponses } from '../../schemas/common.js'
 import { walletsOf } from '../wallets/provision.js'
 import { toAggregatedBalance, toAllBalances } from './objects.js'
 import { type AggregatedBalanceResponse, AggregatedBalanceResponseSchema, type AllBalancesResponse, AllBalancesResponseSchema } from './schemas.js'
+import { operation } from '../manifest.js'
+import { balancesManifest } from './manifest.js'
 
 export interface BalanceRoutesOptions {
   /** the instance every conversion uses, so total_usd_value is worth what a drain would convert at */
@@ -18,6 +20,9 @@ export interface BalanceRoutesOptions {
 const ENVIRONMENT_NOTE = 'A development key reads the sandbox, a production key live money.'
 const WHAT_COUNTS =
   "Each balance is available money: posted credits less posted debits and less debits reserved by pending entries. Money on its way in (pending credits) is not counted until it is posted; each wallet's pending_incoming and pending_outgoing show both sides."
+
+/** The operation that reads one currency's balance. */
+const CURRENCY_OPERATIONS = { usdc: 'balanceControllerGetUSDCBalance', eurc: 'balanceControllerGetEURCBalance' } as const satisfies Record<WalletCurrency, string>
 
 const total = (holdings: readonly Holding[], currency: WalletCurrency) =>
   holdings.reduce((sum, holding) => (holding.currency === currency ? sum + holding.available : sum), 0n)
@@ -46,34 +51,30 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<BalanceRoutesOptions> = as
     return convert(usdc, 'usdc', 'usd', '1')
   }
 
-  app.get(
-    '/balance',
-    {
-      schema: {
-        tags: ['balances'],
-        summary: "The application's USDC and EURC balances and their worth in US dollars",
-        description: `Both currencies over all the application's wallets, each with every wallet's part, and total_usd_value: USDC at par plus EURC at the current EUR→USD mid-market rate (the rate GET /exchange-rate/eur-to-usd shows), rounded down to the cent. ${WHAT_COUNTS} ${ENVIRONMENT_NOTE} 503 with Retry-After when there is EURC and no fresh rate (live: an operator loads rates).`,
-        response: { 200: AllBalancesResponseSchema, ...errorResponses(401, 403, 429, 503) },
-      },
+  app.route({
+    ...operation(balancesManifest, 'balanceControllerGetAllBalances'),
+    schema: {
+      tags: ['balances'],
+      summary: "The application's USDC and EURC balances and their worth in US dollars",
+      description: `Both currencies over all the application's wallets, each with every wallet's part, and total_usd_value: USDC at par plus EURC at the current EUR→USD mid-market rate (the rate GET /exchange-rate/eur-to-usd shows), rounded down to the cent. ${WHAT_COUNTS} ${ENVIRONMENT_NOTE} 503 with Retry-After when there is EURC and no fresh rate (live: an operator loads rates).`,
+      response: { 200: AllBalancesResponseSchema, ...errorResponses(401, 403, 429, 503) },
     },
-    async (request): Promise<AllBalancesResponse> => {
+    handler: async (request): Promise<AllBalancesResponse> => {
       const holdings = await holdingsOf(request, WALLET_CURRENCIES)
       return toAllBalances(holdings, await usdCentsOf(ledgerEnvironmentOf(callerOf(request).environment), holdings))
     },
-  )
+  })
 
   for (const currency of WALLET_CURRENCIES) {
-    app.get(
-      `/balance/${currency}`,
-      {
-        schema: {
-          tags: ['balances'],
-          summary: `The application's ${currency.toUpperCase()} balance`,
-          description: `${currency.toUpperCase()} over all the application's wallets, with each wallet's part. ${WHAT_COUNTS} ${ENVIRONMENT_NOTE}`,
-          response: { 200: AggregatedBalanceResponseSchema, ...errorResponses(401, 403, 429) },
-        },
+    app.route({
+      ...operation(balancesManifest, CURRENCY_OPERATIONS[currency]),
+      schema: {
+        tags: ['balances'],
+        summary: `The application's ${currency.toUpperCase()} balance`,
+        description: `${currency.toUpperCase()} over all the application's wallets, with each wallet's part. ${WHAT_COUNTS} ${ENVIRONMENT_NOTE}`,
+        response: { 200: AggregatedBalanceResponseSchema, ...errorResponses(401, 403, 429) },
       },
-      async (request): Promise<AggregatedBalanceResponse> => toAggregatedBalance(currency, await holdingsOf(request, [currency])),
-    )
+      handler: async (request): Promise<AggregatedBalanceResponse> => toAggregatedBalance(currency, await holdingsOf(request, [currency])),
+    })
   }
 }

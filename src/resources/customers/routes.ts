@@ -13,23 +13,23 @@ import {
   ListCustomersQuery,
   UpdateCustomerBody,
 } from './schemas.js'
+import { operation } from '../manifest.js'
+import { customersManifest } from './manifest.js'
 
 const NOT_FOUND = 'Customer not found'
 
 export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const customers = new CustomersRepository(app.db)
 
-  app.post(
-    '/customers',
-    {
-      schema: {
-        tags: ['customers'],
-        summary: 'Create a customer',
-        body: CreateCustomerBody,
-        response: { 201: CustomerSchema, ...errorResponses(400, 401, 403, 409, 429) },
-      },
+  app.route({
+    ...operation(customersManifest, 'customerControllerCreate'),
+    schema: {
+      tags: ['customers'],
+      summary: 'Create a customer',
+      body: CreateCustomerBody,
+      response: { 201: CustomerSchema, ...errorResponses(400, 401, 403, 409, 429) },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const customer = await app.transact(async (tx) => {
         const created = toCustomer(await new CustomersRepository(tx.db).create(appId, request.body))
@@ -38,55 +38,49 @@ export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       })
       return reply.code(201).send(customer)
     },
-  )
+  })
 
-  app.get(
-    '/customers',
-    {
-      schema: {
-        tags: ['customers'],
-        summary: "List the application's customers",
-        querystring: ListCustomersQuery,
-        response: { 200: CustomerListSchema, ...errorResponses(400, 401, 403, 429) },
-      },
+  app.route({
+    ...operation(customersManifest, 'customerControllerFindAll'),
+    schema: {
+      tags: ['customers'],
+      summary: "List the application's customers",
+      querystring: ListCustomersQuery,
+      response: { 200: CustomerListSchema, ...errorResponses(400, 401, 403, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const skip = request.query.skip ?? 0
       const take = request.query.take ?? 10
       const { rows, total } = await customers.list(callerOf(request).appId, { ...request.query, skip, take })
       return { data: rows.map(toCustomer), total, skip, take }
     },
-  )
+  })
 
-  app.get(
-    '/customers/:id',
-    {
-      schema: {
-        tags: ['customers'],
-        summary: 'Get a customer',
-        params: CustomerParams,
-        response: { 200: CustomerSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(customersManifest, 'customerControllerFindOne'),
+    schema: {
+      tags: ['customers'],
+      summary: 'Get a customer',
+      params: CustomerParams,
+      response: { 200: CustomerSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const row = await customers.find(callerOf(request).appId, request.params.id)
       if (row === undefined) throw ApiError.notFound(NOT_FOUND)
       return toCustomer(row)
     },
-  )
+  })
 
-  app.patch(
-    '/customers/:id',
-    {
-      schema: {
-        tags: ['customers'],
-        summary: 'Update a customer',
-        params: CustomerParams,
-        body: UpdateCustomerBody,
-        response: { 200: CustomerSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      },
+  app.route({
+    ...operation(customersManifest, 'customerControllerUpdate'),
+    schema: {
+      tags: ['customers'],
+      summary: 'Update a customer',
+      params: CustomerParams,
+      body: UpdateCustomerBody,
+      response: { 200: CustomerSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       return app.transact(async (tx) => {
         const row = await new CustomersRepository(tx.db).update(appId, request.params.id, request.body)
@@ -96,5 +90,5 @@ export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return customer
       })
     },
-  )
+  })
 }

@@ -10,6 +10,8 @@ import { type DrainContext, receiveDeposit } from './lifecycle.js'
 import { toDrain } from './objects.js'
 import { DrainsRepository } from './repository.js'
 import { AddressDrainsParams, DrainListSchema, DrainParams, DrainSchema, ListDrainsQuery, SimulateDepositBody } from './schemas.js'
+import { operation } from '../manifest.js'
+import { drainsManifest } from './manifest.js'
 
 const CUSTOMER_NOT_FOUND = 'Customer not found'
 const ADDRESS_NOT_FOUND = 'Liquidation address not found'
@@ -26,19 +28,17 @@ export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (ap
     if ((await addresses.find(appId, customerId, addressId)) === undefined) throw ApiError.notFound(ADDRESS_NOT_FOUND)
   }
 
-  app.post(
-    '/customers/:customerId/liquidation_addresses/:liquidationAddressId/simulate_deposit',
-    {
-      schema: {
-        tags: ['drains'],
-        summary: 'Simulate a deposit to a liquidation address (sandbox)',
-        description: 'Development keys only. The deposit becomes a drain that moves on by itself; amounts 13.01, 13.02 and 13.03 take the failure paths (docs/drains.md).',
-        params: AddressDrainsParams,
-        body: SimulateDepositBody,
-        response: { 201: DrainSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      },
+  app.route({
+    ...operation(drainsManifest, 'drainControllerSimulateDeposit'),
+    schema: {
+      tags: ['drains'],
+      summary: 'Simulate a deposit to a liquidation address (sandbox)',
+      description: 'Development keys only. The deposit becomes a drain that moves on by itself; amounts 13.01, 13.02 and 13.03 take the failure paths (docs/drains.md).',
+      params: AddressDrainsParams,
+      body: SimulateDepositBody,
+      response: { 201: DrainSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const { appId, environment } = callerOf(request)
       const { customerId, liquidationAddressId } = request.params
       // Another application's address answers 404 to any key, as a missing one does.
@@ -58,20 +58,18 @@ export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (ap
       )
       return reply.code(201).send(drain)
     },
-  )
+  })
 
-  app.get(
-    '/customers/:customerId/liquidation_addresses/:liquidationAddressId/drains',
-    {
-      schema: {
-        tags: ['drains'],
-        summary: "List a liquidation address's drains, newest first",
-        params: AddressDrainsParams,
-        querystring: ListDrainsQuery,
-        response: { 200: DrainListSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(drainsManifest, 'drainControllerFindAll'),
+    schema: {
+      tags: ['drains'],
+      summary: "List a liquidation address's drains, newest first",
+      params: AddressDrainsParams,
+      querystring: ListDrainsQuery,
+      response: { 200: DrainListSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId, environment } = callerOf(request)
       const { customerId, liquidationAddressId } = request.params
       await requireAddress(appId, customerId, liquidationAddressId)
@@ -80,19 +78,17 @@ export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (ap
       const { rows, total } = await drains.list(ledgerEnvironmentOf(environment), appId, customerId, liquidationAddressId, { skip, take })
       return { data: rows.map(toDrain), total, skip, take }
     },
-  )
+  })
 
-  app.get(
-    '/customers/:customerId/liquidation_addresses/:liquidationAddressId/drains/:drainId',
-    {
-      schema: {
-        tags: ['drains'],
-        summary: 'Get a drain',
-        params: DrainParams,
-        response: { 200: DrainSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(drainsManifest, 'drainControllerFindOne'),
+    schema: {
+      tags: ['drains'],
+      summary: 'Get a drain',
+      params: DrainParams,
+      response: { 200: DrainSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId, environment } = callerOf(request)
       const { customerId, liquidationAddressId, drainId } = request.params
       await requireAddress(appId, customerId, liquidationAddressId)
@@ -100,5 +96,5 @@ export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (ap
       if (row === undefined) throw ApiError.notFound('Drain not found')
       return toDrain(row)
     },
-  )
+  })
 }

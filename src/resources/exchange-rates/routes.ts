@@ -7,6 +7,8 @@ import type { ExchangeRates } from '../../ledger/rates.js'
 import { errorResponses } from '../../schemas/common.js'
 import { toExchangeRate } from './objects.js'
 import { type ApiRateCurrency, ExchangeRateQuery, type ExchangeRateBody, ExchangeRateSchema } from './schemas.js'
+import { operation } from '../manifest.js'
+import { exchangeRatesManifest } from './manifest.js'
 
 export interface ExchangeRateRoutesOptions {
   /** the instance every conversion uses (EXCHANGE_RATE_MAX_AGE_SECONDS), so the API shows the rate a drain would take */
@@ -22,39 +24,35 @@ export const exchangeRateRoutes: FastifyPluginAsyncTypebox<ExchangeRateRoutesOpt
     return toExchangeRate(await options.exchangeRates.current(app.db, ledgerEnvironmentOf(callerOf(request).environment), from, to))
   }
 
-  app.get(
-    '/exchange-rate',
-    {
-      schema: {
-        tags: ['exchange rates'],
-        summary: 'Get the exchange rate between two currencies',
-        description: DESCRIPTION,
-        querystring: ExchangeRateQuery,
-        response: { 200: ExchangeRateSchema, ...errorResponses(400, 401, 403, 429, 503) },
-      },
+  app.route({
+    ...operation(exchangeRatesManifest, 'exchangeRateControllerGetExchangeRate'),
+    schema: {
+      tags: ['exchange rates'],
+      summary: 'Get the exchange rate between two currencies',
+      description: DESCRIPTION,
+      querystring: ExchangeRateQuery,
+      response: { 200: ExchangeRateSchema, ...errorResponses(400, 401, 403, 429, 503) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { from, to } = request.query
       if (from === to) throw ApiError.badRequest(`Unsupported currency pair: from and to are both ${from}; an exchange rate is between usd and eur`)
       return rateFor(request, from, to)
     },
-  )
+  })
 
-  for (const [from, to] of [
-    ['eur', 'usd'],
-    ['usd', 'eur'],
+  for (const [from, to, operationId] of [
+    ['eur', 'usd', 'exchangeRateControllerGetEURToUSDRate'],
+    ['usd', 'eur', 'exchangeRateControllerGetUSDToEURRate'],
   ] as const) {
-    app.get(
-      `/exchange-rate/${from}-to-${to}`,
-      {
-        schema: {
-          tags: ['exchange rates'],
-          summary: `Get the ${from.toUpperCase()} to ${to.toUpperCase()} exchange rate`,
-          description: DESCRIPTION,
-          response: { 200: ExchangeRateSchema, ...errorResponses(401, 403, 429, 503) },
-        },
+    app.route({
+      ...operation(exchangeRatesManifest, operationId),
+      schema: {
+        tags: ['exchange rates'],
+        summary: `Get the ${from.toUpperCase()} to ${to.toUpperCase()} exchange rate`,
+        description: DESCRIPTION,
+        response: { 200: ExchangeRateSchema, ...errorResponses(401, 403, 429, 503) },
       },
-      async (request) => rateFor(request, from, to),
-    )
+      handler: async (request) => rateFor(request, from, to),
+    })
   }
 }

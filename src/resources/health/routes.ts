@@ -9,6 +9,8 @@ import { Incident } from '../../incident.js'
 import { DATABASE_RETRY_AFTER_SECONDS, DATABASE_UNAVAILABLE } from '../../http/error-handler.js'
 import { errorResponses, Timestamp } from '../../schemas/common.js'
 import { VERSION } from '../../version.js'
+import { operation } from '../manifest.js'
+import { healthManifest } from './manifest.js'
 
 const version = Type.String({ description: 'the server version', examples: [VERSION] })
 
@@ -33,18 +35,16 @@ export const HealthSchema = Type.Object(
 
 /** Liveness: answers while the process runs, whatever the database does. */
 export const publicHealthRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  app.get(
-    '/health/public',
-    {
-      schema: {
-        tags: ['health'],
-        summary: 'Liveness, without authentication',
-        description: 'Answers as long as the process serves requests; it does not touch the database.',
-        response: { 200: PublicHealthSchema },
-      },
+  app.route({
+    ...operation(healthManifest, 'healthControllerPublicHealthCheckV0'),
+    schema: {
+      tags: ['health'],
+      summary: 'Liveness, without authentication',
+      description: 'Answers as long as the process serves requests; it does not touch the database.',
+      response: { 200: PublicHealthSchema },
     },
-    async () => ({ status: 'ok' as const, timestamp: nowIso(), version: VERSION }),
-  )
+    handler: async () => ({ status: 'ok' as const, timestamp: nowIso(), version: VERSION }),
+  })
 }
 
 export interface HealthRoutesOptions {
@@ -63,33 +63,31 @@ export const REDIS_DEGRADED = 'Redis is degraded (not answering): rate limits ar
 export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = async (app, options) => {
   // Probes repeat every few seconds through an outage: logged when it starts and once a minute.
   const outage = new Incident()
-  app.get(
-    '/health',
-    {
-      schema: {
-        tags: ['health'],
-        summary: 'Readiness: the database answers (authenticated)',
-        response: { 200: HealthSchema, 503: HealthSchema, ...errorResponses(401, 403, 429) },
-      },
-      // Errors of this route, its authentication included: a database fault answers in the health shape.
-      errorHandler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-        if (!isDatabaseUnavailable(error)) throw error
-        const report = outage.failed()
-        if (report !== undefined) request.log.warn({ err: error, unlogged: report.unlogged }, 'health: database unavailable')
-        return reply
-          .code(503)
-          .header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
-          .send({
-            status: 'error' as const,
-            timestamp: nowIso(),
-            version: VERSION,
-            database: 'error' as const,
-            message: DATABASE_UNAVAILABLE,
-            authenticated: request.auth !== null,
-          })
-      },
+  app.route({
+    ...operation(healthManifest, 'healthControllerCheckV0'),
+    schema: {
+      tags: ['health'],
+      summary: 'Readiness: the database answers (authenticated)',
+      response: { 200: HealthSchema, 503: HealthSchema, ...errorResponses(401, 403, 429) },
     },
-    async () => {
+    // Errors of this route, its authentication included: a database fault answers in the health shape.
+    errorHandler: (error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      if (!isDatabaseUnavailable(error)) throw error
+      const report = outage.failed()
+      if (report !== undefined) request.log.warn({ err: error, unlogged: report.unlogged }, 'health: database unavailable')
+      return reply
+        .code(503)
+        .header('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS))
+        .send({
+          status: 'error' as const,
+          timestamp: nowIso(),
+          version: VERSION,
+          database: 'error' as const,
+          message: DATABASE_UNAVAILABLE,
+          authenticated: request.auth !== null,
+        })
+    },
+    handler: async () => {
       const [, redis] = await Promise.all([sql`select 1`.execute(app.db), options.redisState()])
       const ended = outage.ended()
       if (ended !== undefined) app.log.info(ended, 'health: database answers again')
@@ -102,5 +100,5 @@ export const healthRoutes: FastifyPluginAsyncTypebox<HealthRoutesOptions> = asyn
         authenticated: true,
       }
     },
-  )
+  })
 }

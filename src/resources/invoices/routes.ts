@@ -15,6 +15,8 @@ import { attachPaymentLink } from './payment-link.js'
 import { type AppliedTax, type InvoiceFields, type InvoiceLine, type InvoiceRow, InvoicesRepository, linesOf, taxOf } from './repository.js'
 import { InvoiceBody, InvoiceListSchema, InvoiceParams, InvoiceSchema, type InvoiceStatus, ListInvoicesQuery } from './schemas.js'
 import { createRefusal, transitionRefusal } from './transitions.js'
+import { operation } from '../manifest.js'
+import { invoicesManifest } from './manifest.js'
 
 const NOT_FOUND = 'Invoice not found'
 const CUSTOMER_NOT_FOUND = 'Customer not found'
@@ -131,18 +133,16 @@ function sameItems(items: readonly Item[], row: InvoiceRow): boolean {
 export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
   const invoices = new InvoicesRepository(app.db)
 
-  app.post(
-    '/invoices',
-    {
-      schema: {
-        tags: ['invoices'],
-        summary: 'Create an invoice',
-        description: 'The lines are priced from the products now, and keep those prices; status DRAFT or OPEN.',
-        body: InvoiceBody,
-        response: { 201: InvoiceSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(invoicesManifest, 'invoiceControllerCreate'),
+    schema: {
+      tags: ['invoices'],
+      summary: 'Create an invoice',
+      description: 'The lines are priced from the products now, and keep those prices; status DRAFT or OPEN.',
+      body: InvoiceBody,
+      response: { 201: InvoiceSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const { appId, environment } = callerOf(request)
       const body = request.body
       const refusal = createRefusal(body.status)
@@ -160,57 +160,51 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       })
       return reply.code(201).send(invoice)
     },
-  )
+  })
 
-  app.get(
-    '/invoices',
-    {
-      schema: {
-        tags: ['invoices'],
-        summary: "List the application's invoices, newest first",
-        querystring: ListInvoicesQuery,
-        response: { 200: InvoiceListSchema, ...errorResponses(400, 401, 403, 429) },
-      },
+  app.route({
+    ...operation(invoicesManifest, 'invoiceControllerFindAll'),
+    schema: {
+      tags: ['invoices'],
+      summary: "List the application's invoices, newest first",
+      querystring: ListInvoicesQuery,
+      response: { 200: InvoiceListSchema, ...errorResponses(400, 401, 403, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const skip = request.query.skip ?? 0
       const take = request.query.take ?? 10
       const { rows, total } = await invoices.list(callerOf(request).appId, { status: request.query.status, customerId: request.query.customer_id, skip, take })
       return { data: rows.map(toInvoice), total, skip, take }
     },
-  )
+  })
 
-  app.get(
-    '/invoices/:id',
-    {
-      schema: {
-        tags: ['invoices'],
-        summary: 'Get an invoice',
-        params: InvoiceParams,
-        response: { 200: InvoiceSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(invoicesManifest, 'invoiceControllerFindOne'),
+    schema: {
+      tags: ['invoices'],
+      summary: 'Get an invoice',
+      params: InvoiceParams,
+      response: { 200: InvoiceSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const row = await invoices.find(callerOf(request).appId, request.params.id)
       if (row === undefined) throw ApiError.notFound(NOT_FOUND)
       return toInvoice(row)
     },
-  )
+  })
 
-  app.put(
-    '/invoices/:id',
-    {
-      schema: {
-        tags: ['invoices'],
-        summary: 'Update an invoice (the whole body, as on create)',
-        description:
-          'Resending the same items, currency and tax keeps the lines at the prices they were set with. Only a DRAFT invoice may change its customer, currency, items or tax (re-priced from the products then). See docs/invoices.md for the statuses a PUT may set.',
-        params: InvoiceParams,
-        body: InvoiceBody,
-        response: { 200: InvoiceSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      },
+  app.route({
+    ...operation(invoicesManifest, 'invoiceControllerUpdate'),
+    schema: {
+      tags: ['invoices'],
+      summary: 'Update an invoice (the whole body, as on create)',
+      description:
+        'Resending the same items, currency and tax keeps the lines at the prices they were set with. Only a DRAFT invoice may change its customer, currency, items or tax (re-priced from the products then). See docs/invoices.md for the statuses a PUT may set.',
+      params: InvoiceParams,
+      body: InvoiceBody,
+      response: { 200: InvoiceSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       const body = request.body
       const { items, dueDate, sendDate } = checkedBody(body)
@@ -241,7 +235,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
         return updated
       })
     },
-  )
+  })
 }
 
 /** The fields taken from the body as they are. */

@@ -12,6 +12,8 @@ import {
   LiquidationAddressParams,
   LiquidationAddressSchema,
 } from './schemas.js'
+import { operation } from '../manifest.js'
+import { liquidationAddressesManifest } from './manifest.js'
 
 const CUSTOMER_NOT_FOUND = 'Customer not found'
 
@@ -24,18 +26,16 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
     if ((await customers.find(appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
   }
 
-  app.post(
-    '/customers/:customerId/liquidation_addresses',
-    {
-      schema: {
-        tags: ['liquidation addresses'],
-        summary: 'Create a liquidation address',
-        params: CustomerLiquidationAddressesParams,
-        body: CreateLiquidationAddressBody,
-        response: { 201: LiquidationAddressSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      },
+  app.route({
+    ...operation(liquidationAddressesManifest, 'liquidationAddressControllerCreateLiquidationAddress'),
+    schema: {
+      tags: ['liquidation addresses'],
+      summary: 'Create a liquidation address',
+      params: CustomerLiquidationAddressesParams,
+      body: CreateLiquidationAddressBody,
+      response: { 201: LiquidationAddressSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const address = await app.transact(async (tx) => {
         if ((await new CustomersRepository(tx.db).find(appId, request.params.customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
@@ -45,42 +45,38 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
       })
       return reply.code(201).send(address)
     },
-  )
+  })
 
-  app.get(
-    '/customers/:customerId/liquidation_addresses',
-    {
-      schema: {
-        tags: ['liquidation addresses'],
-        summary: "List a customer's liquidation addresses",
-        params: CustomerLiquidationAddressesParams,
-        response: { 200: Type.Array(LiquidationAddressSchema), ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(liquidationAddressesManifest, 'liquidationAddressControllerGetLiquidationAddresses'),
+    schema: {
+      tags: ['liquidation addresses'],
+      summary: "List a customer's liquidation addresses",
+      params: CustomerLiquidationAddressesParams,
+      response: { 200: Type.Array(LiquidationAddressSchema), ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       await requireCustomer(appId, request.params.customerId)
       const rows = await liquidationAddresses.list(appId, request.params.customerId)
       return rows.map(toLiquidationAddress)
     },
-  )
+  })
 
-  app.get(
-    '/customers/:customerId/liquidation_addresses/:liquidationAddressId',
-    {
-      schema: {
-        tags: ['liquidation addresses'],
-        summary: 'Get a liquidation address',
-        params: LiquidationAddressParams,
-        response: { 200: LiquidationAddressSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(liquidationAddressesManifest, 'liquidationAddressControllerGetLiquidationAddress'),
+    schema: {
+      tags: ['liquidation addresses'],
+      summary: 'Get a liquidation address',
+      params: LiquidationAddressParams,
+      response: { 200: LiquidationAddressSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       await requireCustomer(appId, request.params.customerId)
       const row = await liquidationAddresses.find(appId, request.params.customerId, request.params.liquidationAddressId)
       if (row === undefined) throw ApiError.notFound('Liquidation address not found')
       return toLiquidationAddress(row)
     },
-  )
+  })
 }

@@ -8,11 +8,13 @@ import { WALLET_CHAINS, WalletsRepository } from '../wallets/repository.js'
 import { errorResponses } from '../../schemas/common.js'
 import type { Transaction } from '../../events/transact.js'
 import { describeAddressFormat, isValidChainAddress } from '../../validation/chain-address.js'
+import { operation } from '../manifest.js'
 import type { ResourceOptions } from '../resource.js'
 import type { NewTransfer, TransferContext } from '../transfers/lifecycle.js'
 import { bankInstructions, checkAchReference, depositAddress, FIATS, INBOUND_NETWORKS, oneOf, railFor, STABLECOINS } from '../transfers/requests.js'
 import { creationRoutes, followRoutes } from '../transfers/routes.js'
 import { type CustomerDetails, PaymentIntentSchema } from '../transfers/schemas.js'
+import { paymentIntentsManifest } from './manifest.js'
 import { BankPaymentIntentBody, StablePaymentIntentBody } from './schemas.js'
 
 const NOT_FOUND = 'Payment intent not found'
@@ -82,7 +84,7 @@ export const paymentIntentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = a
   const post = creationRoutes(app, context, PaymentIntentSchema, errorResponses(400, 401, 403, 404, 409, 429))
 
   post(
-    '/payment-intents/bank',
+    operation(paymentIntentsManifest, 'paymentIntentControllerCreateBankPaymentIntent'),
     {
       tags: ['payment intents'],
       summary: 'Ask a customer to pay by bank',
@@ -104,7 +106,7 @@ export const paymentIntentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = a
   )
 
   post(
-    '/payment-intents/stablecoin',
+    operation(paymentIntentsManifest, 'paymentIntentControllerCreateStablePaymentIntent'),
     {
       tags: ['payment intents'],
       summary: 'Ask a customer to pay in a stablecoin',
@@ -135,5 +137,10 @@ export const paymentIntentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = a
     },
   )
 
-  await followRoutes('payment_intent', context, NOT_FOUND)(app, options)
+  await followRoutes('payment_intent', context, NOT_FOUND, {
+    list: operation(paymentIntentsManifest, 'paymentIntentControllerFindAll'),
+    find: operation(paymentIntentsManifest, 'paymentIntentControllerFindOne'),
+    cancel: operation(paymentIntentsManifest, 'paymentIntentControllerCancel'),
+    simulateFunds: operation(paymentIntentsManifest, 'paymentIntentControllerSimulateFunds'),
+  })(app, options)
 }

@@ -20,6 +20,8 @@ import {
   type UpdatePaymentLinkBody,
   UpdatePaymentLinkBody as UpdateBodySchema,
 } from './schemas.js'
+import { operation } from '../manifest.js'
+import { paymentLinksManifest } from './manifest.js'
 
 const NOT_FOUND = 'Payment link not found'
 
@@ -102,18 +104,16 @@ function fieldsOfUpdate(request: FastifyRequest, body: UpdatePaymentLinkBody, cu
 export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
   const links = new PaymentLinksRepository(app.db)
 
-  app.post(
-    '/payment-links',
-    {
-      schema: {
-        tags: ['payment links'],
-        summary: 'Create a payment link',
-        description: 'The link is priced by `amount`, by its products (PRODUCT links) or by the payer (COLLECTION and DONATION without amount); `url` is a slug unique within the application.',
-        body: CreateBodySchema,
-        response: { 201: PaymentLinkSchema, ...errorResponses(400, 401, 403, 409, 429) },
-      },
+  app.route({
+    ...operation(paymentLinksManifest, 'paymentLinksControllerCreate'),
+    schema: {
+      tags: ['payment links'],
+      summary: 'Create a payment link',
+      description: 'The link is priced by `amount`, by its products (PRODUCT links) or by the payer (COLLECTION and DONATION without amount); `url` is a slug unique within the application.',
+      body: CreateBodySchema,
+      response: { 201: PaymentLinkSchema, ...errorResponses(400, 401, 403, 409, 429) },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const { appId, environment } = callerOf(request)
       const now = new Date()
       const fields = fieldsOfCreate(request, request.body, now)
@@ -129,19 +129,17 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
       })
       return reply.code(201).send(link)
     },
-  )
+  })
 
-  app.get(
-    '/payment-links',
-    {
-      schema: {
-        tags: ['payment links'],
-        summary: "List the application's payment links",
-        querystring: ListPaymentLinksQuery,
-        response: { 200: PaymentLinkListSchema, ...errorResponses(400, 401, 403, 429) },
-      },
+  app.route({
+    ...operation(paymentLinksManifest, 'paymentLinksControllerFindAll'),
+    schema: {
+      tags: ['payment links'],
+      summary: "List the application's payment links",
+      querystring: ListPaymentLinksQuery,
+      response: { 200: PaymentLinkListSchema, ...errorResponses(400, 401, 403, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const skip = request.query.skip ?? 0
       const take = request.query.take ?? 10
       const { rows, total } = await links.list(callerOf(request).appId, { ...request.query, skip, take })
@@ -149,42 +147,38 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
       const now = new Date()
       return { data: rows.map((row) => toPaymentLink(row, origin, now)), total, skip, take }
     },
-  )
+  })
 
-  app.get(
-    '/payment-links/:id',
-    {
-      schema: {
-        tags: ['payment links'],
-        summary: 'Get a payment link',
-        params: PaymentLinkParams,
-        response: { 200: PaymentLinkSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(paymentLinksManifest, 'paymentLinksControllerFindOne'),
+    schema: {
+      tags: ['payment links'],
+      summary: 'Get a payment link',
+      params: PaymentLinkParams,
+      response: { 200: PaymentLinkSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const row = await links.find(callerOf(request).appId, request.params.id)
       if (row === undefined) throw ApiError.notFound(NOT_FOUND)
       return toPaymentLink(row, options.publicUrl())
     },
-  )
+  })
 
-  app.put(
-    '/payment-links/:id',
-    {
-      schema: {
-        tags: ['payment links'],
-        summary: 'Update a payment link',
-        description: 'Every field is optional: the fields sent change, the others stay; null clears an optional field. linkType cannot change.',
-        params: PaymentLinkParams,
-        body: UpdateBodySchema,
-        response: { 200: PaymentLinkSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      },
-      // No body is the empty update, which changes nothing (the Python SDK's payment_links.update(id) sends none).
-      preValidation: async (request) => {
-        if (request.body === undefined) request.body = {}
-      },
+  app.route({
+    ...operation(paymentLinksManifest, 'paymentLinksControllerUpdate'),
+    schema: {
+      tags: ['payment links'],
+      summary: 'Update a payment link',
+      description: 'Every field is optional: the fields sent change, the others stay; null clears an optional field. linkType cannot change.',
+      params: PaymentLinkParams,
+      body: UpdateBodySchema,
+      response: { 200: PaymentLinkSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
     },
-    async (request) => {
+    // No body is the empty update, which changes nothing (the Python SDK's payment_links.update(id) sends none).
+    preValidation: async (request) => {
+      if (request.body === undefined) request.body = {}
+    },
+    handler: async (request) => {
       const { appId } = callerOf(request)
       const body = request.body
       const now = new Date()
@@ -209,5 +203,5 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
         return updated
       })
     },
-  )
+  })
 }

@@ -24,6 +24,8 @@ import {
   type UpdateProductBody,
   UpdateProductContent,
 } from './schemas.js'
+import { operation } from '../manifest.js'
+import { productsManifest } from './manifest.js'
 
 const NOT_FOUND = 'Product not found'
 const IMAGE_NOT_FOUND = 'Image not found'
@@ -120,18 +122,16 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
     }
   }
 
-  app.post(
-    '/products',
-    {
-      schema: {
-        tags: ['products'],
-        summary: 'Create a product',
-        description: 'The body may be application/x-www-form-urlencoded (as the published client sends it), multipart/form-data (with image files) or application/json.',
-        body: CreateProductContent,
-        response: { 201: ProductSchema, ...errorResponses(400, 401, 403, 413, 415, 429) },
-      },
+  app.route({
+    ...operation(productsManifest, 'productControllerCreate'),
+    schema: {
+      tags: ['products'],
+      summary: 'Create a product',
+      description: 'The body may be application/x-www-form-urlencoded (as the published client sends it), multipart/form-data (with image files) or application/json.',
+      body: CreateProductContent,
+      response: { 201: ProductSchema, ...errorResponses(400, 401, 403, 413, 415, 429) },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const body = bodyOf<CreateProductBody>(request, BODY_REQUIRED)
       const currency = body.currency ?? 'USD'
@@ -158,58 +158,52 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       keepStagedImages(request)
       return reply.code(201).send(product)
     },
-  )
+  })
 
-  app.get(
-    '/products',
-    {
-      schema: {
-        tags: ['products'],
-        summary: "List the application's products",
-        querystring: ListProductsQuery,
-        response: { 200: ProductListSchema, ...errorResponses(400, 401, 403, 429) },
-      },
+  app.route({
+    ...operation(productsManifest, 'productControllerFindAll'),
+    schema: {
+      tags: ['products'],
+      summary: "List the application's products",
+      querystring: ListProductsQuery,
+      response: { 200: ProductListSchema, ...errorResponses(400, 401, 403, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const skip = request.query.skip ?? 0
       const take = request.query.take ?? 10
       const { rows, total } = await products.list(callerOf(request).appId, { ...request.query, skip, take })
       const origin = options.publicUrl()
       return { data: rows.map((row) => toProduct(row, origin)), total, skip, take }
     },
-  )
+  })
 
-  app.get(
-    '/products/:id',
-    {
-      schema: {
-        tags: ['products'],
-        summary: 'Get a product',
-        params: ProductParams,
-        response: { 200: ProductSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(productsManifest, 'productControllerFindOne'),
+    schema: {
+      tags: ['products'],
+      summary: 'Get a product',
+      params: ProductParams,
+      response: { 200: ProductSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const row = await products.find(callerOf(request).appId, request.params.id)
       if (row === undefined) throw ApiError.notFound(NOT_FOUND)
       return toProduct(row, options.publicUrl())
     },
-  )
+  })
 
-  app.put(
-    '/products/:id',
-    {
-      preParsing: ownedProductFirst(() => ({ room: MAX_IMAGES, tooMany: TOO_MANY_IMAGES })),
-      schema: {
-        tags: ['products'],
-        summary: 'Update a product',
-        description: 'Every field is optional; `images`, when given, replaces the images (files uploaded in a multipart body take their place in it).',
-        params: ProductParams,
-        body: UpdateProductContent,
-        response: { 200: ProductSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
-      },
+  app.route({
+    ...operation(productsManifest, 'productControllerUpdate'),
+    preParsing: ownedProductFirst(() => ({ room: MAX_IMAGES, tooMany: TOO_MANY_IMAGES })),
+    schema: {
+      tags: ['products'],
+      summary: 'Update a product',
+      description: 'Every field is optional; `images`, when given, replaces the images (files uploaded in a multipart body take their place in it).',
+      params: ProductParams,
+      body: UpdateProductContent,
+      response: { 200: ProductSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       const body = bodyOf<UpdateProductBody>(request, BODY_REQUIRED)
       const staged = stagedImagesOf(request)
@@ -228,19 +222,17 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       await removeImages(request, dropped)
       return product
     },
-  )
+  })
 
-  app.delete(
-    '/products/:id',
-    {
-      schema: {
-        tags: ['products'],
-        summary: 'Delete a product and its images (permanent)',
-        params: ProductParams,
-        response: { 200: ProductSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(productsManifest, 'productControllerRemove'),
+    schema: {
+      tags: ['products'],
+      summary: 'Delete a product and its images (permanent)',
+      params: ProductParams,
+      response: { 200: ProductSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       const origin = options.publicUrl()
       const { product, images } = await app.transact(async (tx) => {
@@ -253,28 +245,26 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       await removeImages(request, images)
       return product
     },
-  )
+  })
 
-  app.post(
-    '/products/:id/images',
-    {
-      preParsing: ownedProductFirst((images) => ({ room: MAX_IMAGES - images, tooMany: noRoomFor(images) })),
-      schema: {
-        tags: ['products'],
-        summary: "Add images to a product's images",
-        description: 'Image files in the images field of a multipart/form-data body (JPEG, PNG or WebP, at most 5 MB each), or image URLs; a product has at most 10 images.',
-        params: ProductParams,
-        body: AddImagesContent,
-        response: { 201: ProductSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
-      },
-      // No body (whatever its Content-Type: the Python SDK's upload_images sends an empty
-      // application/json one), or a form with no field at all (a file input left empty): no file.
-      preValidation: async (request) => {
-        const body: unknown = request.body
-        if (body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0)) throw ApiError.badRequest(NO_FILE_SENT)
-      },
+  app.route({
+    ...operation(productsManifest, 'productControllerUploadImage'),
+    preParsing: ownedProductFirst((images) => ({ room: MAX_IMAGES - images, tooMany: noRoomFor(images) })),
+    schema: {
+      tags: ['products'],
+      summary: "Add images to a product's images",
+      description: 'Image files in the images field of a multipart/form-data body (JPEG, PNG or WebP, at most 5 MB each), or image URLs; a product has at most 10 images.',
+      params: ProductParams,
+      body: AddImagesContent,
+      response: { 201: ProductSchema, ...errorResponses(400, 401, 403, 404, 413, 415, 429) },
     },
-    async (request, reply) => {
+    // No body (whatever its Content-Type: the Python SDK's upload_images sends an empty
+    // application/json one), or a form with no field at all (a file input left empty): no file.
+    preValidation: async (request) => {
+      const body: unknown = request.body
+      if (body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0)) throw ApiError.badRequest(NO_FILE_SENT)
+    },
+    handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const body = bodyOf<AddImagesBody>(request, NO_FILE_SENT)
       const staged = stagedImagesOf(request)
@@ -299,7 +289,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       keepStagedImages(request)
       return reply.code(201).send(product)
     },
-  )
+  })
 }
 
 /** Image bytes served to anyone with the URL: the id is random (122 bits), so the URL is the key. */
@@ -308,21 +298,19 @@ export const productImageRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = as
   const products = new ProductsRepository(app.db)
   const imageContent = Object.fromEntries(IMAGE_TYPES.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]))
 
-  app.get(
-    '/products/:id/images/:imageId',
-    {
-      schema: {
-        tags: ['products'],
-        summary: "An uploaded image's bytes (no credentials: the URL in the product object is enough)",
-        params: ProductImageParams,
-        response: {
-          200: { description: 'The image, as uploaded', content: imageContent },
-          304: { description: 'Not modified (If-None-Match named this image)', type: 'null' },
-          ...errorResponses(400, 404),
-        },
+  app.route({
+    ...operation(productsManifest, 'productControllerGetImage'),
+    schema: {
+      tags: ['products'],
+      summary: "An uploaded image's bytes (no credentials: the URL in the product object is enough)",
+      params: ProductImageParams,
+      response: {
+        200: { description: 'The image, as uploaded', content: imageContent },
+        304: { description: 'Not modified (If-None-Match named this image)', type: 'null' },
+        ...errorResponses(400, 404),
       },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const imageId = request.params.imageId.toLowerCase()
       const image = (await products.imagesOfProduct(request.params.id))?.filter(isUploaded).find((candidate) => candidate.id === imageId)
       if (image === undefined) throw ApiError.notFound(IMAGE_NOT_FOUND)
@@ -340,5 +328,5 @@ export const productImageRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = as
       if (stored === undefined) throw ApiError.notFound(IMAGE_NOT_FOUND)
       return reply.headers(headers).type(image.type).header('content-length', stored.size).send(stored.bytes)
     },
-  )
+  })
 }

@@ -6,23 +6,23 @@ import { TaxesRepository } from './repository.js'
 import { ApiError } from '../../errors.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
 import { CreateTaxBody, ListTaxesQuery, TaxParams, TaxSchema, UpdateTaxBody } from './schemas.js'
+import { operation } from '../manifest.js'
+import { taxesManifest } from './manifest.js'
 
 const NOT_FOUND = 'Tax not found'
 
 export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const taxes = new TaxesRepository(app.db)
 
-  app.post(
-    '/taxes',
-    {
-      schema: {
-        tags: ['taxes'],
-        summary: 'Create a tax',
-        body: CreateTaxBody,
-        response: { 201: TaxSchema, ...errorResponses(400, 401, 403, 429) },
-      },
+  app.route({
+    ...operation(taxesManifest, 'taxControllerCreate'),
+    schema: {
+      tags: ['taxes'],
+      summary: 'Create a tax',
+      body: CreateTaxBody,
+      response: { 201: TaxSchema, ...errorResponses(400, 401, 403, 429) },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const tax = await app.transact(async (tx) => {
         const created = toTax(await new TaxesRepository(tx.db).create(appId, request.body))
@@ -31,50 +31,44 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
       })
       return reply.code(201).send(tax)
     },
-  )
+  })
 
-  app.get(
-    '/taxes',
-    {
-      schema: {
-        tags: ['taxes'],
-        summary: "List the application's taxes",
-        querystring: ListTaxesQuery,
-        response: { 200: Type.Array(TaxSchema), ...errorResponses(400, 401, 403, 429) },
-      },
+  app.route({
+    ...operation(taxesManifest, 'taxControllerFindAll'),
+    schema: {
+      tags: ['taxes'],
+      summary: "List the application's taxes",
+      querystring: ListTaxesQuery,
+      response: { 200: Type.Array(TaxSchema), ...errorResponses(400, 401, 403, 429) },
     },
-    async (request) => (await taxes.list(callerOf(request).appId, request.query)).map(toTax),
-  )
+    handler: async (request) => (await taxes.list(callerOf(request).appId, request.query)).map(toTax),
+  })
 
-  app.get(
-    '/taxes/:id',
-    {
-      schema: {
-        tags: ['taxes'],
-        summary: 'Get a tax',
-        params: TaxParams,
-        response: { 200: TaxSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(taxesManifest, 'taxControllerFindOne'),
+    schema: {
+      tags: ['taxes'],
+      summary: 'Get a tax',
+      params: TaxParams,
+      response: { 200: TaxSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const row = await taxes.find(callerOf(request).appId, request.params.id)
       if (row === undefined) throw ApiError.notFound(NOT_FOUND)
       return toTax(row)
     },
-  )
+  })
 
-  app.put(
-    '/taxes/:id',
-    {
-      schema: {
-        tags: ['taxes'],
-        summary: 'Update a tax',
-        params: TaxParams,
-        body: UpdateTaxBody,
-        response: { 200: TaxSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(taxesManifest, 'taxControllerUpdate'),
+    schema: {
+      tags: ['taxes'],
+      summary: 'Update a tax',
+      params: TaxParams,
+      body: UpdateTaxBody,
+      response: { 200: TaxSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       return app.transact(async (tx) => {
         const row = await new TaxesRepository(tx.db).update(appId, request.params.id, request.body)
@@ -84,19 +78,17 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return tax
       })
     },
-  )
+  })
 
-  app.delete(
-    '/taxes/:id',
-    {
-      schema: {
-        tags: ['taxes'],
-        summary: 'Delete a tax (permanent)',
-        params: TaxParams,
-        response: { 200: TaxSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(taxesManifest, 'taxControllerRemove'),
+    schema: {
+      tags: ['taxes'],
+      summary: 'Delete a tax (permanent)',
+      params: TaxParams,
+      response: { 200: TaxSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       return app.transact(async (tx) => {
         const row = await new TaxesRepository(tx.db).delete(appId, request.params.id)
@@ -106,7 +98,7 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
         return tax
       })
     },
-  )
+  })
 }
 
 /**
@@ -114,15 +106,17 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
  * authentication and before the body is read, whatever the headers or body (onRequest).
  */
 export const taxGuardRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  for (const method of ['PUT', 'DELETE'] as const) {
+  for (const operationId of ['taxControllerUpdateWithoutId', 'taxControllerDeleteWithoutId'] as const) {
+    const declared = operation(taxesManifest, operationId)
+    const method = declared.method
     const verb = method === 'PUT' ? 'update' : 'delete'
     const message = `Tax ID is required in the URL path. Use ${method} /api/v0/taxes/{id} to ${verb} a specific tax.`
     const refuse = async () => {
       throw ApiError.badRequest(message)
     }
-    for (const url of ['/taxes', '/taxes/']) {
+    for (const url of [declared.url, `${declared.url}/`]) {
       app.route({
-        method,
+        ...declared,
         url,
         schema: {
           hide: url.endsWith('/'),

@@ -12,6 +12,8 @@ import { creditPayment, debitRefund, STABLECOIN_OF, stablecoinUnits } from './mo
 import { toPayment, toRefund } from './objects.js'
 import { newPaymentId, type TestPaymentRow, TestPaymentsRepository } from './repository.js'
 import { MAX_PAYMENT_UNITS, PAYMENT_CURRENCIES, type PaymentCurrency, PaymentRequestBody, PaymentResponseSchema, RefundResponseSchema, TestPaymentParams } from './schemas.js'
+import { operation } from '../manifest.js'
+import { testPaymentsManifest } from './manifest.js'
 
 const NOT_FOUND = 'Test payment not found'
 const CUSTOMER_NOT_FOUND = 'Customer not found'
@@ -66,19 +68,17 @@ export const testPaymentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
     return row
   }
 
-  app.post(
-    '/test-payment',
-    {
-      schema: {
-        tags: ['test payments'],
-        summary: 'Make a test payment (sandbox)',
-        description:
-          "Development keys only. The payment succeeds at once and credits the application's base sandbox wallet: USD as USDC, EUR as EURC (GET /balance shows it). amount is a JSON number or a decimal string, with at most 2 decimals, at most 1000000.00. The idempotency-key header is required.",
-        body: PaymentRequestBody,
-        response: { 201: PaymentResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
-      },
+  app.route({
+    ...operation(testPaymentsManifest, 'testPaymentControllerCreatePaymentV0'),
+    schema: {
+      tags: ['test payments'],
+      summary: 'Make a test payment (sandbox)',
+      description:
+        "Development keys only. The payment succeeds at once and credits the application's base sandbox wallet: USD as USDC, EUR as EURC (GET /balance shows it). amount is a JSON number or a decimal string, with at most 2 decimals, at most 1000000.00. The idempotency-key header is required.",
+      body: PaymentRequestBody,
+      response: { 201: PaymentResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const { appId } = callerOf(request)
       requireDevelopmentKey(request)
       const body = request.body
@@ -100,35 +100,31 @@ export const testPaymentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
       })
       return reply.code(201).send(payment)
     },
-  )
+  })
 
-  app.get(
-    '/test-payment/:id',
-    {
-      schema: {
-        tags: ['test payments'],
-        summary: 'Get a test payment',
-        description: 'Development keys only.',
-        params: TestPaymentParams,
-        response: { 200: PaymentResponseSchema, ...errorResponses(401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(testPaymentsManifest, 'testPaymentControllerGetPaymentV0'),
+    schema: {
+      tags: ['test payments'],
+      summary: 'Get a test payment',
+      description: 'Development keys only.',
+      params: TestPaymentParams,
+      response: { 200: PaymentResponseSchema, ...errorResponses(401, 403, 404, 429) },
     },
-    async (request) => toPayment(await ownPayment(request, request.params.id)),
-  )
+    handler: async (request) => toPayment(await ownPayment(request, request.params.id)),
+  })
 
-  app.post(
-    '/test-payment/:id/refund',
-    {
-      schema: {
-        tags: ['test payments'],
-        summary: 'Refund a test payment in full (sandbox)',
-        description:
-          "Development keys only; no body. The whole amount goes back out of the wallet the payment credited; a payment is refunded at most once (409 after that). 409 with the balance available when the wallet no longer holds the amount. The idempotency-key header is required.",
-        params: TestPaymentParams,
-        response: { 200: RefundResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
-      },
+  app.route({
+    ...operation(testPaymentsManifest, 'testPaymentControllerRefundPaymentV0'),
+    schema: {
+      tags: ['test payments'],
+      summary: 'Refund a test payment in full (sandbox)',
+      description:
+        "Development keys only; no body. The whole amount goes back out of the wallet the payment credited; a payment is refunded at most once (409 after that). 409 with the balance available when the wallet no longer holds the amount. The idempotency-key header is required.",
+      params: TestPaymentParams,
+      response: { 200: RefundResponseSchema, ...errorResponses(400, 401, 403, 404, 409, 422, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       const { id } = await ownPayment(request, request.params.id)
       return app.transact(async (tx) => {
@@ -153,5 +149,5 @@ export const testPaymentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
         return refund
       })
     },
-  )
+  })
 }

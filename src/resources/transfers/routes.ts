@@ -10,7 +10,9 @@ import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import { type WalletRow, WalletsRepository } from '../wallets/repository.js'
 import { errorResponses } from '../../schemas/common.js'
 import type { Transaction } from '../../events/transact.js'
+import { type OperationRoute, operation } from '../manifest.js'
 import type { ResourceOptions } from '../resource.js'
+import { transfersManifest } from './manifest.js'
 import { cancelTransfer, createTransfer, type NewTransfer, receiveFunds, type TransferContext } from './lifecycle.js'
 import { toTransfer } from './objects.js'
 import { type TransferFamily, TransfersRepository } from './repository.js'
@@ -87,29 +89,37 @@ export interface CreationInput<Body extends TSchema> {
 }
 
 /**
- * Registers a family's creation routes (`app.post(path, schema, build)`): each makes the transfer
- * `build` describes in one transaction and answers 201 with it (`item`), or one of `errors`.
+ * Registers a family's creation routes (`post(operation(manifest, operationId), schema, build)`):
+ * each makes the transfer `build` describes in one transaction and answers 201 with it (`item`),
+ * or one of `errors`.
  */
 export function creationRoutes(app: Parameters<FastifyPluginAsyncTypebox<ResourceOptions>>[0], context: TransferContext, item: typeof TransferSchema, errors: ReturnType<typeof errorResponses>) {
   const create = creation(app, context)
   const created = { 201: item, ...errors }
-  return <Body extends TSchema>(path: string, schema: CreationSchema<Body>, build: (input: CreationInput<Body>) => Promise<NewTransfer>) => {
-    app.post(
-      path,
-      { schema: { tags: schema.tags, summary: schema.summary, description: schema.description, body: schema.body, response: created } },
-      async (request, reply) => {
+  return <Body extends TSchema>(declared: OperationRoute, schema: CreationSchema<Body>, build: (input: CreationInput<Body>) => Promise<NewTransfer>) => {
+    app.route({
+      ...declared,
+      schema: { tags: schema.tags, summary: schema.summary, description: schema.description, body: schema.body, response: created },
+      handler: async (request, reply) => {
         const body = request.body
         const transfer = await create(request, (tx, environment, appId) => build({ body, request, tx, environment, appId }))
         return reply.code(201).send(transfer)
       },
-    )
+    })
   }
 }
 
+/** A family's operations after creation, each from its manifest. */
+export interface FollowOperations {
+  list: OperationRoute
+  find: OperationRoute
+  cancel: OperationRoute
+  simulateFunds: OperationRoute
+}
+
 /** The list, read, cancel and simulate_funds routes of a family (transfers, payment intents). */
-export function followRoutes(family: TransferFamily, context: TransferContext, notFound: string) {
+export function followRoutes(family: TransferFamily, context: TransferContext, notFound: string, operations: FollowOperations) {
   const tag = family === 'transfer' ? 'transfers' : 'payment intents'
-  const base = family === 'transfer' ? '/transfers' : '/payment-intents'
   const what = family === 'transfer' ? 'transfer' : 'payment intent'
   const plural = family === 'transfer' ? 'transfers' : 'payment intents'
   const ItemSchema = family === 'transfer' ? TransferSchema : PaymentIntentSchema
@@ -117,67 +127,61 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
   const ListSchema = family === 'transfer' ? TransferListSchema : PaymentIntentListSchema
   const plugin: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
     const transfers = new TransfersRepository(app.db)
-    app.get(
-      base,
-      {
-        schema: {
-          tags: [tag],
-          summary: `List ${plural}, newest first`,
-          querystring: ListTransfersQuery,
-          response: { 200: ListSchema, ...errorResponses(400, 401, 403, 429) },
-        },
+    app.route({
+      ...operations.list,
+      schema: {
+        tags: [tag],
+        summary: `List ${plural}, newest first`,
+        querystring: ListTransfersQuery,
+        response: { 200: ListSchema, ...errorResponses(400, 401, 403, 429) },
       },
-      async (request) => {
+      handler: async (request) => {
         const { appId, environment } = callerOf(request)
         const skip = request.query.skip ?? 0
         const take = request.query.take ?? 10
         const { rows, total } = await transfers.list(ledgerEnvironmentOf(environment), appId, family, { state: request.query.state, walletId: request.query.wallet_id }, { skip, take })
         return { data: rows.map(toTransfer), total, skip, take }
       },
-    )
-    app.get(
-      `${base}/:id`,
-      { schema: { tags: [tag], summary: `Get a ${what}`, params: Params, response: { 200: ItemSchema, ...errorResponses(400, 401, 403, 404, 429) } } },
-      async (request) => {
+    })
+    app.route({
+      ...operations.find,
+      schema: { tags: [tag], summary: `Get a ${what}`, params: Params, response: { 200: ItemSchema, ...errorResponses(400, 401, 403, 404, 429) } },
+      handler: async (request) => {
         const { appId, environment } = callerOf(request)
         const row = await transfers.find(ledgerEnvironmentOf(environment), appId, family, request.params.id)
         if (row === undefined) throw ApiError.notFound(notFound)
         return toTransfer(row)
       },
-    )
-    app.delete(
-      `${base}/:id`,
-      {
-        schema: {
-          tags: [tag],
-          summary: `Cancel a ${what} still awaiting funds`,
-          description: 'Only while awaiting_funds (nothing has moved yet); 409 in any other state.',
-          params: Params,
-          response: { 200: ItemSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-        },
+    })
+    app.route({
+      ...operations.cancel,
+      schema: {
+        tags: [tag],
+        summary: `Cancel a ${what} still awaiting funds`,
+        description: 'Only while awaiting_funds (nothing has moved yet); 409 in any other state.',
+        params: Params,
+        response: { 200: ItemSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
-      async (request) => {
+      handler: async (request) => {
         const { appId, environment } = callerOf(request)
         return app.transact((tx) => cancelTransfer(tx, context, family, ledgerEnvironmentOf(environment), appId, request.params.id))
       },
-    )
-    app.post(
-      `${base}/:id/simulate_funds`,
-      {
-        schema: {
-          tags: [tag],
-          summary: `Make the funds a ${what} awaits arrive (sandbox)`,
-          description: 'Development keys only. Amounts 13.01, 13.02 and 13.03 take the failure paths (docs/transfers.md).',
-          params: Params,
-          body: SimulateFundsBody,
-          response: { 200: ItemSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-        },
-        // No body is an empty one: the funds awaited arrive.
-        preValidation: async (request) => {
-          request.body ??= {}
-        },
+    })
+    app.route({
+      ...operations.simulateFunds,
+      schema: {
+        tags: [tag],
+        summary: `Make the funds a ${what} awaits arrive (sandbox)`,
+        description: 'Development keys only. Amounts 13.01, 13.02 and 13.03 take the failure paths (docs/transfers.md).',
+        params: Params,
+        body: SimulateFundsBody,
+        response: { 200: ItemSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
       },
-      async (request) => {
+      // No body is an empty one: the funds awaited arrive.
+      preValidation: async (request) => {
+        request.body ??= {}
+      },
+      handler: async (request) => {
         const { appId, environment } = callerOf(request)
         const ledgerEnvironment = ledgerEnvironmentOf(environment)
         const id = request.params.id
@@ -190,7 +194,7 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
         const amount = request.body.amount === undefined || row === undefined ? undefined : amountField(request, 'amount', request.body.amount, row.currency as Currency)
         return app.transact((tx) => receiveFunds(tx, context, family, ledgerEnvironment, appId, id, amount, options.publicUrl()))
       },
-    )
+    })
   }
   return plugin
 }
@@ -200,7 +204,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async 
   const post = creationRoutes(app, context, TransferSchema, errorResponses(400, 401, 403, 404, 409, 429, 503))
 
   post(
-    '/transfers/direct-bank',
+    operation(transfersManifest, 'transferControllerCreateDirectBankTransfer'),
     {
       tags: ['transfers'],
       summary: 'Money into a wallet from a bank',
@@ -233,7 +237,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async 
   )
 
   post(
-    '/transfers/direct-wallet',
+    operation(transfersManifest, 'transferControllerCreateDirectWalletTransfer'),
     {
       tags: ['transfers'],
       summary: 'Money into a wallet from any address on a chain',
@@ -263,7 +267,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async 
   )
 
   post(
-    '/transfers/external-bank-transfer',
+    operation(transfersManifest, 'transferControllerCreateExternalBankTransfer'),
     {
       tags: ['transfers'],
       summary: "Money out of a wallet to a bank account",
@@ -295,7 +299,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async 
   )
 
   post(
-    '/transfers/external-stablecoin-transfer',
+    operation(transfersManifest, 'transferControllerCreateExternalStablecoinTransfer'),
     {
       tags: ['transfers'],
       summary: "Money out of a wallet to a beneficiary's address",
@@ -326,7 +330,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async 
   )
 
   post(
-    '/transfers/stablecoin-conversion',
+    operation(transfersManifest, 'transferControllerCreateStablecoinConversion'),
     {
       tags: ['transfers'],
       summary: 'USDC to EURC, or back, inside a wallet',
@@ -355,5 +359,10 @@ export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async 
     },
   )
 
-  await followRoutes('transfer', context, NOT_FOUND)(app, options)
+  await followRoutes('transfer', context, NOT_FOUND, {
+    list: operation(transfersManifest, 'transferControllerFindAll'),
+    find: operation(transfersManifest, 'transferControllerFindOne'),
+    cancel: operation(transfersManifest, 'transferControllerCancel'),
+    simulateFunds: operation(transfersManifest, 'transferControllerSimulateFunds'),
+  })(app, options)
 }

@@ -6,27 +6,27 @@ import { errorResponses } from '../../schemas/common.js'
 import { toWallet } from './objects.js'
 import { walletsOf } from './provision.js'
 import { WalletListSchema, type WalletList } from './schemas.js'
+import { operation } from '../manifest.js'
+import { walletsManifest } from './manifest.js'
 
 export const walletRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const repository = new WalletsRepository(app.db)
 
-  app.get(
-    '/wallets',
-    {
-      schema: {
-        tags: ['wallets'],
-        summary: "List the application's wallets",
-        description:
-          "One wallet per chain (base, ethereum, solana), made on first use, each holding USDC and EURC. A development key sees the sandbox's wallets, a production key the live ones.",
-        response: { 200: WalletListSchema, ...errorResponses(401, 403, 429) },
-      },
+  app.route({
+    ...operation(walletsManifest, 'walletControllerGetWallets'),
+    schema: {
+      tags: ['wallets'],
+      summary: "List the application's wallets",
+      description:
+        "One wallet per chain (base, ethereum, solana), made on first use, each holding USDC and EURC. A development key sees the sandbox's wallets, a production key the live ones.",
+      response: { 200: WalletListSchema, ...errorResponses(401, 403, 429) },
     },
-    async (request): Promise<WalletList> => {
+    handler: async (request): Promise<WalletList> => {
       const { appId, environment } = callerOf(request)
       const wallets = await walletsOf(app, ledgerEnvironmentOf(environment), appId)
       const holdings = await repository.holdings(wallets, WALLET_CURRENCIES)
       const application = (await app.repos.apps.findApp(appId)) ?? { id: appId, name: '' }
       return { data: wallets.map((wallet) => toWallet(wallet, holdings.filter((holding) => holding.wallet === wallet), application)) }
     },
-  )
+  })
 }

@@ -8,6 +8,8 @@ import { ApiError } from '../../errors.js'
 import { errorResponses } from '../../schemas/common.js'
 import { type Delivery, DeliveryParams, DeliverySchema, ListDeliveriesQuery } from './delivery-schemas.js'
 import { WebhookParams } from './schemas.js'
+import { operation } from '../manifest.js'
+import { webhooksManifest } from './manifest.js'
 
 const WEBHOOK_NOT_FOUND = 'Webhook not found'
 const DELIVERY_NOT_FOUND = 'Delivery not found'
@@ -51,20 +53,18 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     throw ApiError.notFound(DELIVERY_NOT_FOUND)
   }
 
-  app.get(
-    '/webhooks/:id/deliveries',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: "List a webhook's deliveries",
-        description:
-          "Newest first, each with its event, state and every attempt (time, duration, outcome, HTTP status, first 20 KB of the response). A deleted webhook's log stays readable here.",
-        params: WebhookParams,
-        querystring: ListDeliveriesQuery,
-        response: { 200: Type.Array(DeliverySchema), ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerFindDeliveries'),
+    schema: {
+      tags: ['webhooks'],
+      summary: "List a webhook's deliveries",
+      description:
+        "Newest first, each with its event, state and every attempt (time, duration, outcome, HTTP status, first 20 KB of the response). A deleted webhook's log stays readable here.",
+      params: WebhookParams,
+      querystring: ListDeliveriesQuery,
+      response: { 200: Type.Array(DeliverySchema), ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       const { id } = request.params
       await requireLogOwner(log, appId, id)
@@ -75,35 +75,31 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       })
       return entries.map(toDelivery)
     },
-  )
+  })
 
-  app.get(
-    '/webhooks/:id/deliveries/:deliveryId',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Get one delivery of a webhook',
-        description: "A deleted webhook's deliveries stay readable here.",
-        params: DeliveryParams,
-        response: { 200: DeliverySchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerFindDelivery'),
+    schema: {
+      tags: ['webhooks'],
+      summary: 'Get one delivery of a webhook',
+      description: "A deleted webhook's deliveries stay readable here.",
+      params: DeliveryParams,
+      response: { 200: DeliverySchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => ownedDelivery(callerOf(request).appId, request.params.id, request.params.deliveryId),
-  )
+    handler: async (request) => ownedDelivery(callerOf(request).appId, request.params.id, request.params.deliveryId),
+  })
 
-  app.post(
-    '/webhooks/:id/deliveries/:deliveryId/retry',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Attempt a delivery again now',
-        description:
-          'For a delivery that has ended (succeeded, failed or canceled): one more attempt, now, added to its log and counted in the statistics. A failure ends it again (no automatic retries). 409 while it is pending or on the wire, or when the webhook is inactive or deleted.',
-        params: DeliveryParams,
-        response: { 202: DeliverySchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      },
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerRetryDelivery'),
+    schema: {
+      tags: ['webhooks'],
+      summary: 'Attempt a delivery again now',
+      description:
+        'For a delivery that has ended (succeeded, failed or canceled): one more attempt, now, added to its log and counted in the statistics. A failure ends it again (no automatic retries). 409 while it is pending or on the wire, or when the webhook is inactive or deleted.',
+      params: DeliveryParams,
+      response: { 202: DeliverySchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const { id, deliveryId } = request.params
       await app.transact(async (tx) => {
@@ -120,21 +116,19 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       })
       return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
     },
-  )
+  })
 
-  app.post(
-    '/webhooks/:id/test',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Send a test event to this webhook',
-        description:
-          'Sends a `webhook.test` event (data: the webhook) to this webhook only, signed and encrypted like any other. Answers 202 with the delivery; follow it in the delivery log. 409 when the webhook is inactive or deleted.',
-        params: WebhookParams,
-        response: { 202: DeliverySchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
-      },
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerSendTest'),
+    schema: {
+      tags: ['webhooks'],
+      summary: 'Send a test event to this webhook',
+      description:
+        'Sends a `webhook.test` event (data: the webhook) to this webhook only, signed and encrypted like any other. Answers 202 with the delivery; follow it in the delivery log. 409 when the webhook is inactive or deleted.',
+      params: WebhookParams,
+      response: { 202: DeliverySchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
     },
-    async (request, reply) => {
+    handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const { id } = request.params
       const deliveryId = await app.transact(async (tx) => {
@@ -146,7 +140,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       })
       return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
     },
-  )
+  })
 }
 
 /** The application's webhook whose log is asked for, deleted or not; 404 when it has none by that id. */

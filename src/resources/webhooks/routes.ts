@@ -18,6 +18,8 @@ import {
 } from './schemas.js'
 import { Type } from 'typebox'
 import { webhookDeliveryRoutes } from './delivery-routes.js'
+import { operation } from '../manifest.js'
+import { webhooksManifest } from './manifest.js'
 
 const NOT_FOUND = 'Webhook not found'
 
@@ -80,18 +82,16 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     if (problem !== undefined) throw ApiError.badRequest(problem)
   }
 
-  app.post(
-    '/webhooks',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Create a webhook',
-        body: bodies.create,
-        response: { 201: CreatedWebhookSchema, ...errorResponses(400, 401, 403, 429) },
-      },
-      preValidation: checkEventTypes,
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerCreate'),
+    schema: {
+      tags: ['webhooks'],
+      summary: 'Create a webhook',
+      body: bodies.create,
+      response: { 201: CreatedWebhookSchema, ...errorResponses(400, 401, 403, 429) },
     },
-    async (request, reply) => {
+    preValidation: checkEventTypes,
+    handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const body = request.body
       await urlGuard(body.url)
@@ -115,54 +115,48 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       // A generated secret is shown this once; a secret the caller chose is never echoed.
       return reply.code(201).send(body.signing_secret === undefined ? { ...webhook, signing_secret: signingSecret } : webhook)
     },
-  )
+  })
 
-  app.get(
-    '/webhooks',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: "List the application's webhooks",
-        querystring: ListWebhooksQuery,
-        response: { 200: Type.Array(WebhookSchema), ...errorResponses(400, 401, 403, 429) },
-      },
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerFindAll'),
+    schema: {
+      tags: ['webhooks'],
+      summary: "List the application's webhooks",
+      querystring: ListWebhooksQuery,
+      response: { 200: Type.Array(WebhookSchema), ...errorResponses(400, 401, 403, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const rows = await webhooks.list(callerOf(request).appId, { skip: request.query.skip ?? 0, take: request.query.take ?? 10 })
       return rows.map(toWebhook)
     },
-  )
+  })
 
-  app.get(
-    '/webhooks/:id',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Get a webhook',
-        params: WebhookParams,
-        response: { 200: WebhookSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerFindOne'),
+    schema: {
+      tags: ['webhooks'],
+      summary: 'Get a webhook',
+      params: WebhookParams,
+      response: { 200: WebhookSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const row = await webhooks.find(callerOf(request).appId, request.params.id)
       if (row === undefined) throw ApiError.notFound(NOT_FOUND)
       return toWebhook(row)
     },
-  )
+  })
 
-  app.patch(
-    '/webhooks/:id',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Update a webhook',
-        params: WebhookParams,
-        body: bodies.update,
-        response: { 200: WebhookSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
-      preValidation: checkEventTypes,
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerUpdate'),
+    schema: {
+      tags: ['webhooks'],
+      summary: 'Update a webhook',
+      params: WebhookParams,
+      body: bodies.update,
+      response: { 200: WebhookSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    preValidation: checkEventTypes,
+    handler: async (request) => {
       const { appId } = callerOf(request)
       const body = request.body
       if (body.url !== undefined) await urlGuard(body.url)
@@ -183,21 +177,19 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       })
       return webhook
     },
-  )
+  })
 
-  app.delete(
-    '/webhooks/:id',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: 'Delete a webhook',
-        description:
-          'Permanently deletes the webhook and returns it. Deliveries to it stop at once; its delivery history and statistics stay stored for audit.',
-        params: WebhookParams,
-        response: { 200: WebhookSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerRemove'),
+    schema: {
+      tags: ['webhooks'],
+      summary: 'Delete a webhook',
+      description:
+        'Permanently deletes the webhook and returns it. Deliveries to it stop at once; its delivery history and statistics stay stored for audit.',
+      params: WebhookParams,
+      response: { 200: WebhookSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const { appId } = callerOf(request)
       const webhook = await app.transact(async (tx) => {
         const row = await new WebhooksRepository(tx.db, tx.unit).delete(appId, request.params.id)
@@ -208,44 +200,40 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       // attempts on the wire in this process (and told other processes) before this answer.
       return webhook
     },
-  )
+  })
 
-  app.get(
-    '/webhooks/:id/secret',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: "Get a webhook's signing secret",
-        description: 'The secret deliveries are signed with (Standard Webhooks). The webhook object never carries it.',
-        params: WebhookParams,
-        response: { 200: WebhookSecretSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerGetSecret'),
+    schema: {
+      tags: ['webhooks'],
+      summary: "Get a webhook's signing secret",
+      description: 'The secret deliveries are signed with (Standard Webhooks). The webhook object never carries it.',
+      params: WebhookParams,
+      response: { 200: WebhookSecretSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    handler: async (request) => {
       const secret = await webhooks.secretOf(callerOf(request).appId, request.params.id)
       if (secret === undefined) throw ApiError.notFound(NOT_FOUND)
       return { signing_secret: secret }
     },
-  )
+  })
 
-  app.post(
-    '/webhooks/:id/secret/rotate',
-    {
-      schema: {
-        tags: ['webhooks'],
-        summary: "Rotate a webhook's signing secret",
-        description:
-          'Sets a new signing secret (the one given, or a generated one) and answers it. For 24 hours each delivery carries two signatures in webhook-signature, `v1,<new> v1,<old>`, so receivers can switch without losing a delivery.',
-        params: WebhookParams,
-        body: RotateWebhookSecretBody,
-        response: { 200: WebhookSecretSchema, ...errorResponses(400, 401, 403, 404, 429) },
-      },
-      // The body is optional: no body is the same as {}.
-      preValidation: async (request) => {
-        request.body ??= {}
-      },
+  app.route({
+    ...operation(webhooksManifest, 'webhookControllerRotateSecret'),
+    schema: {
+      tags: ['webhooks'],
+      summary: "Rotate a webhook's signing secret",
+      description:
+        'Sets a new signing secret (the one given, or a generated one) and answers it. For 24 hours each delivery carries two signatures in webhook-signature, `v1,<new> v1,<old>`, so receivers can switch without losing a delivery.',
+      params: WebhookParams,
+      body: RotateWebhookSecretBody,
+      response: { 200: WebhookSecretSchema, ...errorResponses(400, 401, 403, 404, 429) },
     },
-    async (request) => {
+    // The body is optional: no body is the same as {}.
+    preValidation: async (request) => {
+      request.body ??= {}
+    },
+    handler: async (request) => {
       const { appId } = callerOf(request)
       const secret = request.body.signing_secret ?? generateSigningSecret()
       await app.transact(async (tx) => {
@@ -255,5 +243,5 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       })
       return { signing_secret: secret }
     },
-  )
+  })
 }
