@@ -25,13 +25,28 @@ export interface Operation<ScopeName extends string = string, OperationId extend
   idempotencyKey?: 'required'
 }
 
-export interface Manifest<ScopeName extends string = string, OperationId extends string = string> {
+/**
+ * A row of docs/webhook-delivery.md's event table, which `npm run docs:catalogues` writes from
+ * every manifest's rows (Markdown in each cell).
+ */
+export interface EventRow<EventType extends string = string> {
+  /** the event types the row describes, in the manifest's order */
+  types: readonly EventType[]
+  /** what emits them */
+  emittedBy: string
+  /** what their `data` holds */
+  data: string
+}
+
+export interface Manifest<ScopeName extends string = string, OperationId extends string = string, EventType extends string = string> {
   /** the resource's name: its folder under src/resources/ */
   name: string
   /** the scopes a key may be given for this resource, `<resource>:<action>` */
   scopes: readonly ScopeName[]
   /** the event types its changes emit, `<resource>.<action>` */
-  eventTypes: readonly string[]
+  eventTypes: readonly EventType[]
+  /** the docs' rows of its event types: each type in exactly one (test/docs/catalogues.test.ts) */
+  eventRows?: readonly EventRow<NoInfer<EventType>>[]
   operations: readonly Operation<ScopeName, OperationId>[]
 }
 
@@ -39,9 +54,9 @@ export interface Manifest<ScopeName extends string = string, OperationId extends
  * A manifest whose operations may name only its own scopes (checked by the compiler), and whose
  * operationIds `operation` accepts.
  */
-export function defineManifest<const ScopeName extends `${string}:${string}`, const OperationId extends string>(
-  manifest: Manifest<ScopeName, OperationId>,
-): Manifest<ScopeName, OperationId> {
+export function defineManifest<const ScopeName extends `${string}:${string}`, const OperationId extends string, const EventType extends string>(
+  manifest: Manifest<ScopeName, OperationId, EventType>,
+): Manifest<ScopeName, OperationId, EventType> {
   return manifest
 }
 

@@ -4,6 +4,13 @@ export const customersManifest = defineManifest({
   name: 'customers',
   scopes: ['customer:create', 'customer:read', 'customer:update'],
   eventTypes: ['customer.created', 'customer.updated'],
+  eventRows: [
+    {
+      types: ['customer.created', 'customer.updated'],
+      emittedBy: '`POST /customers` / `PATCH /customers/{id}`',
+      data: 'the customer',
+    },
+  ],
   operations: [
     { method: 'POST', path: '/customers', operationId: 'customerControllerCreate', scope: 'customer:create' },
     { method: 'GET', path: '/customers', operationId: 'customerControllerFindAll', scope: 'customer:read' },

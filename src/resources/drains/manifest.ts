@@ -4,6 +4,18 @@ export const drainsManifest = defineManifest({
   name: 'drains',
   scopes: ['drain:read', 'drain:simulate'],
   eventTypes: ['liquidation_address.drain.created', 'liquidation_address.drain.updated'],
+  eventRows: [
+    {
+      types: ['liquidation_address.drain.created'],
+      emittedBy: 'a deposit to a liquidation address (`simulate_deposit`, `devplatform sandbox deposit`)',
+      data: 'the drain ([drains.md](drains.md))',
+    },
+    {
+      types: ['liquidation_address.drain.updated'],
+      emittedBy: 'each state change of a drain, by the drain scheduler',
+      data: 'the drain',
+    },
+  ],
   operations: [
     {
       method: 'POST',

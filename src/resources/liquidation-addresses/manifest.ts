@@ -4,6 +4,13 @@ export const liquidationAddressesManifest = defineManifest({
   name: 'liquidation-addresses',
   scopes: ['liquidation_address:create', 'liquidation_address:read'],
   eventTypes: ['liquidation_address.created'],
+  eventRows: [
+    {
+      types: ['liquidation_address.created'],
+      emittedBy: '`POST /customers/{customerId}/liquidation_addresses`',
+      data: 'the liquidation address',
+    },
+  ],
   operations: [
     {
       method: 'POST',

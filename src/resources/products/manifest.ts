@@ -4,6 +4,13 @@ export const productsManifest = defineManifest({
   name: 'products',
   scopes: ['product:create', 'product:list', 'product:read', 'product:update', 'product:delete'],
   eventTypes: ['product.created', 'product.updated', 'product.deleted'],
+  eventRows: [
+    {
+      types: ['product.created', 'product.updated', 'product.deleted'],
+      emittedBy: '`POST /products` / `PUT /products/{id}`, `POST /products/{id}/images` / `DELETE /products/{id}`',
+      data: 'the product',
+    },
+  ],
   operations: [
     { method: 'POST', path: '/products', operationId: 'productControllerCreate', scope: 'product:create' },
     { method: 'GET', path: '/products', operationId: 'productControllerFindAll', scope: 'product:list' },

@@ -4,6 +4,13 @@ export const taxesManifest = defineManifest({
   name: 'taxes',
   scopes: ['tax:create', 'tax:read', 'tax:update', 'tax:delete'],
   eventTypes: ['tax.created', 'tax.updated', 'tax.deleted'],
+  eventRows: [
+    {
+      types: ['tax.created', 'tax.updated', 'tax.deleted'],
+      emittedBy: '`POST /taxes` / `PUT /taxes/{id}` / `DELETE /taxes/{id}`',
+      data: 'the tax',
+    },
+  ],
   operations: [
     { method: 'POST', path: '/taxes', operationId: 'taxControllerCreate', scope: 'tax:create' },
     { method: 'GET', path: '/taxes', operationId: 'taxControllerFindAll', scope: 'tax:read' },

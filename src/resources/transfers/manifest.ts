@@ -4,6 +4,18 @@ export const transfersManifest = defineManifest({
   name: 'transfers',
   scopes: ['transfer:create', 'transfer:list', 'transfer:read', 'transfer:cancel', 'transfer:simulate'],
   eventTypes: ['transfer.created', 'transfer.updated'],
+  eventRows: [
+    {
+      types: ['transfer.created'],
+      emittedBy: "a transfer's creation (`POST /transfers/…`)",
+      data: 'the transfer ([transfers.md](transfers.md))',
+    },
+    {
+      types: ['transfer.updated'],
+      emittedBy: "each state change of a transfer: funds arriving (`simulate_funds`), the money scheduler's steps, `DELETE /transfers/{id}`",
+      data: 'the transfer',
+    },
+  ],
   operations: [
     { method: 'POST', path: '/transfers/direct-bank', operationId: 'transferControllerCreateDirectBankTransfer', scope: 'transfer:create' },
     { method: 'POST', path: '/transfers/direct-wallet', operationId: 'transferControllerCreateDirectWalletTransfer', scope: 'transfer:create' },

@@ -4,6 +4,18 @@ export const webhooksManifest = defineManifest({
   name: 'webhooks',
   scopes: ['webhook:create', 'webhook:read', 'webhook:update', 'webhook:delete'],
   eventTypes: ['webhook.created', 'webhook.updated', 'webhook.test'],
+  eventRows: [
+    {
+      types: ['webhook.created', 'webhook.updated'],
+      emittedBy: '`POST /webhooks` / `PATCH /webhooks/{id}`, `POST /webhooks/{id}/secret/rotate`',
+      data: 'the webhook (never its secret)',
+    },
+    {
+      types: ['webhook.test'],
+      emittedBy: '`POST /webhooks/{id}/test`: to that webhook only',
+      data: 'the webhook',
+    },
+  ],
   operations: [
     { method: 'POST', path: '/webhooks', operationId: 'webhookControllerCreate', scope: 'webhook:create' },
     { method: 'GET', path: '/webhooks', operationId: 'webhookControllerFindAll', scope: 'webhook:read' },
