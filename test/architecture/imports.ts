@@ -62,3 +62,30 @@ export function repositoryLayerViolations(graph: Map<string, string[]>): string[
   }
   return violations.sort()
 }
+
+/** A module's folder under resources/ and the rest of the path, or undefined for a file that is not in one. */
+const MODULE_FILE = /^resources\/([^/]+)\/(.+)$/
+
+/** The files of resources/ every module may import: what a manifest declares, and what a Resource is. */
+const RESOURCE_CONTRACT = new Set(['resources/manifest.ts', 'resources/resource.ts'])
+
+/**
+ * Each import by a file of one module (resources/<a>/) of another module's file other than its
+ * public.ts, or of a file of resources/ itself other than the contract, as "file -> import".
+ * `allowed` are the ones tolerated for now, in the same form.
+ */
+export function moduleBoundaryViolations(graph: Map<string, string[]>, allowed: ReadonlySet<string> = new Set()): string[] {
+  const violations: string[] = []
+  for (const [file, targets] of graph) {
+    const from = MODULE_FILE.exec(file)?.[1]
+    if (from === undefined) continue
+    for (const target of new Set(targets)) {
+      if (!target.startsWith('resources/') || RESOURCE_CONTRACT.has(target)) continue
+      const into = MODULE_FILE.exec(target)
+      if (into !== null && (into[1] === from || into[2] === 'public.ts')) continue
+      const violation = `${file} -> ${target}`
+      if (!allowed.has(violation)) violations.push(violation)
+    }
+  }
+  return violations.sort()
+}

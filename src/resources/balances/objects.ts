@@ -1,5 +1,5 @@
 import { formatAmount } from '../../ledger/amount.js'
-import { type Holding, TOKEN_CONTRACTS, type WalletChain, type WalletCurrency } from '../wallets/repository.js'
+import { type Holding, TOKEN_CONTRACTS, type WalletChain, type WalletCurrency } from '../wallets/public.js'
 import type { AggregatedBalanceResponse, AllBalancesResponse } from './schemas.js'
 
 /** The currency's total over the application's wallets, and each wallet's part (`holdings` of that currency, in wallet order). */

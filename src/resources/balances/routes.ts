@@ -4,9 +4,8 @@ import { callerOf } from '../../auth/authenticate.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import { convert, type ExchangeRates } from '../../ledger/rates.js'
-import { type Holding, WALLET_CURRENCIES, type WalletCurrency, WalletsRepository } from '../wallets/repository.js'
+import { type Holding, holdingsOf, WALLET_CURRENCIES, type WalletCurrency, walletsOf } from '../wallets/public.js'
 import { errorResponses } from '../../schemas/common.js'
-import { walletsOf } from '../wallets/provision.js'
 import { toAggregatedBalance, toAllBalances } from './objects.js'
 import { type AggregatedBalanceResponse, AggregatedBalanceResponseSchema, type AllBalancesResponse, AllBalancesResponseSchema } from './schemas.js'
 import { operation } from '../manifest.js'
@@ -28,12 +27,10 @@ const total = (holdings: readonly Holding[], currency: WalletCurrency) =>
   holdings.reduce((sum, holding) => (holding.currency === currency ? sum + holding.available : sum), 0n)
 
 export const balanceRoutes: FastifyPluginAsyncTypebox<BalanceRoutesOptions> = async (app, options) => {
-  const repository = new WalletsRepository(app.db)
-
   /** The caller's holdings in `currencies`, wallet by wallet, from the ledger's stored sums. */
-  async function holdingsOf(request: FastifyRequest, currencies: readonly WalletCurrency[]): Promise<Holding[]> {
+  async function callerHoldings(request: FastifyRequest, currencies: readonly WalletCurrency[]): Promise<Holding[]> {
     const { appId, environment } = callerOf(request)
-    return repository.holdings(await walletsOf(app, ledgerEnvironmentOf(environment), appId), currencies)
+    return holdingsOf(app.db, await walletsOf(app, ledgerEnvironmentOf(environment), appId), currencies)
   }
 
   /**
@@ -60,7 +57,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<BalanceRoutesOptions> = as
       response: { 200: AllBalancesResponseSchema, ...errorResponses(401, 403, 429, 503) },
     },
     handler: async (request): Promise<AllBalancesResponse> => {
-      const holdings = await holdingsOf(request, WALLET_CURRENCIES)
+      const holdings = await callerHoldings(request, WALLET_CURRENCIES)
       return toAllBalances(holdings, await usdCentsOf(ledgerEnvironmentOf(callerOf(request).environment), holdings))
     },
   })
@@ -74,7 +71,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<BalanceRoutesOptions> = as
         description: `${currency.toUpperCase()} over all the application's wallets, with each wallet's part. ${WHAT_COUNTS} ${ENVIRONMENT_NOTE}`,
         response: { 200: AggregatedBalanceResponseSchema, ...errorResponses(401, 403, 429) },
       },
-      handler: async (request): Promise<AggregatedBalanceResponse> => toAggregatedBalance(currency, await holdingsOf(request, [currency])),
+      handler: async (request): Promise<AggregatedBalanceResponse> => toAggregatedBalance(currency, await callerHoldings(request, [currency])),
     })
   }
 }

@@ -1,6 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { TOKEN_CONTRACTS, WALLET_CHAINS, WALLET_CURRENCIES, type WalletCurrency } from '../wallets/repository.js'
-import { BASE_WALLET_EXAMPLE, stablecoinAmount, WALLET_EXAMPLES } from '../wallets/schemas.js'
+import { BASE_WALLET_EXAMPLE, stablecoinAmount, TOKEN_CONTRACTS, WALLET_CHAINS, WALLET_CURRENCIES, WALLET_EXAMPLES, type WalletCurrency } from '../wallets/public.js'
 
 /**
  * The balances the docs page shows: the example wallets' money (src/resources/wallets/schemas.ts).

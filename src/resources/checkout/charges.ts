@@ -2,15 +2,14 @@ import type { Db } from '../../db/database.js'
 import { ApiError } from '../../errors.js'
 import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
 import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
-import type { ProductCurrency } from '../products/price.js'
 import { exactPercent, parsePercentText, percentText, taxOn, UNITS_PER_CENT } from '../invoices/money.js'
 import { type InvoiceRow, linesOf, taxOf } from '../invoices/repository.js'
 import { type PaymentLinkRow, productLinesOf } from '../payment-links/repository.js'
 import { FIAT_OF } from '../payment-links/rules.js'
 import type { LinkCurrency } from '../payment-links/schemas.js'
 import { MAX_QUANTITY } from '../payment-links/schemas.js'
-import { type ProductRow, ProductsRepository } from '../products/repository.js'
-import { TaxesRepository } from '../taxes/repository.js'
+import { activeProducts, findProduct, type ProductCurrency, type ProductRow } from '../products/public.js'
+import { findTax } from '../taxes/public.js'
 
 /**
  * What a page charges: its lines, tax and total. Invoice amounts are cents (frozen on the
@@ -70,14 +69,13 @@ export async function linkCharge(db: Db, link: PaymentLinkRow, quantities?: Read
   const currency = link.currency as LinkCurrency
   if (link.link_type !== 'PRODUCT') return { currency, lines: [], adjustable: false, subtotal: null, tax: null, total: link.amount === null ? null : BigInt(link.amount) }
   const fiat: ProductCurrency = FIAT_OF[currency]
-  const products = new ProductsRepository(db)
   const forAll = link.is_for_all_products === 1
   const adjustable = forAll || link.allow_quantity_adjustment === 1
   // An "all products" link offers the active products of its currency as they are listed now;
   // another link its own lines, each product read again to check it can still be bought.
   const offered: { product: ProductRow | undefined; productId: string; quantity: number }[] = forAll
-    ? (await products.list(link.app_id, { status: 'ACTIVE', currency: fiat, take: ALL_PRODUCTS_SHOWN })).rows.map((row) => ({ product: row, productId: row.id, quantity: 0 }))
-    : await Promise.all(productLinesOf(link).map(async (line) => ({ ...line, product: await products.find(link.app_id, line.productId) })))
+    ? (await activeProducts(db, link.app_id, fiat, ALL_PRODUCTS_SHOWN)).map((row) => ({ product: row, productId: row.id, quantity: 0 }))
+    : await Promise.all(productLinesOf(link).map(async (line) => ({ ...line, product: await findProduct(db, link.app_id, line.productId) })))
   const lines: ChargeLine[] = []
   for (const line of offered) {
     const product = line.product
@@ -90,7 +88,7 @@ export async function linkCharge(db: Db, link: PaymentLinkRow, quantities?: Read
   const subtotal = lines.reduce((sum, line) => sum + line.amount, 0n)
   let tax: Charge['tax'] = null
   if (link.collect_tax === 1 && link.tax_id !== null) {
-    const row = await new TaxesRepository(db).find(link.app_id, link.tax_id)
+    const row = await findTax(db, link.app_id, link.tax_id)
     if (row === undefined || row.active !== 1) throw ApiError.conflict("This link's tax is no longer available: it cannot be paid until the link is updated")
     const percentage = percentText(exactPercent(row.percentage))
     tax = { name: row.name, percentage, amount: taxOn(subtotal, parsePercentText(percentage)) }

@@ -3,7 +3,7 @@ import { nowIso } from '../../db/time.js'
 import { ApiError } from '../../errors.js'
 import { AmountError, type Currency, formatAmount, parseAmount } from '../../ledger/amount.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
-import { WalletsRepository } from '../wallets/repository.js'
+import { ensureWallets } from '../wallets/public.js'
 import type { Transaction } from '../../events/transact.js'
 import { formatCents, UNITS_PER_CENT } from '../invoices/money.js'
 import { type InvoiceRow, InvoicesRepository } from '../invoices/repository.js'
@@ -368,7 +368,7 @@ ${payForm}`
   /** A stablecoin payment intent for `amount` on Base into the application's Base wallet, and the row naming what it pays. */
   async function startPayment(tx: Transaction, payment: NewPayment): Promise<string> {
     const environment = payment.environment
-    const wallet = (await new WalletsRepository(tx.db).ensure(environment, payment.appId)).find((row) => row.chain === NETWORK)
+    const wallet = (await ensureWallets(tx.db, environment, payment.appId)).find((row) => row.chain === NETWORK)
     if (wallet === undefined) throw new Error('the application has no Base wallet')
     const intent = await createTransfer(tx, context, {
       environment,

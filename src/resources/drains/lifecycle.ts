@@ -2,13 +2,13 @@ import { ApiError } from '../../errors.js'
 import { AmountError, type Currency, feeOf, parseAmount } from '../../ledger/amount.js'
 import { type AccountKey, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
 import { convert, type ExchangeRates, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
-import { WALLET_CURRENCIES, walletAccountKey, WalletsRepository } from '../wallets/repository.js'
+import { findWallet, WALLET_CURRENCIES, walletAccountKey } from '../wallets/public.js'
 import { isoOf, newId } from '../../db/time.js'
 import { moneyActivity } from '../../ledger/activity.js'
 import { ACH_RAILS, bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
 import type { Transaction } from '../../events/transact.js'
 import { type Chain, isValidChainAddress, describeAddressFormat } from '../../validation/chain-address.js'
-import { LiquidationAddressesRepository, type LiquidationAddressRow } from '../liquidation-addresses/repository.js'
+import { findLiquidationAddress, type LiquidationAddressRow } from '../liquidation-addresses/public.js'
 import { toDrain } from './objects.js'
 import { type DrainRow, DrainsRepository } from './repository.js'
 import type { Drain, DrainDestination, DrainState } from './schemas.js'
@@ -102,7 +102,7 @@ const TX_HASH = /^[0-9A-Za-z]{16,128}$/
  * in the caller's transaction. Refused with nothing written when the deposit is not valid.
  */
 export async function receiveDeposit(tx: Transaction, context: DrainContext, deposit: Deposit): Promise<Drain> {
-  const address = await new LiquidationAddressesRepository(tx.db).find(deposit.appId, deposit.customerId, deposit.liquidationAddressId)
+  const address = await findLiquidationAddress(tx.db, deposit.appId, deposit.customerId, deposit.liquidationAddressId)
   if (address === undefined) throw ApiError.notFound('Liquidation address not found')
   const currency = address.currency as Currency
   let amount: bigint
@@ -217,7 +217,7 @@ class DrainStep {
 
   /** The drain's address, read once and only by the steps that look at it (processed does not). */
   private address(): Promise<LiquidationAddressRow | undefined> {
-    this.addressRead ??= new LiquidationAddressesRepository(this.tx.db).find(this.row.app_id, this.row.customer_id, this.row.liquidation_address_id)
+    this.addressRead ??= findLiquidationAddress(this.tx.db, this.row.app_id, this.row.customer_id, this.row.liquidation_address_id)
     return this.addressRead
   }
 
@@ -262,7 +262,7 @@ class DrainStep {
     if (failure === 'error') return this.stopped('error', 'sandbox: the payment could not be made; it needs an operator')
     const from = this.row.currency as Currency
     const destination = this.destination
-    const wallet = destination.bridge_wallet_id === undefined ? undefined : await new WalletsRepository(this.tx.db).find(this.environment, this.row.app_id, destination.bridge_wallet_id)
+    const wallet = destination.bridge_wallet_id === undefined ? undefined : await findWallet(this.tx.db, this.environment, this.row.app_id, destination.bridge_wallet_id)
     let to = destination.currency as Currency
     if (wallet !== undefined) {
       const held = walletCurrencyOf(to)

@@ -3,8 +3,8 @@ import { callerOf } from '../../auth/authenticate.js'
 import { ApiError } from '../../errors.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import { errorResponses } from '../../schemas/common.js'
-import { CustomersRepository } from '../customers/repository.js'
-import { LiquidationAddressesRepository } from '../liquidation-addresses/repository.js'
+import { findCustomer } from '../customers/public.js'
+import { findLiquidationAddress } from '../liquidation-addresses/public.js'
 import type { ResourceOptions } from '../resource.js'
 import { type DrainContext, receiveDeposit } from './lifecycle.js'
 import { toDrain } from './objects.js'
@@ -18,14 +18,12 @@ const ADDRESS_NOT_FOUND = 'Liquidation address not found'
 
 export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
   const context: DrainContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
-  const customers = new CustomersRepository(app.db)
-  const addresses = new LiquidationAddressesRepository(app.db)
   const drains = new DrainsRepository(app.db)
 
   /** 404 unless the customer and the address belong to the caller's application. */
   async function requireAddress(appId: string, customerId: string, addressId: string): Promise<void> {
-    if ((await customers.find(appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
-    if ((await addresses.find(appId, customerId, addressId)) === undefined) throw ApiError.notFound(ADDRESS_NOT_FOUND)
+    if ((await findCustomer(app.db, appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+    if ((await findLiquidationAddress(app.db, appId, customerId, addressId)) === undefined) throw ApiError.notFound(ADDRESS_NOT_FOUND)
   }
 
   app.route({

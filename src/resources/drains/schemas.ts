@@ -1,9 +1,9 @@
 import { Type, type Static } from 'typebox'
 import { Livemode, Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 import { CHAINS } from '../../validation/chain-address.js'
-import { CUSTOMER_EXAMPLE } from '../customers/schemas.js'
-import { CURRENCIES, DESTINATION_CURRENCIES, PAYMENT_RAILS } from '../liquidation-addresses/schemas.js'
-import { BASE_WALLET_EXAMPLE } from '../wallets/schemas.js'
+import { CUSTOMER_EXAMPLE } from '../customers/public.js'
+import { CURRENCIES, DESTINATION_CURRENCIES, PAYMENT_RAILS } from '../liquidation-addresses/public.js'
+import { BASE_WALLET_EXAMPLE } from '../wallets/public.js'
 
 export const DRAIN_STATES = ['funds_received', 'payment_submitted', 'payment_processed', 'undeliverable', 'returned', 'refunded', 'error', 'canceled'] as const
 export type DrainState = (typeof DRAIN_STATES)[number]

@@ -5,7 +5,7 @@
  */
 import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
 import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
-import type { ProductCurrency } from '../products/price.js'
+import type { ProductCurrency } from '../products/public.js'
 
 export const INVOICE_CURRENCIES = ['usdc', 'eurc'] as const
 export type InvoiceCurrency = (typeof INVOICE_CURRENCIES)[number]

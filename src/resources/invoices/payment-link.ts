@@ -1,7 +1,6 @@
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import type { Transaction } from '../../events/transact.js'
-import { toPaymentLink } from '../payment-links/objects.js'
-import { PaymentLinksRepository } from '../payment-links/repository.js'
+import { createPaymentLink, type PaymentLinkFields } from '../payment-links/public.js'
 import { UNITS_PER_CENT } from './money.js'
 import { type InvoiceRow, InvoicesRepository } from './repository.js'
 
@@ -18,7 +17,7 @@ export function invoiceLinkSlug(invoiceId: string): string {
 export async function attachPaymentLink(tx: Transaction, invoice: InvoiceRow, publicUrl: string): Promise<InvoiceRow> {
   if (invoice.payment_link === 0 || invoice.payment_link_id !== null) return invoice
   // The invoice's money, whichever key turned the link on: the link pays the invoice.
-  const link = await new PaymentLinksRepository(tx.db).create(invoice.app_id, invoice.environment as LedgerEnvironment, {
+  const fields: PaymentLinkFields = {
     slug: invoiceLinkSlug(invoice.id),
     title: invoice.name,
     description: null,
@@ -39,7 +38,7 @@ export async function attachPaymentLink(tx: Transaction, invoice: InvoiceRow, pu
     maxPayments: null,
     customFields: null,
     expiresAt: null,
-  })
-  await tx.events.emit(invoice.app_id, 'payment_link.created', toPaymentLink(link, publicUrl))
+  }
+  const link = await createPaymentLink(tx, invoice.app_id, invoice.environment as LedgerEnvironment, fields, publicUrl)
   return new InvoicesRepository(tx.db).setPaymentLink(invoice, link.id)
 }

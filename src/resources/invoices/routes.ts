@@ -3,12 +3,11 @@ import { callerOf } from '../../auth/authenticate.js'
 import type { Db } from '../../db/database.js'
 import { ApiError } from '../../errors.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
-import { formatPrice, type ProductCurrency } from '../products/price.js'
+import { findProduct, formatPrice, type ProductCurrency } from '../products/public.js'
 import { errorResponses } from '../../schemas/common.js'
-import { CustomersRepository } from '../customers/repository.js'
-import { ProductsRepository } from '../products/repository.js'
+import { findCustomer } from '../customers/public.js'
 import type { ResourceOptions } from '../resource.js'
-import { TaxesRepository } from '../taxes/repository.js'
+import { findTax } from '../taxes/public.js'
 import { exactPercent, formatCents, type InvoiceCurrency, MAX_INVOICE_TOTAL, parsePercentText, percentText, PRICED_IN, taxOn } from './money.js'
 import { toInvoice } from './objects.js'
 import { attachPaymentLink } from './payment-link.js'
@@ -90,11 +89,10 @@ function textOrNull(value: string | undefined): string | null {
  * currency's fiat (USD for usdc, EUR for eurc, at 1:1). The first item that is not is a 400 naming it.
  */
 async function priceLines(db: Db, appId: string, currency: InvoiceCurrency, items: readonly Item[]): Promise<InvoiceLine[]> {
-  const products = new ProductsRepository(db)
   const wanted = PRICED_IN[currency]
   const lines: InvoiceLine[] = []
   for (const [index, item] of items.entries()) {
-    const product = await products.find(appId, item.productId)
+    const product = await findProduct(db, appId, item.productId)
     if (product === undefined) throw ApiError.badRequest(`items[${index}]: product ${item.productId} not found`)
     if (product.status !== 'ACTIVE') throw ApiError.badRequest(`items[${index}]: product ${product.id} is ${product.status}, and only an ACTIVE product can be invoiced`)
     if (product.currency !== wanted) {
@@ -109,7 +107,7 @@ async function priceLines(db: Db, appId: string, currency: InvoiceCurrency, item
 
 /** The application's tax named by taxId, as the invoice keeps it. */
 async function appliedTax(db: Db, appId: string, taxId: string): Promise<AppliedTax> {
-  const tax = await new TaxesRepository(db).find(appId, taxId)
+  const tax = await findTax(db, appId, taxId)
   if (tax === undefined) throw ApiError.notFound(TAX_NOT_FOUND)
   if (tax.active !== 1) throw ApiError.badRequest(`taxId: tax ${tax.id} is not active`)
   return { id: tax.id, name: tax.name, percentage: percentText(exactPercent(tax.percentage)) }
@@ -149,7 +147,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       if (refusal !== undefined) throw refusal
       const { items, dueDate, sendDate } = checkedBody(body)
       const invoice = await app.transact(async (tx) => {
-        const customer = await new CustomersRepository(tx.db).find(appId, body.customer_id)
+        const customer = await findCustomer(tx.db, appId, body.customer_id)
         if (customer === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
         const tax = body.taxId === undefined ? null : await appliedTax(tx.db, appId, body.taxId)
         const lines = await priceLines(tx.db, appId, body.currency, items)
@@ -222,7 +220,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
         if (current.status !== 'DRAFT' && !(keepsLines && keepsTax && keepsCustomer)) {
           throw ApiError.conflict(`The customer, currency, items and tax of an invoice that is ${current.status} cannot change: only a DRAFT invoice's can`)
         }
-        if (!keepsCustomer && (await new CustomersRepository(tx.db).find(appId, body.customer_id)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+        if (!keepsCustomer && (await findCustomer(tx.db, appId, body.customer_id)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
         const tax = keepsTax ? taxOf(current) : taxId === null ? null : await appliedTax(tx.db, appId, taxId)
         const lines = keepsLines ? linesOf(current) : await priceLines(tx.db, appId, body.currency, items)
         const fields: InvoiceFields = { ...bodyFields(body, dueDate, sendDate), customerId: body.customer_id.toLowerCase(), lines, tax, ...amountsOf(lines, tax) }

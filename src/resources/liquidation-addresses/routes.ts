@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { CustomersRepository } from '../customers/repository.js'
+import { findCustomer } from '../customers/public.js'
 import { toLiquidationAddress } from './objects.js'
 import { LiquidationAddressesRepository } from './repository.js'
 import { ApiError } from '../../errors.js'
@@ -18,12 +18,11 @@ import { liquidationAddressesManifest } from './manifest.js'
 const CUSTOMER_NOT_FOUND = 'Customer not found'
 
 export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) => {
-  const customers = new CustomersRepository(app.db)
   const liquidationAddresses = new LiquidationAddressesRepository(app.db)
 
   /** 404 unless the customer belongs to the caller's application. */
   async function requireCustomer(appId: string, customerId: string): Promise<void> {
-    if ((await customers.find(appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+    if ((await findCustomer(app.db, appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
   }
 
   app.route({
@@ -38,7 +37,7 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
     handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const address = await app.transact(async (tx) => {
-        if ((await new CustomersRepository(tx.db).find(appId, request.params.customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+        if ((await findCustomer(tx.db, appId, request.params.customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
         const created = toLiquidationAddress(await new LiquidationAddressesRepository(tx.db).create(appId, request.params.customerId, request.body))
         await tx.events.emit(appId, 'liquidation_address.created', created)
         return created

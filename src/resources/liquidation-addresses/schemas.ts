@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { CHAINS } from '../../validation/chain-address.js'
 import { Timestamp, UuidParam } from '../../schemas/common.js'
-import { CUSTOMER_EXAMPLE } from '../customers/schemas.js'
+import { CUSTOMER_EXAMPLE } from '../customers/public.js'
 
 export const CURRENCIES = ['usdc', 'eurc', 'dai', 'pyusd', 'usdt'] as const
 export const PAYMENT_RAILS = [...CHAINS, 'bridge_wallet', 'wire', 'ach', 'ach_push', 'ach_same_day', 'sepa', 'swift', 'spei'] as const

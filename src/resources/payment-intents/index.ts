@@ -1,5 +1,5 @@
 import type { Resource } from '../resource.js'
-import { PaymentIntentSchema } from '../transfers/schemas.js'
+import { PaymentIntentSchema } from '../transfers/public.js'
 import { paymentIntentsManifest } from './manifest.js'
 import { paymentIntentRoutes } from './routes.js'
 

@@ -4,16 +4,28 @@ import { ApiError } from '../../errors.js'
 import { amountField } from '../../http/amount-field.js'
 import { type Currency, parseAmount } from '../../ledger/amount.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
-import { WALLET_CHAINS, WalletsRepository } from '../wallets/repository.js'
+import { ensureWallets, WALLET_CHAINS } from '../wallets/public.js'
 import { errorResponses } from '../../schemas/common.js'
 import type { Transaction } from '../../events/transact.js'
 import { describeAddressFormat, isValidChainAddress } from '../../validation/chain-address.js'
 import { operation } from '../manifest.js'
 import type { ResourceOptions } from '../resource.js'
-import type { NewTransfer, TransferContext } from '../transfers/lifecycle.js'
-import { bankInstructions, checkAchReference, depositAddress, FIATS, INBOUND_NETWORKS, oneOf, railFor, STABLECOINS } from '../transfers/requests.js'
-import { creationRoutes, followRoutes } from '../transfers/routes.js'
-import { type CustomerDetails, PaymentIntentSchema } from '../transfers/schemas.js'
+import {
+  bankInstructions,
+  checkAchReference,
+  creationRoutes,
+  type CustomerDetails,
+  depositAddress,
+  FIATS,
+  followRoutes,
+  INBOUND_NETWORKS,
+  type NewTransfer,
+  oneOf,
+  PaymentIntentSchema,
+  railFor,
+  STABLECOINS,
+  type TransferContext,
+} from '../transfers/public.js'
 import { paymentIntentsManifest } from './manifest.js'
 import { BankPaymentIntentBody, StablePaymentIntentBody } from './schemas.js'
 
@@ -68,7 +80,7 @@ async function settlementOf(tx: Transaction, environment: LedgerEnvironment, app
     if (!isValidChainAddress(network, address)) throw ApiError.badRequest(`destinationAddress must be a valid ${network} address (${describeAddressFormat(network)})`)
     return { wallet: undefined, destination: { payment_rail: network, currency, to_address: address } }
   }
-  const wallet = (await new WalletsRepository(tx.db).ensure(environment, appId)).find((row) => row.chain === network)
+  const wallet = (await ensureWallets(tx.db, environment, appId)).find((row) => row.chain === network)
   if (wallet === undefined) {
     throw ApiError.badRequest(`destinationNetwork must be one of ${WALLET_CHAINS.join(', ')} to settle into the application's wallet; give a destinationAddress to settle elsewhere`)
   }

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { PAYER_EXAMPLE } from '../transfers/schemas.js'
+import { PAYER_EXAMPLE } from '../transfers/public.js'
 
 const Code = (description: string, example: string) => Type.String({ minLength: 1, maxLength: 40, description, examples: [example] })
 const Text = (max: number, description: string, example: string) => Type.Optional(Type.String({ minLength: 1, maxLength: max, description, examples: [example] }))

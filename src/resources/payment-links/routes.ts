@@ -8,6 +8,7 @@ import { errorResponses, namesAField } from '../../schemas/common.js'
 import type { ResourceOptions } from '../resource.js'
 import { toPaymentLink } from './objects.js'
 import { fieldsOf, type PaymentLinkFields, PaymentLinksRepository } from './repository.js'
+import { createPaymentLink } from './public.js'
 import { checkedCoverImage, checkedCustomFields, checkedExpiration, checkLinkRules, LinkReferences, slugOf } from './rules.js'
 import {
   type CreatePaymentLinkBody,
@@ -123,9 +124,7 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
         if (fields.customerId !== null) await references.checkCustomer(fields.customerId)
         if (fields.taxId !== null) await references.checkTax(fields.taxId)
         await references.checkProducts(fields.products, fields.currency as LinkCurrency)
-        const created = toPaymentLink(await new PaymentLinksRepository(tx.db).create(appId, ledgerEnvironmentOf(environment), fields), origin, now)
-        await tx.events.emit(appId, 'payment_link.created', created)
-        return created
+        return createPaymentLink(tx, appId, ledgerEnvironmentOf(environment), fields, origin, now)
       })
       return reply.code(201).send(link)
     },

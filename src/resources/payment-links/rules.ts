@@ -1,10 +1,9 @@
 import type { Db } from '../../db/database.js'
 import { ApiError } from '../../errors.js'
 import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
-import { formatPrice, PRODUCT_CURRENCY_DECIMALS, type ProductCurrency } from '../products/price.js'
-import { CustomersRepository } from '../customers/repository.js'
-import { ProductsRepository } from '../products/repository.js'
-import { TaxesRepository } from '../taxes/repository.js'
+import { findProduct, formatPrice, PRODUCT_CURRENCY_DECIMALS, type ProductCurrency } from '../products/public.js'
+import { findCustomer } from '../customers/public.js'
+import { findTax } from '../taxes/public.js'
 import type { PaymentLinkFields, ProductLine } from './repository.js'
 import { type LinkCurrency, MAX_CUSTOM_FIELDS_BYTES } from './schemas.js'
 
@@ -102,13 +101,13 @@ export class LinkReferences {
   ) {}
 
   async checkCustomer(customerId: string): Promise<void> {
-    if ((await new CustomersRepository(this.db).find(this.appId, customerId)) === undefined) {
+    if ((await findCustomer(this.db, this.appId, customerId)) === undefined) {
       throw ApiError.badRequest(`customerId: no customer ${customerId} in this application`)
     }
   }
 
   async checkTax(taxId: string): Promise<void> {
-    const tax = await new TaxesRepository(this.db).find(this.appId, taxId)
+    const tax = await findTax(this.db, this.appId, taxId)
     if (tax === undefined) throw ApiError.badRequest(`taxId: no tax ${taxId} in this application`)
     if (tax.active !== 1) throw ApiError.badRequest(`taxId: the tax ${taxId} is inactive`)
   }
@@ -119,10 +118,9 @@ export class LinkReferences {
    */
   async checkProducts(lines: readonly ProductLine[], currency: LinkCurrency): Promise<void> {
     const fiat = FIAT_OF[currency]
-    const products = new ProductsRepository(this.db)
     let total = 0n
     for (const [index, line] of lines.entries()) {
-      const product = await products.find(this.appId, line.productId)
+      const product = await findProduct(this.db, this.appId, line.productId)
       if (product === undefined) throw ApiError.badRequest(`paymentLinkProducts[${index}].productId: no product ${line.productId} in this application`)
       if (product.status !== 'ACTIVE') throw ApiError.badRequest(`paymentLinkProducts[${index}]: product ${line.productId} is ${product.status}`)
       if (product.currency !== fiat) {

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js'
 import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
 import { type AccountKey, LedgerRepository } from '../../ledger/ledger.js'
-import { walletAccountKey, type WalletCurrency, type WalletRow, WalletsRepository } from '../wallets/repository.js'
+import { ensureWallets, findWallet, walletAccountKey, type WalletCurrency, type WalletRow } from '../wallets/public.js'
 import type { TestPaymentRow } from './repository.js'
 import type { PaymentCurrency } from './schemas.js'
 
@@ -51,7 +51,7 @@ async function moveBetween(db: Db, from: AccountKey, to: AccountKey, units: bigi
 
 /** Credits a new payment to the application's base sandbox wallet (made on first use); `db` must be a write transaction. */
 export async function creditPayment(db: Db, appId: string, paymentId: string, currency: PaymentCurrency, cents: bigint): Promise<{ wallet: WalletRow; entryId: string }> {
-  const wallets = await new WalletsRepository(db).ensure('sandbox', appId)
+  const wallets = await ensureWallets(db, 'sandbox', appId)
   const wallet = wallets.find((row) => row.chain === CREDITED_CHAIN)
   if (wallet === undefined) throw new Error(`the application ${appId} has no ${CREDITED_CHAIN} sandbox wallet`)
   const coin = STABLECOIN_OF[currency]
@@ -64,7 +64,7 @@ export async function creditPayment(db: Db, appId: string, paymentId: string, cu
  * InsufficientFunds, with nothing written, when the wallet's available balance does not cover it.
  */
 export async function debitRefund(db: Db, payment: TestPaymentRow, refundId: string): Promise<string> {
-  const wallet = await new WalletsRepository(db).find('sandbox', payment.app_id, payment.wallet_id)
+  const wallet = await findWallet(db, 'sandbox', payment.app_id, payment.wallet_id)
   if (wallet === undefined) throw new Error(`test payment ${payment.id}'s wallet ${payment.wallet_id} is missing`)
   const coin = STABLECOIN_OF[payment.currency as PaymentCurrency]
   return moveBetween(db, walletAccountKey(wallet, coin), cardNetwork(payment.app_id, coin, payment.id), stablecoinUnits(BigInt(payment.amount)), {

@@ -6,7 +6,7 @@ import { amountField, MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
 import { formatAmount, parseAmount } from '../../ledger/amount.js'
 import { InsufficientFunds } from '../../ledger/ledger.js'
 import { errorResponses } from '../../schemas/common.js'
-import { CustomersRepository } from '../customers/repository.js'
+import { findCustomer } from '../customers/public.js'
 import type { ResourceOptions } from '../resource.js'
 import { creditPayment, debitRefund, STABLECOIN_OF, stablecoinUnits } from './money.js'
 import { toPayment, toRefund } from './objects.js'
@@ -57,7 +57,6 @@ function insufficientFunds(payment: TestPaymentRow, error: InsufficientFunds): A
 }
 
 export const testPaymentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app) => {
-  const customers = new CustomersRepository(app.db)
   const payments = new TestPaymentsRepository(app.db)
 
   /** The caller's payment, 404 otherwise; then 403 for a production key (another application's answers 404 to any key). */
@@ -86,7 +85,7 @@ export const testPaymentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
       const cents = centsOf(request, body.amount, currency)
       let customerId: string | null = null
       if (body.customerId !== undefined && body.customerId !== null) {
-        const customer = await customers.find(appId, body.customerId)
+        const customer = await findCustomer(app.db, appId, body.customerId)
         if (customer === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
         customerId = customer.id
       }

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox'
 import { Livemode, Timestamp } from '../../schemas/common.js'
-import { CUSTOMER_EXAMPLE } from '../customers/schemas.js'
+import { CUSTOMER_EXAMPLE } from '../customers/public.js'
 
 /** The currencies a test payment is made in; each credits the stablecoin of the same money (USD → USDC, EUR → EURC). */
 export const PAYMENT_CURRENCIES = ['USD', 'EUR'] as const

@@ -3,12 +3,12 @@ import { moneyActivity } from '../../ledger/activity.js'
 import { type Currency, formatAmount } from '../../ledger/amount.js'
 import { type AccountKey, InsufficientFunds, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
 import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
-import { walletAccountKey, type WalletRow, WalletsRepository } from '../wallets/repository.js'
+import { findWallet, walletAccountKey, type WalletRow } from '../wallets/public.js'
 import { isoOf, newId } from '../../db/time.js'
 import { settleCheckoutPayment } from '../checkout/settlement.js'
 import type { Transaction } from '../../events/transact.js'
 import { bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
-import { type DrainContext, RATE_RETRY_MS, stepDelayMs } from '../drains/lifecycle.js'
+import { type DrainContext, RATE_RETRY_MS, stepDelayMs } from '../drains/public.js'
 import { toTransfer } from './objects.js'
 import { isInbound, type TransferFamily, type TransferRow, TransfersRepository } from './repository.js'
 import { PAYMENT_INTENT_KINDS, type TransferKind } from './kinds.js'
@@ -325,7 +325,7 @@ class TransferStep {
     // Nothing can be delivered: the funds go back to their sender (the refund step).
     if (converted <= 0n) return { state: 'returned', return_reason: `the amount after fees converts to less than the smallest unit of ${to}`, next_step_at: this.nextStep() }
     const destination = this.destination
-    const wallet = destination.bridge_wallet_id === undefined ? undefined : await new WalletsRepository(this.tx.db).find(this.row.environment as LedgerEnvironment, this.row.app_id, destination.bridge_wallet_id)
+    const wallet = destination.bridge_wallet_id === undefined ? undefined : await findWallet(this.tx.db, this.row.environment as LedgerEnvironment, this.row.app_id, destination.bridge_wallet_id)
     const payout = wallet !== undefined ? walletAccountKey(wallet, to) : worldAccount(this.context, this.row, to, `payout:${destination.payment_rail}`)
     const moves: Move[] = [{ account: clearingAccount(this.row), direction: 'debit', amount }, ...routeMoves(this.context, this.row, amount - fee, converted, payout)]
     if (fee > 0n) moves.push({ account: feeAccount(this.context, this.row), direction: 'credit', amount: fee })

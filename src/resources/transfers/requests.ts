@@ -5,7 +5,7 @@ import { amountField } from '../../http/amount-field.js'
 import { topLevelNumberText } from '../../http/json-number.js'
 import { ApiError } from '../../errors.js'
 import { AmountError, CURRENCY_DECIMALS, type Currency, parseAmount } from '../../ledger/amount.js'
-import { newWalletAddress, type WalletChain } from '../wallets/repository.js'
+import { newWalletAddress, type WalletChain } from '../wallets/public.js'
 import { CHAINS, type Chain } from '../../validation/chain-address.js'
 import type { DepositInstructions } from './schemas.js'
 

@@ -7,7 +7,7 @@ import { amountField } from '../../http/amount-field.js'
 import type { Currency } from '../../ledger/amount.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
-import { type WalletRow, WalletsRepository } from '../wallets/repository.js'
+import { findWallet, type WalletRow } from '../wallets/public.js'
 import { errorResponses } from '../../schemas/common.js'
 import type { Transaction } from '../../events/transact.js'
 import { type OperationRoute, operation } from '../manifest.js'
@@ -50,7 +50,7 @@ export const SANDBOX_ONLY = 'Funds can only be simulated with a development key:
 
 /** The caller's wallet `walletId` in the key's environment; 404 for another application's or environment's. */
 export async function requireWallet(tx: Transaction, environment: LedgerEnvironment, appId: string, walletId: string): Promise<WalletRow> {
-  const wallet = await new WalletsRepository(tx.db).find(environment, appId, walletId)
+  const wallet = await findWallet(tx.db, environment, appId, walletId)
   if (wallet === undefined) throw ApiError.notFound(WALLET_NOT_FOUND)
   return wallet
 }

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox'
 import { Livemode, Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
-import { CUSTOMER_EXAMPLE } from '../customers/schemas.js'
-import { BASE_WALLET_EXAMPLE } from '../wallets/schemas.js'
+import { CUSTOMER_EXAMPLE } from '../customers/public.js'
+import { BASE_WALLET_EXAMPLE } from '../wallets/public.js'
 
 export const TRANSFER_STATES = [
   'awaiting_funds',

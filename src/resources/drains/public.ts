@@ -1,0 +1,6 @@
+/*
+ * What other modules may use of drains (the only file of this folder they import): the timing of
+ * a money step, which transfers share with drains (the same scheduler runs both).
+ */
+
+export { type DrainContext, RATE_RETRY_MS, stepDelayMs } from './lifecycle.js'

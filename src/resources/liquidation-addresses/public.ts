@@ -1,0 +1,15 @@
+import type { Db } from '../../db/database.js'
+import { type LiquidationAddressRow, LiquidationAddressesRepository } from './repository.js'
+
+/*
+ * What other modules may use of liquidation addresses (the only file of this folder they
+ * import): the currencies and rails an address takes, and one address of a customer (a drain's).
+ */
+
+export type { LiquidationAddressRow } from './repository.js'
+export { CURRENCIES, DESTINATION_CURRENCIES, PAYMENT_RAILS } from './schemas.js'
+
+/** The customer's liquidation address, or undefined (another application's or another customer's address is undefined). */
+export function findLiquidationAddress(db: Db, appId: string, customerId: string, addressId: string): Promise<LiquidationAddressRow | undefined> {
+  return new LiquidationAddressesRepository(db).find(appId, customerId, addressId)
+}
