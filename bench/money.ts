@@ -52,7 +52,7 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
 import pg from 'pg'
-import { type DatabaseLocation, parseDatabaseUrl } from '../src/config.js'
+import { type DatabaseLocation, parseDatabaseUrl, publicUrlOf } from '../src/config.js'
 import { type Db, openDatabase } from '../src/db/database.js'
 import { AppsRepository } from '../src/apps/repository.js'
 import { transactOn } from '../src/events/transact.js'
@@ -61,7 +61,7 @@ import { ExchangeRates } from '../src/ledger/rates.js'
 import { verifyLedger } from '../src/ledger/ledger.js'
 import { CustomersRepository } from '../src/resources/customers/repository.js'
 import { advanceDrain, type DrainContext, receiveDeposit } from '../src/resources/drains/lifecycle.js'
-import { SCOPES } from '../src/resources/index.js'
+import { domainHooks, SCOPES } from '../src/resources/index.js'
 import { LiquidationAddressesRepository } from '../src/resources/liquidation-addresses/repository.js'
 import { WebhooksRepository } from '../src/resources/webhooks/repository.js'
 import { generateSigningSecret } from '../src/resources/webhooks/routes.js'
@@ -687,7 +687,7 @@ async function hotAccounts(oneApp: boolean, shards: number, concurrency: number)
         const seeded = await seedApplication(db, oneApp ? HOT_APPS : 1, `hot ${i}`, false)
         for (const addressId of seeded.addressIds) targets.push({ appId: seeded.appId, customerId: seeded.customerId, addressId })
       }
-      const transact = transactOn(db, new DeliveryNotifier())
+      const transact = transactOn(db, new DeliveryNotifier(), domainHooks({ publicUrl: () => publicUrlOf(process.env) }))
       const context: DrainContext = { rates: new ExchangeRates({ maxAgeMs: 0 }), timings: { fastDelayMs: 0, achDelayMs: 0 }, now: Date.now, hotAccountShards: shards }
       const drainIds: string[] = []
       const intakeStarted = performance.now()

@@ -18,6 +18,7 @@ import { databasePlugin } from './http/database-plugin.js'
 import { answerFrameworkError, errorsPlugin, MAX_PATH_PARAMETER_LENGTH } from './http/error-handler.js'
 import { openapiPlugin } from './http/openapi.js'
 import type { RedisState } from './resources/resource.js'
+import { domainHooks } from './resources/index.js'
 import { applyManifest, registerPages, registerResources } from './resources/register.js'
 import { createRules } from './validation/rules.js'
 import { ExchangeRates } from './ledger/rates.js'
@@ -104,7 +105,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   await app.register(errorsPlugin)
   const notifier = new DeliveryNotifier()
-  await app.register(databasePlugin, { db: options.db, notifier })
+  const publicUrl = () => config.publicUrl ?? defaultPublicUrl(listeningPort(app) ?? config.port)
+  await app.register(databasePlugin, { db: options.db, notifier, hooks: domainHooks({ publicUrl }) })
   // Before any route: the metrics' onResponse hook counts every answer.
   if (config.metricsPort !== undefined) await registerMetrics(app, { port: config.metricsPort, host: config.host, db: options.db, redis: options.redis })
   if (config.webhooks.dispatcher) {
@@ -162,7 +164,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     productImages: new DirectoryImageStore(config.productImagesDir),
     exchangeRates,
     drainTimings: config.drains,
-    publicUrl: () => config.publicUrl ?? defaultPublicUrl(listeningPort(app) ?? config.port),
+    publicUrl,
   }
   await app.register(
     async (api) => {

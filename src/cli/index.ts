@@ -2,8 +2,8 @@
 import { parseArgs } from 'node:util'
 import { pino } from 'pino'
 import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../keys/credentials.js'
-import { isScope, SCOPES } from '../resources/index.js'
-import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, describeDatabase, loadConfig, loadDrainConfig, parseDatabaseUrl, productImagesDirOf, publicUrlOf, startError } from '../config.js'
+import { domainHooks, isScope, SCOPES } from '../resources/index.js'
+import { type Config, ConfigError, DEFAULT_DATABASE_URL, type DatabaseLocation, defaultPublicUrl, describeDatabase, loadConfig, loadDrainConfig, parseDatabaseUrl, productImagesDirOf, publicUrlOf, startError } from '../config.js'
 import { DeliveryNotifier, PostgresSignalListener } from '../delivery/notifier.js'
 import { type Db, openDatabase } from '../db/database.js'
 import { type ApiKey, AppsRepository } from '../apps/repository.js'
@@ -12,6 +12,7 @@ import type { DispatcherLog } from '../delivery/log.js'
 import { type LedgerEnvironment, verifyLedger } from '../ledger/ledger.js'
 import { ApiError } from '../errors.js'
 import { ConflictError } from '../db/errors.js'
+import type { DomainHooks } from '../events/hooks.js'
 import { transactOn } from '../events/transact.js'
 import { ExchangeRates, listRates, RatesDocumentError, saveRates } from '../ledger/rates.js'
 import { RatesFileError, readRatesFile } from '../ledger/rates-file.js'
@@ -425,7 +426,7 @@ async function deleteApplication(db: Db, flags: Flags, env: NodeJS.ProcessEnv): 
   if (flags.confirm !== appId) throw new UsageError(`--confirm must repeat the application's id (got ${flags.confirm} for ${appId}); nothing was changed`)
   let deletion
   try {
-    deletion = await deleteApp(transactOn(db, new DeliveryNotifier()), appId)
+    deletion = await deleteApp(transactOn(db, new DeliveryNotifier(), cliHooks(env)), appId)
   } catch (error) {
     if (error instanceof AppDeletionRefused) throw new UsageError(error.message)
     throw error
@@ -458,7 +459,7 @@ async function sandboxDeposit(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Pro
   const deposit = { customerId: required(flags, 'customer'), liquidationAddressId: required(flags, 'address'), amount: required(flags, 'amount') }
   const timings = drainTimingsOf(env)
   if ((await new AppsRepository(db).findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
-  const transact = transactOn(db, new DeliveryNotifier())
+  const transact = transactOn(db, new DeliveryNotifier(), cliHooks(env))
   // Conversions happen when the drain is submitted, by a scheduler: the intake reads no rate.
   const context = { rates: new ExchangeRates({ maxAgeMs: 0 }), timings, now: Date.now }
   try {
@@ -483,7 +484,7 @@ async function sandboxFunds(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Promi
   const timings = drainTimingsOf(env)
   const publicUrl = cliPublicUrl(env)
   if ((await new AppsRepository(db).findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
-  const transact = transactOn(db, new DeliveryNotifier())
+  const transact = transactOn(db, new DeliveryNotifier(), domainHooks({ publicUrl: () => publicUrl }))
   // Funds arriving convert nothing (the scheduler does, when it submits): the intake reads no rate.
   const context = { rates: new ExchangeRates({ maxAgeMs: 0 }), timings, now: Date.now }
   try {
@@ -493,7 +494,7 @@ async function sandboxFunds(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Promi
       const family = (await transfers.find('sandbox', appId, 'transfer', id)) !== undefined ? 'transfer' : 'payment_intent'
       const row = await transfers.find('sandbox', appId, family, id)
       if (row === undefined) throw new UsageError(`unknown sandbox transfer or payment intent of application ${appId}: ${id}`)
-      return receiveFunds(tx, context, family, 'sandbox', appId, id, amountText === undefined ? undefined : cliAmount(amountText, row.currency as Currency), publicUrl)
+      return receiveFunds(tx, context, family, 'sandbox', appId, id, amountText === undefined ? undefined : cliAmount(amountText, row.currency as Currency))
     })
     const { source, destination, source_deposit_instructions: instructions, receipt, ...summary } = transfer
     return { json: transfer, text: table({ ...summary, source: `${source.payment_rail} ${source.currency}`, destination: `${destination.payment_rail} ${destination.currency}`, developer_fee: receipt.developer_fee }) }
@@ -534,6 +535,11 @@ function drainTimingsOf(env: NodeJS.ProcessEnv): DrainTimings {
 /** The origin of the URLs a command puts into events (a payment link's checkout_url): the server's. */
 function cliPublicUrl(env: NodeJS.ProcessEnv): string {
   return configOrUsage(() => publicUrlOf(env))
+}
+
+/** The subscribers of a command's domain events; PUBLIC_URL is read only if one puts a URL into an event. */
+function cliHooks(env: NodeJS.ProcessEnv): DomainHooks {
+  return domainHooks({ publicUrl: () => cliPublicUrl(env) })
 }
 
 const LEDGER_ENVIRONMENTS: readonly LedgerEnvironment[] = ['sandbox', 'live']
@@ -601,7 +607,8 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, log, notifier.origin) : undefined
   await listener?.start()
   dispatcher.start()
-  const drains = new MoneyScheduler(db, transactOn(db, notifier), { rates: new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs }), timings: config.drains, now: Date.now }, log, config.drains)
+  const hooks = domainHooks({ publicUrl: () => config.publicUrl ?? defaultPublicUrl(config.port) })
+  const drains = new MoneyScheduler(db, transactOn(db, notifier, hooks), { rates: new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs }), timings: config.drains, now: Date.now }, log, config.drains)
   drains.start()
   log.info(
     {

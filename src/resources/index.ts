@@ -1,6 +1,7 @@
 import { balances } from './balances/index.js'
 import { checkout } from './checkout/index.js'
 import { customers } from './customers/index.js'
+import { DomainHooks, type HookSettings } from '../events/hooks.js'
 import { drains } from './drains/index.js'
 import { exchangeRates } from './exchange-rates/index.js'
 import { health } from './health/index.js'
@@ -32,6 +33,17 @@ export function isScope(value: string): boolean {
 
 /** Every event type the API emits. */
 export const EVENT_TYPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.eventTypes)
+
+/**
+ * Every module's subscribers of domain events, in RESOURCES' order, with the settings their
+ * handlers run with: what each transactOn is given.
+ */
+export function domainHooks(settings: HookSettings): DomainHooks {
+  return new DomainHooks(
+    RESOURCES.flatMap((resource) => (resource.subscriptions === undefined ? [] : [resource.subscriptions])),
+    settings,
+  )
+}
 
 /** Every operation, by "METHOD /api/v0/path" as its route is registered. */
 export const OPERATIONS: ReadonlyMap<string, Operation> = new Map(

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
 import type { TSchema } from 'typebox'
+import type { DomainSubscriptions } from '../events/hooks.js'
 import type { ExchangeRates } from '../ledger/rates.js'
 import type { DrainTimings } from './drains/lifecycle.js'
 import type { ImageStore } from './products/image-store.js'
@@ -48,4 +49,10 @@ export interface Resource {
    * for an event type without one.
    */
   events?: Readonly<Record<string, TSchema>>
+  /**
+   * The domain events of other modules this one acts on, with its handler of each
+   * (`{ 'transfer.funds_arrived': settleCheckoutPayment }`): run inside the publisher's
+   * transaction, so a module changes another's data without the other importing it.
+   */
+  subscriptions?: DomainSubscriptions
 }

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { importCircles, importGraph, moduleBoundaryViolations, repositoryLayerViolations } from './imports.js'
+import { importCircles, importGraph, moduleBoundaryViolations, moneyCoreViolations, repositoryLayerViolations } from './imports.js'
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url))
 
@@ -31,7 +31,6 @@ const CHECKOUT_IMPORTS_TO_REMOVE: ReadonlySet<string> = new Set([
   'resources/checkout/settlement.ts -> resources/payment-links/repository.ts',
   'resources/invoices/index.ts -> resources/checkout/schemas.ts',
   'resources/payment-links/index.ts -> resources/checkout/schemas.ts',
-  'resources/transfers/lifecycle.ts -> resources/checkout/settlement.ts',
 ])
 
 describe('the import graph of src/', () => {
@@ -110,5 +109,37 @@ describe('the import graph of src/', () => {
       'resources/foo/routes.ts -> resources/bar/repository.ts',
     ])
     expect(moduleBoundaryViolations(graph, new Set(['resources/baz/index.ts -> resources/bar/schemas.ts']))).toHaveLength(4)
+  })
+
+  it('the money core (ledger/, events/, transfers, drains, payment intents, wallets, balances) imports nothing of checkout, invoices, payment links, RESOURCES, the app, or HTTP outside its routes.ts and requests.ts', () => {
+    const graph = importGraph(SRC)
+    // The rule would pass vacuously if the money core were not where it looks for it.
+    expect(graph.has('resources/transfers/lifecycle.ts')).toBe(true)
+    expect(graph.has('resources/drains/lifecycle.ts')).toBe(true)
+    expect(graph.has('events/transact.ts')).toBe(true)
+    expect(graph.has('ledger/ledger.ts')).toBe(true)
+    expect(moneyCoreViolations(graph)).toEqual([])
+  })
+
+  it('the checker sees the money core reaching the features built on it', () => {
+    const graph = new Map([
+      ['resources/transfers/lifecycle.ts', ['resources/checkout/settlement.ts', 'resources/drains/lifecycle.ts', 'http/amount-field.ts']],
+      ['resources/transfers/routes.ts', ['http/amount-field.ts', 'resources/invoices/public.ts']],
+      ['resources/transfers/requests.ts', ['http/json-number.ts']],
+      ['resources/wallets/repository.ts', ['resources/payment-links/repository.ts']],
+      ['ledger/ledger.ts', ['resources/index.ts']],
+      ['events/transact.ts', ['app.ts', 'db/unit-of-work.ts']],
+      // Not the money core: it may import them.
+      ['resources/checkout/settlement.ts', ['resources/invoices/public.ts', 'resources/transfers/public.ts']],
+      ['resources/invoices/routes.ts', ['http/amount-field.ts']],
+    ])
+    expect(moneyCoreViolations(graph)).toEqual([
+      'events/transact.ts -> app.ts',
+      'ledger/ledger.ts -> resources/index.ts',
+      'resources/transfers/lifecycle.ts -> http/amount-field.ts',
+      'resources/transfers/lifecycle.ts -> resources/checkout/settlement.ts',
+      'resources/transfers/routes.ts -> resources/invoices/public.ts',
+      'resources/wallets/repository.ts -> resources/payment-links/repository.ts',
+    ])
   })
 })

@@ -89,3 +89,29 @@ export function moduleBoundaryViolations(graph: Map<string, string[]>, allowed: 
   }
   return violations.sort()
 }
+
+/** The money core: amounts, the ledger, the outbox and domain events, and the modules that move money. */
+const MONEY_CORE = /^(?:ledger|events)\/|^resources\/(?:transfers|drains|payment-intents|wallets|balances)\//
+
+/** A money-core module's HTTP side (its routes and the request reading they share), which may import HTTP code. */
+const MONEY_CORE_ROUTES = /^resources\/[^/]+\/(?:routes|requests)\.ts$/
+
+/**
+ * What the money core may not import: the hosted pages and what they sell (checkout, invoices,
+ * payment links), the list of modules and their registration (it reaches its subscribers through
+ * the Transaction's domain events), the app, and, outside its routes, the HTTP side.
+ */
+const NOT_FOR_MONEY_CORE = /^resources\/(?:checkout|invoices|payment-links)\/|^resources\/(?:index|register)\.ts$|^app\.ts$/
+const HTTP = /^http\//
+
+/** Each import of the money core that reaches the features built on it or, outside its routes, HTTP, as "file -> import". */
+export function moneyCoreViolations(graph: Map<string, string[]>): string[] {
+  const violations: string[] = []
+  for (const [file, targets] of graph) {
+    if (!MONEY_CORE.test(file)) continue
+    for (const target of targets) {
+      if (NOT_FOR_MONEY_CORE.test(target) || (HTTP.test(target) && !MONEY_CORE_ROUTES.test(file))) violations.push(`${file} -> ${target}`)
+    }
+  }
+  return violations.sort()
+}

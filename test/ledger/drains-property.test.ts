@@ -3,6 +3,7 @@ import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isoOf } from '../../src/db/time.js'
 import { transactOn } from '../../src/events/transact.js'
+import { domainHooks } from '../../src/resources/index.js'
 import type { SignalSink } from '../../src/db/unit-of-work.js'
 import { CURRENCY_DECIMALS, type Currency, formatAmount, parseAmount } from '../../src/ledger/amount.js'
 import type { LedgerEnvironment } from '../../src/ledger/ledger.js'
@@ -314,7 +315,7 @@ const noSignals: SignalSink = { signalStatements: () => undefined, committed: ()
 
 beforeAll(async () => {
   server = await startTestServer({ config: { drains: { scheduler: false, fastDelayMs: TIMINGS.fastDelayMs, achDelayMs: TIMINGS.achDelayMs, pollIntervalMs: 1_000, concurrency: 1 } } })
-  transact = transactOn(server.app.db, noSignals)
+  transact = transactOn(server.app.db, noSignals, domainHooks({ publicUrl: () => server.baseUrl }))
 })
 
 afterAll(async () => {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { transactOn } from '../../src/events/transact.js'
+import { domainHooks } from '../../src/resources/index.js'
 import type { SignalSink } from '../../src/db/unit-of-work.js'
 import { CURRENCY_DECIMALS, type Currency, formatAmount, parseAmount } from '../../src/ledger/amount.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
@@ -207,7 +208,7 @@ const noSignals: SignalSink = { signalStatements: () => undefined, committed: ()
 
 beforeAll(async () => {
   server = await startTestServer({ config: { drains: { scheduler: false, fastDelayMs: TIMINGS.fastDelayMs, achDelayMs: TIMINGS.achDelayMs, pollIntervalMs: 1_000, concurrency: 1 } } })
-  transact = transactOn(server.app.db, noSignals)
+  transact = transactOn(server.app.db, noSignals, domainHooks({ publicUrl: () => server.baseUrl }))
 })
 
 afterAll(async () => {

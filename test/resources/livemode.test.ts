@@ -96,7 +96,7 @@ async function fundsArrive(w: World, intentId: string): Promise<void> {
     return
   }
   const context = { rates: new ExchangeRates({ maxAgeMs: 0 }), timings: { fastDelayMs: 20, achDelayMs: 20 }, now: Date.now }
-  await server.app.transact((tx) => receiveFunds(tx, context, 'payment_intent', 'live', w.key.appId, intentId, undefined, server.baseUrl))
+  await server.app.transact((tx) => receiveFunds(tx, context, 'payment_intent', 'live', w.key.appId, intentId, undefined))
 }
 
 async function newDirectWallet(w: World): Promise<Made> {

@@ -1,12 +1,15 @@
 import { defineManifest } from '../manifest.js'
 import type { Resource } from '../resource.js'
 import { checkoutPages } from './pages.js'
+import { settleCheckoutPayment } from './settlement.js'
 
 /**
  * The hosted checkout: HTML pages a payer opens, not API operations, so its manifest names none;
- * the events its payments emit are the invoices' and payment links' (`invoice.paid`, `payment_link.paid`).
+ * the events its payments emit are the invoices' and payment links' (`invoice.paid`, `payment_link.paid`),
+ * when the funds of a payment intent it made arrive (`transfer.funds_arrived`).
  */
 export const checkout: Resource = {
   manifest: defineManifest({ name: 'checkout', scopes: [], eventTypes: [], operations: [] }),
   pages: checkoutPages,
+  subscriptions: { 'transfer.funds_arrived': settleCheckoutPayment },
 }

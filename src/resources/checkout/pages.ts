@@ -490,7 +490,7 @@ ${sandbox}`
     if (crossSite(request, publicUrl)) return paymentPage(reply, payment, new Refusal(403, CROSS_SITE))
     if ((await paidObjectOf(payment)).environment === 'live') return paymentPage(reply, payment, new Refusal(403, LIVE_NO_SANDBOX))
     try {
-      await app.transact((tx) => receiveFunds(tx, context, 'payment_intent', 'sandbox', payment.app_id, payment.transfer_id, undefined, publicUrl))
+      await app.transact((tx) => receiveFunds(tx, context, 'payment_intent', 'sandbox', payment.app_id, payment.transfer_id, undefined))
     } catch (error) {
       if (!(error instanceof ApiError) || error.statusCode >= 500) throw error
       return paymentPage(reply, payment, new Refusal(error.statusCode, error.message))

@@ -1,5 +1,7 @@
 import { ApiError } from '../../errors.js'
 import { type Currency, formatAmount } from '../../ledger/amount.js'
+import type { FundsArrived } from '../../events/domain-events.js'
+import type { HookSettings } from '../../events/hooks.js'
 import type { Transaction } from '../../events/transact.js'
 import { formatCents, UNITS_PER_CENT } from '../invoices/money.js'
 import { toInvoice } from '../invoices/objects.js'
@@ -37,17 +39,22 @@ export function mixedMoneyMessage(paying: string, owed: string, what: 'invoice' 
 export const APPLICATION_DELETED = "This payment's application was deleted: what it pays is kept for audit and takes no payment"
 
 /**
- * Settles what a checkout's payment intent pays, in the transaction its funds arrive in (called by
- * receiveFunds): the invoice's amount_paid and status, or the link's payments_count, and their
- * event. An intent no checkout made is left alone. What can no longer be paid (an invoice PAID
- * since, a link that has had all its payments, an object of the other environment, a deleted
- * application's) is a 409 that rolls the arrival back: in the sandbox the funds simply do not arrive.
+ * Settles what a checkout's payment intent pays, in the transaction its funds arrive in (checkout
+ * subscribes to `transfer.funds_arrived`): the invoice's amount_paid and status, or the link's
+ * payments_count, and their event. A transfer, or an intent no checkout made, is left alone. What
+ * can no longer be paid (an invoice PAID since, a link that has had all its payments, an object of
+ * the other environment, a deleted application's) is a 409 that rolls the arrival back: in the
+ * sandbox the funds simply do not arrive. The link's checkout_url in its event starts with the
+ * settings' publicUrl.
  */
-export async function settleCheckoutPayment(tx: Transaction, intentId: string, received: bigint, now: string, publicUrl: string): Promise<void> {
+export async function settleCheckoutPayment(tx: Transaction, arrived: FundsArrived, settings: HookSettings): Promise<void> {
+  if (arrived.family !== 'payment_intent') return
+  const received = arrived.amount
+  const now = arrived.at
   const repository = new CheckoutRepository(tx.db)
-  const payment = await repository.find(intentId)
+  const payment = await repository.find(arrived.transferId)
   if (payment === undefined || payment.state !== 'awaiting_funds') return
-  if ((await repository.findPayable(intentId)) === undefined) throw ApiError.conflict(APPLICATION_DELETED)
+  if ((await repository.findPayable(arrived.transferId)) === undefined) throw ApiError.conflict(APPLICATION_DELETED)
   const paid = checkoutPaymentOf({ ...payment, amount: received.toString() }, now)
   if (payment.invoice_id !== null) {
     const invoices = new InvoicesRepository(tx.db)
@@ -83,7 +90,7 @@ export async function settleCheckoutPayment(tx: Transaction, intentId: string, r
   const mixed = mixedMoneyMessage(payment.environment, link.environment, 'payment link')
   if (mixed !== undefined) throw ApiError.conflict(mixed)
   await repository.markPaid(payment.transfer_id, now)
-  await tx.events.emit(payment.app_id, 'payment_link.paid', { ...toPaymentLink(link, publicUrl, new Date(now)), payment: paid })
+  await tx.events.emit(payment.app_id, 'payment_link.paid', { ...toPaymentLink(link, settings.publicUrl(), new Date(now)), payment: paid })
 }
 
 export function limitReached(maxPayments: number): string {

@@ -5,7 +5,6 @@ import { type AccountKey, InsufficientFunds, LedgerRepository, type LedgerEnviro
 import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
 import { findWallet, walletAccountKey, type WalletRow } from '../wallets/public.js'
 import { isoOf, newId } from '../../db/time.js'
-import { settleCheckoutPayment } from '../checkout/settlement.js'
 import type { Transaction } from '../../events/transact.js'
 import { bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
 import { type DrainContext, RATE_RETRY_MS, stepDelayMs } from '../drains/public.js'
@@ -198,9 +197,9 @@ async function applyChanges(tx: Transaction, row: TransferRow, changes: Changes,
  * The awaited funds arrive (the sandbox's simulate_funds, the CLI, a checkout page's sandbox
  * button): `amount` (undefined: the transfer's own) is recorded in clearing and the transfer moves
  * on. 409 unless it is awaiting funds; 400 for a flexible transfer without an amount or a fixed
- * one with another amount. A payment intent a checkout page made pays its invoice or payment link
- * here, in this transaction (src/resources/checkout/settlement.ts): `publicUrl`
- * (ResourceOptions.publicUrl) makes the link's checkout_url absolute in its event.
+ * one with another amount. The arrival is published (`transfer.funds_arrived`) before it is
+ * recorded: its subscribers act in this transaction (a checkout's payment intent pays its invoice
+ * or payment link), and a refusal of theirs means the funds do not arrive.
  */
 export async function receiveFunds(
   tx: Transaction,
@@ -210,7 +209,6 @@ export async function receiveFunds(
   appId: string,
   id: string,
   amount: bigint | undefined,
-  publicUrl: string,
 ): Promise<Transfer> {
   const row = await new TransfersRepository(tx.db).lock(environment, appId, family, id)
   if (row === undefined) throw ApiError.notFound(family === 'transfer' ? 'Transfer not found' : 'Payment intent not found')
@@ -226,7 +224,7 @@ export async function receiveFunds(
   }
   if (BigInt(row.developer_fee) >= received) throw ApiError.badRequest(`amount must be greater than the developer fee of ${formatAmount(BigInt(row.developer_fee), currency)}`)
   const nowMs = context.now()
-  if (family === 'payment_intent') await settleCheckoutPayment(tx, row.id, received, isoOf(nowMs), publicUrl)
+  await tx.publish({ type: 'transfer.funds_arrived', family, transferId: row.id, appId, environment, amount: received, at: isoOf(nowMs) })
   const withAmount: TransferRow = { ...row, amount: received.toString() }
   const source = JSON.parse(row.source) as Endpoint
   await recordMoves(

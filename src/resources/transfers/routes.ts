@@ -192,7 +192,7 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
           throw new ApiError(403, SANDBOX_ONLY)
         }
         const amount = request.body.amount === undefined || row === undefined ? undefined : amountField(request, 'amount', request.body.amount, row.currency as Currency)
-        return app.transact((tx) => receiveFunds(tx, context, family, ledgerEnvironment, appId, id, amount, options.publicUrl()))
+        return app.transact((tx) => receiveFunds(tx, context, family, ledgerEnvironment, appId, id, amount))
       },
     })
   }
