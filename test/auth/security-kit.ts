@@ -1,10 +1,9 @@
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
 import { expect } from 'vitest'
 import type { Environment } from '../../src/keys/credentials.js'
 import { ANY_VALID_KEY, type Manifest, type Operation, PUBLIC } from '../../src/resources/manifest.js'
 import type { Resource } from '../../src/resources/resource.js'
 import type { TestKey, TestServer } from '../helper.js'
+import { resourceFile } from '../helpers/resource-files.js'
 
 /**
  * The security kit's cases (test/auth/security-kit.test.ts), derived from the manifests: every
@@ -93,8 +92,8 @@ export interface Tenancy {
 export async function loadSecurityKits(resources: readonly Resource[]): Promise<SecurityKit[]> {
   const kits: SecurityKit[] = []
   for (const resource of resources) {
-    const file = fileURLToPath(new URL(`../resources/${resource.manifest.name}/security-kit.ts`, import.meta.url))
-    if (!existsSync(file)) continue
+    const file = resourceFile(resource, 'security-kit.ts')
+    if (file === undefined) continue
     const module: { securityKit?: SecurityKit } = await import(file)
     if (module.securityKit?.manifest !== resource.manifest) throw new Error(`${file} must export securityKit, defined with ${resource.manifest.name}'s manifest`)
     kits.push(module.securityKit)

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest'
+import { A_UUID, A_VALID_DATE, call, newCustomer, newLiquidationAddress } from '../../openapi/generated-client.js'
+import { randomEvmAddress } from '../../helper.js'
+
+const LIQUIDATION_ADDRESS_SHAPE = { id: A_UUID, state: 'active', chain: 'ethereum', currency: 'usdc', created_at: A_VALID_DATE, updated_at: A_VALID_DATE }
+
+export function generatedClientCases(): void {
+  describe('liquidation addresses', () => {
+    it('liquidationAddressControllerCreateLiquidationAddress: POST /customers/{customerId}/liquidation_addresses', async () => {
+      const customer = await newCustomer()
+      const address = randomEvmAddress()
+      const { data, response } = await call('liquidationAddressControllerCreateLiquidationAddress', {
+        path: { customerId: customer.id },
+        body: { chain: 'ethereum', currency: 'usdc', address, external_account_id: 'ext_acct_1', destination_payment_rail: 'ach' },
+      })
+      expect(response.status).toBe(201)
+      expect(data).toMatchObject({ ...LIQUIDATION_ADDRESS_SHAPE, customer_id: customer.id, address, external_account_id: 'ext_acct_1' })
+    })
+
+    it('liquidationAddressControllerGetLiquidationAddresses: GET /customers/{customerId}/liquidation_addresses', async () => {
+      const customer = await newCustomer()
+      const address = await newLiquidationAddress(customer.id)
+      const { data, response } = await call('liquidationAddressControllerGetLiquidationAddresses', { path: { customerId: customer.id } })
+      expect(response.status).toBe(200)
+      expect(data).toEqual([expect.objectContaining({ ...LIQUIDATION_ADDRESS_SHAPE, id: address.id, customer_id: customer.id })])
+    })
+
+    it('liquidationAddressControllerGetLiquidationAddress: GET /customers/{customerId}/liquidation_addresses/{liquidationAddressId}', async () => {
+      const customer = await newCustomer()
+      const address = await newLiquidationAddress(customer.id)
+      const { data, response } = await call('liquidationAddressControllerGetLiquidationAddress', {
+        path: { customerId: customer.id, liquidationAddressId: address.id },
+      })
+      expect(response.status).toBe(200)
+      expect(data).toMatchObject({ ...LIQUIDATION_ADDRESS_SHAPE, id: address.id, customer_id: customer.id })
+    })
+  })
+}
