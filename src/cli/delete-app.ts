@@ -3,31 +3,19 @@ import { AppsRepository } from '../apps/repository.js'
 import type { Transact } from '../events/transact.js'
 import { imagesOf, isUploaded } from '../resources/products/repository.js'
 import { WebhooksRepository } from '../resources/webhooks/repository.js'
+import { TABLES } from '../modules/index.js'
+import type { ApplicationTable } from '../modules/module.js'
 
 /**
  * The tables holding an application's rows that its deletion removes, in the order it removes
- * them (a liquidation address before its customer); its keys go last, with the mark on the
- * application. Every table with an app_id column is here or in KEPT_TABLES (a test holds that).
+ * them: the reverse of MODULES' order (a liquidation address before its customer); its keys go
+ * last, with the mark on the application. Every table with an app_id column is here or in
+ * KEPT_TABLES (the compiler holds each declaration to that, and a test the database).
  */
-export const REMOVED_TABLES = ['idempotency_keys', 'payment_links', 'products', 'taxes', 'liquidation_addresses', 'customers', 'api_keys'] as const
+export const REMOVED_TABLES: readonly ApplicationTable[] = TABLES.flatMap((table) => (table.appDeletion === 'removed' ? [table.name] : [])).reverse()
 
 /** The tables whose rows of a deleted application stay, and why (docs/cli.md#apps-delete). */
-export const KEPT_TABLES: Readonly<Record<string, string>> = {
-  apps: 'marked deleted, so what is kept still names its owner',
-  webhooks: 'marked deleted, as DELETE /webhooks/{id} does: deliveries to them stop at once, their statistics stay',
-  events: 'the audit trail of every change, which the deliveries name',
-  deliveries: 'the delivery log, kept for audit as after DELETE /webhooks/{id}',
-  ledger_accounts: 'money records: the ledger stays whole (ledger verify)',
-  ledger_entries: 'money records: the ledger stays whole (ledger verify)',
-  wallets: 'money records: the owners of wallet accounts',
-  drains: 'money records: what the ledger entries of deposits are for',
-  transfers: 'money records: what the ledger entries of transfers and payment intents are for',
-  test_payments: 'money records: what the sandbox ledger entries of test payments are for',
-  checkout_payments: 'money records: what each checkout payment intent paid',
-  invoices: 'financial records: what was billed, at the prices it was issued with, and what was paid',
-}
-
-export type RemovedTable = (typeof REMOVED_TABLES)[number]
+export const KEPT_TABLES: Readonly<Record<string, string>> = Object.fromEntries(TABLES.flatMap((table) => (table.appDeletion === 'kept' ? [[table.name, table.reason]] : [])))
 
 /** Why an application may not be deleted now; nothing was changed. */
 export class AppDeletionRefused extends Error {}
@@ -37,7 +25,7 @@ export interface AppDeletion {
   /** it had been deleted before: this deletion removed what was left (see docs/cli.md#apps-delete) */
   already_deleted: boolean
   /** rows removed, by table */
-  removed: Record<RemovedTable, number>
+  removed: Record<string, number>
   /** webhooks stopped as DELETE /webhooks/{id} stops one */
   webhooks_stopped: number
   /** the uploaded images of its products, whose files are to be removed once this has committed */
@@ -65,7 +53,7 @@ export async function deleteApp(transact: Transact, appId: string): Promise<AppD
     const products = await tx.db.selectFrom('products').select('images').where('app_id', '=', appId).execute()
     const imageIds = products.flatMap((row) => imagesOf(row).filter(isUploaded).map((image) => image.id))
 
-    const removed = { idempotency_keys: 0, payment_links: 0, products: 0, taxes: 0, liquidation_addresses: 0, customers: 0, api_keys: 0 }
+    const removed: Record<string, number> = {}
     for (const table of REMOVED_TABLES) {
       if (table === 'api_keys') removed.api_keys = await apps.deleteApp(appId)
       else removed[table] = await deleteRowsOf(tx.db, table, appId)
@@ -81,7 +69,7 @@ export async function deleteApp(transact: Transact, appId: string): Promise<AppD
   })
 }
 
-async function deleteRowsOf(db: Db, table: Exclude<RemovedTable, 'api_keys'>, appId: string): Promise<number> {
+async function deleteRowsOf(db: Db, table: Exclude<ApplicationTable, 'api_keys'>, appId: string): Promise<number> {
   const result = await db.deleteFrom(table).where('app_id', '=', appId).executeTakeFirst()
   return Number(result.numDeletedRows)
 }

@@ -1,7 +1,7 @@
 import { type Compilable, type Selectable, sql } from 'kysely'
 import { backendOf, type Db } from '../db/database.js'
 import { PreparedInsert, PreparedQuery } from '../db/prepared.js'
-import type { LedgerAccountsTable } from '../db/schema.js'
+import type { LedgerAccountsTable } from './tables.js'
 import { newId, nowIso } from '../db/time.js'
 import type { Currency } from './amount.js'
 

@@ -4,6 +4,7 @@ import type { DomainSubscriptions } from '../events/hooks.js'
 import type { ExchangeRates } from '../ledger/rates.js'
 import type { DrainTimings } from './drains/lifecycle.js'
 import type { ImageStore } from './products/image-store.js'
+import type { Module } from '../modules/module.js'
 import type { Manifest } from './manifest.js'
 
 /** What the health check says of Redis. */
@@ -30,8 +31,11 @@ export interface ResourceOptions {
   publicUrl: () => string
 }
 
-/** One resource: its manifest and its routes, registered under /api/v0 by src/resources/register.ts. */
-export interface Resource {
+/**
+ * One resource: its manifest and its routes, registered under /api/v0 by src/resources/register.ts,
+ * and what it contributes as a module (its tables).
+ */
+export interface Resource extends Module {
   manifest: Manifest
   /** routes behind authentication (every operation of the manifest that is not PUBLIC); none for a resource of pages only */
   routes?: FastifyPluginAsync<ResourceOptions>

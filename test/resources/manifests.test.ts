@@ -8,6 +8,9 @@ import type { Resource } from '../../src/resources/resource.js'
 import { taxesManifest } from '../../src/resources/taxes/manifest.js'
 import { ExchangeRates } from '../../src/ledger/rates.js'
 import { DirectoryImageStore } from '../../src/resources/products/image-store.js'
+import { openDatabase } from '../../src/db/database.js'
+import { MODULES, TABLES } from '../../src/modules/index.js'
+import type { TableDeclaration } from '../../src/modules/module.js'
 
 describe('the resource manifests', () => {
   it('an operation without a scope is not an operation (the compiler refuses it)', () => {
@@ -31,6 +34,33 @@ describe('the resource manifests', () => {
         if (operation.scope.includes(':')) expect(resource.manifest.scopes).toContain(operation.scope)
       }
     }
+  })
+})
+
+describe('the modules\' tables', () => {
+  it('every table of the migrated database is declared by exactly one module, and every declared table is in it', async () => {
+    const db = await openDatabase({ kind: 'sqlite', filename: ':memory:' })
+    try {
+      const migrated = (await db.introspection.getTables()).map((table) => table.name).sort()
+      expect(TABLES.map((table) => table.name).sort()).toEqual(migrated)
+      expect(new Set(TABLES.map((table) => table.name)).size).toBe(TABLES.length)
+      for (const resource of RESOURCES) expect(MODULES).toContain(resource)
+    } finally {
+      await db.destroy()
+    }
+  })
+
+  it('every declared table has a fate in an application\'s deletion, with a reason for what it does not remove', () => {
+    for (const table of TABLES) {
+      expect(['removed', 'kept', 'untouched'], table.name).toContain(table.appDeletion)
+      if (table.appDeletion !== 'removed') expect(table.reason, table.name).not.toBe('')
+    }
+  })
+
+  it('a table without app_id holds no application\'s rows to remove (the compiler refuses the declaration)', () => {
+    expectTypeOf<{ name: 'exchange_rates'; appDeletion: 'removed' }>().not.toMatchTypeOf<TableDeclaration>()
+    expectTypeOf<{ name: 'products'; appDeletion: 'untouched'; reason: string }>().not.toMatchTypeOf<TableDeclaration>()
+    expectTypeOf<{ name: 'products'; appDeletion: 'removed' }>().toMatchTypeOf<TableDeclaration>()
   })
 })
 

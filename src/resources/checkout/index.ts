@@ -2,6 +2,7 @@ import { defineManifest } from '../manifest.js'
 import type { Resource } from '../resource.js'
 import { checkoutPages } from './pages.js'
 import { settleCheckoutPayment } from './settlement.js'
+import { checkoutTables } from './tables.js'
 
 /**
  * The hosted checkout: HTML pages a payer opens, not API operations, so its manifest names none;
@@ -10,6 +11,7 @@ import { settleCheckoutPayment } from './settlement.js'
  */
 export const checkout: Resource = {
   manifest: defineManifest({ name: 'checkout', scopes: [], eventTypes: [], operations: [] }),
+  tables: checkoutTables,
   pages: checkoutPages,
   subscriptions: { 'transfer.funds_arrived': settleCheckoutPayment },
 }

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely'
 import type { Db } from '../../db/database.js'
-import type { CheckoutPaymentsTable } from '../../db/schema.js'
+import type { CheckoutPaymentsTable } from './tables.js'
 
 export type CheckoutPaymentRow = Selectable<CheckoutPaymentsTable>
 

@@ -2,9 +2,11 @@ import type { Resource } from '../resource.js'
 import { customersManifest } from './manifest.js'
 import { customerRoutes } from './routes.js'
 import { CustomerSchema } from './schemas.js'
+import { customersTables } from './tables.js'
 
 export const customers: Resource = {
   manifest: customersManifest,
+  tables: customersTables,
   routes: customerRoutes,
   events: { 'customer.created': CustomerSchema, 'customer.updated': CustomerSchema },
 }

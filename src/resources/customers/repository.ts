@@ -4,7 +4,7 @@ import { ConflictError, isUniqueViolation } from '../../db/errors.js'
 import { containsIgnoringCase } from '../../db/like.js'
 import { newestFirstPage } from '../../db/newest-first-page.js'
 import { PreparedQuery } from '../../db/prepared.js'
-import type { CustomersTable } from '../../db/schema.js'
+import type { CustomersTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
 
 export type CustomerRow = Selectable<CustomersTable>

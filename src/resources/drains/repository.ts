@@ -2,7 +2,7 @@ import type { Selectable, Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
 import { ConflictError, isUniqueViolation } from '../../db/errors.js'
 import { PreparedInsert } from '../../db/prepared.js'
-import type { DrainsTable } from '../../db/schema.js'
+import type { DrainsTable } from './tables.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 
 export type DrainRow = Selectable<DrainsTable>

@@ -3,9 +3,11 @@ import type { Resource } from '../resource.js'
 import { invoicesManifest } from './manifest.js'
 import { invoiceRoutes } from './routes.js'
 import { InvoiceSchema } from './schemas.js'
+import { invoicesTables } from './tables.js'
 
 export const invoices: Resource = {
   manifest: invoicesManifest,
+  tables: invoicesTables,
   routes: invoiceRoutes,
   events: { 'invoice.created': InvoiceSchema, 'invoice.updated': InvoiceSchema, 'invoice.paid': InvoicePaidSchema },
 }

@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
 import { newestFirstPage } from '../../db/newest-first-page.js'
-import type { InvoicesTable } from '../../db/schema.js'
+import type { InvoicesTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 

@@ -2,9 +2,11 @@ import type { Resource } from '../resource.js'
 import { liquidationAddressesManifest } from './manifest.js'
 import { liquidationAddressRoutes } from './routes.js'
 import { LiquidationAddressSchema } from './schemas.js'
+import { liquidationAddressesTables } from './tables.js'
 
 export const liquidationAddresses: Resource = {
   manifest: liquidationAddressesManifest,
+  tables: liquidationAddressesTables,
   routes: liquidationAddressRoutes,
   events: { 'liquidation_address.created': LiquidationAddressSchema },
 }

@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely'
 import { addressKey, type Chain } from '../../validation/chain-address.js'
 import type { Db } from '../../db/database.js'
 import { ConflictError, isUniqueViolation } from '../../db/errors.js'
-import type { LiquidationAddressesTable } from '../../db/schema.js'
+import type { LiquidationAddressesTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
 import { PreparedInsert } from '../../db/prepared.js'
 

@@ -3,9 +3,11 @@ import type { Resource } from '../resource.js'
 import { paymentLinksManifest } from './manifest.js'
 import { paymentLinkRoutes } from './routes.js'
 import { PaymentLinkSchema } from './schemas.js'
+import { paymentLinksTables } from './tables.js'
 
 export const paymentLinks: Resource = {
   manifest: paymentLinksManifest,
+  tables: paymentLinksTables,
   routes: paymentLinkRoutes,
   events: { 'payment_link.created': PaymentLinkSchema, 'payment_link.updated': PaymentLinkSchema, 'payment_link.paid': PaymentLinkPaidSchema },
 }

@@ -2,7 +2,7 @@ import type { Selectable, Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
 import { newestFirstPage } from '../../db/newest-first-page.js'
 import { ConflictError, isUniqueViolation } from '../../db/errors.js'
-import type { PaymentLinksTable } from '../../db/schema.js'
+import type { PaymentLinksTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 

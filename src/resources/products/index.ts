@@ -2,9 +2,11 @@ import type { Resource } from '../resource.js'
 import { productsManifest } from './manifest.js'
 import { productImageRoutes, productRoutes } from './routes.js'
 import { ProductSchema } from './schemas.js'
+import { productsTables } from './tables.js'
 
 export const products: Resource = {
   manifest: productsManifest,
+  tables: productsTables,
   routes: productRoutes,
   publicRoutes: productImageRoutes,
   events: { 'product.created': ProductSchema, 'product.updated': ProductSchema, 'product.deleted': ProductSchema },

@@ -2,7 +2,7 @@ import type { Selectable, Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
 import { newestFirstPage } from '../../db/newest-first-page.js'
 import { containsIgnoringCase } from '../../db/like.js'
-import type { ProductsTable } from '../../db/schema.js'
+import type { ProductsTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
 
 export type ProductRow = Selectable<ProductsTable>

@@ -2,9 +2,11 @@ import type { Resource } from '../resource.js'
 import { taxesManifest } from './manifest.js'
 import { taxGuardRoutes, taxRoutes } from './routes.js'
 import { TaxSchema } from './schemas.js'
+import { taxesTables } from './tables.js'
 
 export const taxes: Resource = {
   manifest: taxesManifest,
+  tables: taxesTables,
   routes: taxRoutes,
   publicRoutes: taxGuardRoutes,
   events: { 'tax.created': TaxSchema, 'tax.updated': TaxSchema, 'tax.deleted': TaxSchema },

@@ -1,7 +1,7 @@
 import type { Selectable, Updateable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { containsIgnoringCase } from '../../db/like.js'
-import type { TaxesTable } from '../../db/schema.js'
+import type { TaxesTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
 
 export type TaxRow = Selectable<TaxesTable>

@@ -2,9 +2,11 @@ import type { Resource } from '../resource.js'
 import { testPaymentsManifest } from './manifest.js'
 import { testPaymentRoutes } from './routes.js'
 import { PaymentResponseSchema, RefundResponseSchema } from './schemas.js'
+import { testPaymentsTables } from './tables.js'
 
 export const testPayments: Resource = {
   manifest: testPaymentsManifest,
+  tables: testPaymentsTables,
   routes: testPaymentRoutes,
   events: { 'test_payment.created': PaymentResponseSchema, 'test_payment.refunded': RefundResponseSchema },
 }

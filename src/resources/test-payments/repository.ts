@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Selectable } from 'kysely'
 import type { Db } from '../../db/database.js'
-import type { TestPaymentsTable } from '../../db/schema.js'
+import type { TestPaymentsTable } from './tables.js'
 import { nowIso } from '../../db/time.js'
 
 export type TestPaymentRow = Selectable<TestPaymentsTable>

@@ -2,7 +2,7 @@ import type { Selectable, Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
 import { newestFirstPage, type Page } from '../../db/newest-first-page.js'
 import { PreparedInsert } from '../../db/prepared.js'
-import type { TransfersTable } from '../../db/schema.js'
+import type { TransfersTable } from './tables.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import { PAYMENT_INTENT_KINDS, TRANSFER_KINDS } from './kinds.js'
 

@@ -1,5 +1,6 @@
 import type { Resource } from '../resource.js'
 import { walletsManifest } from './manifest.js'
 import { walletRoutes } from './routes.js'
+import { walletsTables } from './tables.js'
 
-export const wallets: Resource = { manifest: walletsManifest, routes: walletRoutes }
+export const wallets: Resource = { manifest: walletsManifest, tables: walletsTables, routes: walletRoutes }

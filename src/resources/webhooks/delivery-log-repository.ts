@@ -1,6 +1,6 @@
 import { type Selectable, sql } from 'kysely'
 import type { Db } from '../../db/database.js'
-import type { DeliveryAttemptsTable, DeliveryStatus } from '../../db/schema.js'
+import type { DeliveryAttemptsTable, DeliveryStatus } from '../../events/tables.js'
 import { isCircuitOpen } from '../../db/circuit.js'
 
 /** One attempt as stored, without the keys that tie it to its delivery. */

@@ -2,9 +2,11 @@ import type { Resource } from '../resource.js'
 import { webhooksManifest } from './manifest.js'
 import { webhookRoutes } from './routes.js'
 import { WebhookSchema } from './schemas.js'
+import { webhooksTables } from './tables.js'
 
 export const webhooks: Resource = {
   manifest: webhooksManifest,
+  tables: webhooksTables,
   routes: webhookRoutes,
   // The webhook as the API answers it: never its signing secret.
   events: { 'webhook.created': WebhookSchema, 'webhook.updated': WebhookSchema, 'webhook.test': WebhookSchema },

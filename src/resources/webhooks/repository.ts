@@ -3,7 +3,7 @@ import { backendOf, type Db } from '../../db/database.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
 import { PreparedQuery } from '../../db/prepared.js'
 import { DeliveriesRepository } from '../../events/deliveries-repository.js'
-import type { WebhooksTable } from '../../db/schema.js'
+import type { WebhooksTable } from './tables.js'
 import { isoOf, newId, nowIso } from '../../db/time.js'
 
 /** A webhook's row with its total_events, the sum of its webhook_event_counts rows. */
