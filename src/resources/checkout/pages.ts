@@ -5,14 +5,10 @@ import { AmountError, type Currency, formatAmount, parseAmount } from '../../led
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import { ensureWallets } from '../wallets/public.js'
 import type { Transaction } from '../../events/transact.js'
-import { formatCents, UNITS_PER_CENT } from '../invoices/money.js'
-import { type InvoiceRow, InvoicesRepository } from '../invoices/repository.js'
-import { type PaymentLinkRow, PaymentLinksRepository } from '../payment-links/repository.js'
+import { findInvoice, findPayableInvoice, formatCents, type InvoiceRow, lockInvoice, UNITS_PER_CENT } from '../invoices/public.js'
+import { findPaymentLink, findPaymentLinkBySlug, type PaymentLinkRow } from '../payment-links/public.js'
 import type { ResourceOptions } from '../resource.js'
-import { createTransfer, receiveFunds, type TransferContext } from '../transfers/lifecycle.js'
-import { TransfersRepository } from '../transfers/repository.js'
-import { depositAddress } from '../transfers/requests.js'
-import type { DepositInstructions } from '../transfers/schemas.js'
+import { createTransfer, depositAddress, findTransfer, receiveFunds, type TransferContext } from '../transfers/public.js'
 import { type Charge, invoiceCharge, linkCharge, MAX_PAYER_AMOUNT } from './charges.js'
 import { Html, html, layout, PAGE_HEADERS } from './html.js'
 import { type BoughtItem, type CheckoutPaymentRow, CheckoutRepository } from './repository.js'
@@ -187,12 +183,14 @@ export const checkoutPages: FastifyPluginAsync<ResourceOptions> = async (app, op
 
   const notFound = (reply: FastifyReply) => sendPage(reply, 404, 'Not found', html`<h1>Not found</h1>${alertOf(NOT_FOUND)}`, undefined)
 
-  async function findInvoice(id: string): Promise<InvoiceRow | undefined> {
-    return UUID.test(id) ? new InvoicesRepository(app.db).findPayable(id) : undefined
+  /** The invoice a page's address names, when it is a well-formed id of a payable one. */
+  async function pageInvoice(id: string): Promise<InvoiceRow | undefined> {
+    return UUID.test(id) ? findPayableInvoice(app.db, id) : undefined
   }
 
-  async function findLink(appId: string, slug: string): Promise<PaymentLinkRow | undefined> {
-    return UUID.test(appId) && SLUG.test(slug) ? new PaymentLinksRepository(app.db).findBySlug(appId.toLowerCase(), slug) : undefined
+  /** The link a page's address names, when its application id and slug are well formed. */
+  async function pageLink(appId: string, slug: string): Promise<PaymentLinkRow | undefined> {
+    return UUID.test(appId) && SLUG.test(slug) ? findPaymentLinkBySlug(app.db, appId.toLowerCase(), slug) : undefined
   }
 
   // ---- invoices
@@ -222,14 +220,14 @@ ${payForm}`
   }
 
   app.get<{ Params: { id: string } }>('/invoices/:id/pay', hidden, async (request, reply) => {
-    const invoice = await findInvoice(request.params.id)
+    const invoice = await pageInvoice(request.params.id)
     if (invoice === undefined) return notFound(reply)
     return invoicePage(reply, invoice, {})
   })
 
   app.post<{ Params: { id: string }; Body: unknown }>('/invoices/:id/pay', hidden, async (request, reply) => {
     const form = formOf(request.body)
-    const invoice = await findInvoice(request.params.id)
+    const invoice = await pageInvoice(request.params.id)
     if (invoice === undefined) return notFound(reply)
     try {
       const closed = invoiceClosed(invoice)
@@ -243,7 +241,7 @@ ${payForm}`
       }
       const intentId = await app.transact(async (tx) => {
         // Judged again under the invoice's lock: a PUT or a payment may have changed it since it was read.
-        const current = await new InvoicesRepository(tx.db).lock(invoice.app_id, invoice.id)
+        const current = await lockInvoice(tx.db, invoice.app_id, invoice.id)
         if (current === undefined) throw new Refusal(404, NOT_FOUND)
         const refusal = invoiceClosed(current)
         if (refusal !== undefined) throw refusal
@@ -305,12 +303,12 @@ ${payForm}`
   /** The invoice an INVOICE link is for, when it is one of the link's application: its page is where it is paid. */
   async function invoiceOfLink(link: PaymentLinkRow): Promise<InvoiceRow | undefined> {
     if (link.link_type !== 'INVOICE' || link.payment_for_id === null) return undefined
-    const invoice = await findInvoice(link.payment_for_id)
+    const invoice = await pageInvoice(link.payment_for_id)
     return invoice?.app_id === link.app_id ? invoice : undefined
   }
 
   app.get<{ Params: { appId: string; slug: string } }>('/pay/:appId/:slug', hidden, async (request, reply) => {
-    const link = await findLink(request.params.appId, request.params.slug)
+    const link = await pageLink(request.params.appId, request.params.slug)
     if (link === undefined) return notFound(reply)
     const invoice = await invoiceOfLink(link)
     if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
@@ -319,7 +317,7 @@ ${payForm}`
 
   app.post<{ Params: { appId: string; slug: string }; Body: unknown }>('/pay/:appId/:slug', hidden, async (request, reply) => {
     const form = formOf(request.body)
-    const link = await findLink(request.params.appId, request.params.slug)
+    const link = await pageLink(request.params.appId, request.params.slug)
     if (link === undefined) return notFound(reply)
     const invoice = await invoiceOfLink(link)
     if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
@@ -411,11 +409,11 @@ ${payForm}`
     let what: Html
     let owed: string | undefined
     if (payment.invoice_id !== null) {
-      const invoice = await new InvoicesRepository(app.db).find(payment.app_id, payment.invoice_id)
+      const invoice = await findInvoice(app.db, payment.app_id, payment.invoice_id)
       what = invoice === undefined ? html`an invoice` : html`<a href="/invoices/${invoice.id}/pay">Invoice: ${invoice.name}</a> (now <strong>${invoice.status}</strong>)`
       owed = invoice?.environment
     } else {
-      const link = payment.payment_link_id === null ? undefined : await new PaymentLinksRepository(app.db).find(payment.app_id, payment.payment_link_id)
+      const link = payment.payment_link_id === null ? undefined : await findPaymentLink(app.db, payment.app_id, payment.payment_link_id)
       what = link === undefined ? html`a payment link` : html`<a href="/pay/${link.app_id}/${link.slug}">${link.title}</a>`
       owed = link?.environment
     }
@@ -423,12 +421,12 @@ ${payForm}`
   }
 
   async function paymentPage(reply: FastifyReply, payment: CheckoutPaymentRow, refusal?: Refusal): Promise<FastifyReply> {
-    const intent = await new TransfersRepository(app.db).find(payment.environment as LedgerEnvironment, payment.app_id, 'payment_intent', payment.transfer_id)
+    const intent = await findTransfer(app.db, payment.environment as LedgerEnvironment, payment.app_id, 'payment_intent', payment.transfer_id)
     if (intent === undefined) return notFound(reply)
     const currency = payment.currency as Currency
     const cur = upper(currency)
     const amount = `${shown(BigInt(payment.amount), currency)} ${cur}`
-    const instructions = intent.deposit_instructions === null ? undefined : (JSON.parse(intent.deposit_instructions) as DepositInstructions)
+    const instructions = intent.source_deposit_instructions
     const { what, environment } = await paidObjectOf(payment)
     const live = environment === 'live'
     const paid = payment.state === 'paid'

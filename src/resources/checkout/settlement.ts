@@ -3,13 +3,10 @@ import { type Currency, formatAmount } from '../../ledger/amount.js'
 import type { FundsArrived } from '../../events/domain-events.js'
 import type { HookSettings } from '../../events/hooks.js'
 import type { Transaction } from '../../events/transact.js'
-import { formatCents, UNITS_PER_CENT } from '../invoices/money.js'
-import { toInvoice } from '../invoices/objects.js'
-import { InvoicesRepository } from '../invoices/repository.js'
-import { toPaymentLink } from '../payment-links/objects.js'
-import { PaymentLinksRepository } from '../payment-links/repository.js'
+import type { CheckoutPayment } from '../../schemas/checkout-payment.js'
+import { formatCents, lockInvoice, recordInvoicePayment, UNITS_PER_CENT } from '../invoices/public.js'
+import { countPaymentLinkPayment, findPaymentLink, toPaymentLink } from '../payment-links/public.js'
 import { type CheckoutPaymentRow, CheckoutRepository, itemsOf } from './repository.js'
-import type { CheckoutPayment } from './schemas.js'
 
 /** Why an invoice in this status takes no payment, or undefined when it takes one. */
 export function invoiceClosedMessage(status: string): string | undefined {
@@ -57,8 +54,7 @@ export async function settleCheckoutPayment(tx: Transaction, arrived: FundsArriv
   if ((await repository.findPayable(arrived.transferId)) === undefined) throw ApiError.conflict(APPLICATION_DELETED)
   const paid = checkoutPaymentOf({ ...payment, amount: received.toString() }, now)
   if (payment.invoice_id !== null) {
-    const invoices = new InvoicesRepository(tx.db)
-    const invoice = await invoices.lock(payment.app_id, payment.invoice_id)
+    const invoice = await lockInvoice(tx.db, payment.app_id, payment.invoice_id)
     if (invoice === undefined) throw ApiError.conflict('The invoice this payment is for no longer exists')
     const mixed = mixedMoneyMessage(payment.environment, invoice.environment, 'invoice')
     if (mixed !== undefined) throw ApiError.conflict(mixed)
@@ -71,18 +67,17 @@ export async function settleCheckoutPayment(tx: Transaction, arrived: FundsArriv
     if (cents > due) throw ApiError.conflict(`This payment of ${formatCents(cents)} is more than the ${formatCents(due)} due on the invoice`)
     const amountPaid = BigInt(invoice.amount_paid) + cents
     const status = amountPaid === total ? 'PAID' : 'PARTIALLYPAID'
-    const row = await invoices.setPaid(payment.app_id, invoice.id, amountPaid, status, now)
+    const paidInvoice = await recordInvoicePayment(tx.db, payment.app_id, invoice.id, amountPaid, status, now)
     await repository.markPaid(payment.transfer_id, now)
-    if (status === 'PAID') await tx.events.emit(payment.app_id, 'invoice.paid', { ...toInvoice(row), payment: paid })
-    else await tx.events.emit(payment.app_id, 'invoice.updated', toInvoice(row))
+    if (status === 'PAID') await tx.events.emit(payment.app_id, 'invoice.paid', { ...paidInvoice, payment: paid })
+    else await tx.events.emit(payment.app_id, 'invoice.updated', paidInvoice)
     return
   }
   const linkId = payment.payment_link_id
   if (linkId === null) return
-  const links = new PaymentLinksRepository(tx.db)
-  const link = await links.countPayment(payment.app_id, linkId, now)
+  const link = await countPaymentLinkPayment(tx.db, payment.app_id, linkId, now)
   if (link === undefined) {
-    const current = await links.find(payment.app_id, linkId)
+    const current = await findPaymentLink(tx.db, payment.app_id, linkId)
     if (current === undefined) throw ApiError.conflict('The payment link this payment is for no longer exists')
     throw ApiError.conflict(limitReached(current.max_payments ?? 0))
   }

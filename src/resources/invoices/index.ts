@@ -1,8 +1,7 @@
-import { InvoicePaidSchema } from '../checkout/schemas.js'
 import type { Resource } from '../resource.js'
 import { invoicesManifest } from './manifest.js'
 import { invoiceRoutes } from './routes.js'
-import { InvoiceSchema } from './schemas.js'
+import { InvoicePaidSchema, InvoiceSchema } from './schemas.js'
 import { invoicesTables } from './tables.js'
 
 export const invoices: Resource = {

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox'
+import { CheckoutPaymentSchema } from '../../schemas/checkout-payment.js'
 import { Livemode, Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 import { INVOICE_CURRENCIES } from './money.js'
 
@@ -71,6 +72,9 @@ export const InvoiceSchema = Type.Object(
   { $id: 'Invoice' },
 )
 export type Invoice = Static<typeof InvoiceSchema>
+
+/** `invoice.paid`'s data: the invoice, now PAID, and the payment that paid it. */
+export const InvoicePaidSchema = Type.Object({ ...InvoiceSchema.properties, payment: CheckoutPaymentSchema }, { $id: 'InvoicePaid' })
 
 const ITEM_MESSAGE = `quantity must be an integer from 1 to ${MAX_QUANTITY}`
 

@@ -1,8 +1,7 @@
-import { PaymentLinkPaidSchema } from '../checkout/schemas.js'
 import type { Resource } from '../resource.js'
 import { paymentLinksManifest } from './manifest.js'
 import { paymentLinkRoutes } from './routes.js'
-import { PaymentLinkSchema } from './schemas.js'
+import { PaymentLinkPaidSchema, PaymentLinkSchema } from './schemas.js'
 import { paymentLinksTables } from './tables.js'
 
 export const paymentLinks: Resource = {

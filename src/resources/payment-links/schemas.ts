@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox'
+import { CheckoutPaymentSchema } from '../../schemas/checkout-payment.js'
 import { Livemode, Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
 
 export const LINK_TYPES = ['INVOICE', 'PRODUCT', 'COLLECTION', 'DONATION'] as const
@@ -57,6 +58,9 @@ export const PaymentLinkSchema = Type.Object(
   { $id: 'PaymentLink' },
 )
 export type PaymentLink = Static<typeof PaymentLinkSchema>
+
+/** `payment_link.paid`'s data: the link, payments_count counted, and the payment. */
+export const PaymentLinkPaidSchema = Type.Object({ ...PaymentLinkSchema.properties, payment: CheckoutPaymentSchema }, { $id: 'PaymentLinkPaid' })
 
 const AMOUNT_MESSAGE = 'amount must be a decimal amount such as 25.50'
 

@@ -1,10 +1,23 @@
+import type { Db } from '../../db/database.js'
+import type { LedgerEnvironment } from '../../ledger/ledger.js'
+import { toTransfer } from './objects.js'
+import { type TransferFamily, TransfersRepository } from './repository.js'
+import type { Transfer } from './schemas.js'
+
 /*
  * What other modules may use of transfers (the only file of this folder they import): payment
  * intents are transfers of their own family, created by the same routes and run by the same
- * lifecycle, so they share its requests' fields, its routes and its schemas.
+ * lifecycle, so they share its requests' fields, its routes and its schemas; a hosted checkout
+ * page makes a payment intent, reads it, and in the sandbox makes its funds arrive.
  */
 
-export type { NewTransfer, TransferContext } from './lifecycle.js'
+export { createTransfer, type NewTransfer, receiveFunds, type TransferContext } from './lifecycle.js'
 export { bankInstructions, checkAchReference, depositAddress, FIATS, INBOUND_NETWORKS, oneOf, railFor, STABLECOINS } from './requests.js'
 export { creationRoutes, followRoutes } from './routes.js'
 export { type CustomerDetails, PAYER_EXAMPLE, PaymentIntentSchema } from './schemas.js'
+
+/** The application's transfer or payment intent (`family`) as the API shows it, or undefined (another application's or environment's is undefined). */
+export async function findTransfer(db: Db, environment: LedgerEnvironment, appId: string, family: TransferFamily, id: string): Promise<Transfer | undefined> {
+  const row = await new TransfersRepository(db).find(environment, appId, family, id)
+  return row === undefined ? undefined : toTransfer(row)
+}

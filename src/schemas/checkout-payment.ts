@@ -1,9 +1,11 @@
 import { Type, type Static } from 'typebox'
-import { Timestamp } from '../../schemas/common.js'
-import { InvoiceSchema } from '../invoices/schemas.js'
-import { PaymentLinkSchema } from '../payment-links/schemas.js'
+import { Timestamp } from './common.js'
 
-/** One payment made through a hosted checkout page: what `invoice.paid` and `payment_link.paid` carry beside the object paid. */
+/**
+ * One payment made through a hosted checkout page: what `invoice.paid` and `payment_link.paid`
+ * carry beside the object paid. Here, not in checkout/, because the invoices' and the payment
+ * links' event schemas include it and checkout builds on them, never they on checkout.
+ */
 export const CheckoutPaymentSchema = Type.Object({
   payment_intent_id: Type.String({ format: 'uuid', description: 'the stablecoin payment intent the payer paid (GET /payment-intents/{id})' }),
   amount: Type.String({ description: "what arrived, with all of the currency's 6 decimals", examples: ['21.770000'] }),
@@ -22,8 +24,3 @@ export const CheckoutPaymentSchema = Type.Object({
   paid_at: Timestamp,
 })
 export type CheckoutPayment = Static<typeof CheckoutPaymentSchema>
-
-/** `invoice.paid`'s data: the invoice, now PAID, and the payment that paid it. */
-export const InvoicePaidSchema = Type.Object({ ...InvoiceSchema.properties, payment: CheckoutPaymentSchema }, { $id: 'InvoicePaid' })
-/** `payment_link.paid`'s data: the link, payments_count counted, and the payment. */
-export const PaymentLinkPaidSchema = Type.Object({ ...PaymentLinkSchema.properties, payment: CheckoutPaymentSchema }, { $id: 'PaymentLinkPaid' })
