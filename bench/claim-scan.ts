@@ -12,7 +12,8 @@
  */
 import { parseArgs } from 'node:util'
 import { sql } from 'kysely'
-import { backendOf, type Db, openDatabase, planningRead } from '../src/db/database.js'
+import { backendOf, type Db, planningRead } from '../src/db/database.js'
+import { openDatabase } from '../src/modules/database.js'
 import { AppsRepository } from '../src/apps/repository.js'
 import { DeliveriesRepository } from '../src/events/deliveries-repository.js'
 import { WebhooksRepository } from '../src/resources/webhooks/repository.js'

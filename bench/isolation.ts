@@ -33,7 +33,7 @@ import { parseArgs } from 'node:util'
 import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase } from '../src/modules/database.js'
 import type { ResolveHost } from '../src/delivery/address-guard.js'
 import { benchDatabase } from './database.js'
 import {

@@ -21,7 +21,7 @@ import Fastify, { type FastifyRequest } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { SCOPES } from '../src/resources/index.js'
 import { loadConfig, parseDatabaseUrl } from '../src/config.js'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase } from '../src/modules/database.js'
 // With buildApp's modules loaded, as in the server: some of them make string operations slower
 // process-wide, so the parse and the scan are timed under the server's conditions.
 import { scanJson } from '../src/validation/json-shape.js'

@@ -15,7 +15,7 @@ import { availableParallelism } from 'node:os'
 import { createServer } from 'node:net'
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase } from '../src/modules/database.js'
 import { createApplication, getWebhook, log, onFreshDatabase, type Server, startServer } from './api-harness.js'
 
 const { values } = parseArgs({

@@ -10,7 +10,7 @@
  * Prints, per query, the median time of 300 calls after 50 warm-up calls, at each size, and the ratio.
  */
 import { parseDatabaseUrl } from '../src/config.js'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase } from '../src/modules/database.js'
 import { ProductsRepository, type ProductFilter } from '../src/resources/products/repository.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../test/backend.js'
 

@@ -14,7 +14,7 @@
  */
 import { parseArgs } from 'node:util'
 import autocannon from 'autocannon'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase } from '../src/modules/database.js'
 import { generateSigningSecret } from '../src/resources/webhooks/routes.js'
 import {
   type BenchApp,

@@ -65,7 +65,7 @@ async function main(): Promise<void> {
     await onFreshDatabase(async (database) => {
       const server = await startServer(database)
       const { AppsRepository } = await import('../src/apps/repository.js')
-      const { openDatabase } = await import('../src/db/database.js')
+      const { openDatabase } = await import('../src/modules/database.js')
       const { SCOPES } = await import('../src/resources/index.js')
       const db = await openDatabase(database.location)
       const apps = new AppsRepository(db)

@@ -9,7 +9,7 @@ import { Writable } from 'node:stream'
 import { parseArgs } from 'node:util'
 import { buildApp } from '../src/app.js'
 import { loadConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase } from '../src/modules/database.js'
 import { attemptSummary, dispatcherResolverAsking, eventsInTurn, paced } from './isolation-fixtures.js'
 
 const { values } = parseArgs({

@@ -7,7 +7,7 @@ import type { RateLimiter } from '../src/auth/rate-limiter.js'
 import { SCOPES } from '../src/resources/index.js'
 import { connectRedis } from '../src/auth/redis-rate-limiter.js'
 import { type Config, loadConfig, parseDatabaseUrl, type WebhookConfig } from '../src/config.js'
-import { openDatabase } from '../src/db/database.js'
+import { openDatabase } from '../src/modules/database.js'
 import type { DispatcherOverrides } from '../src/delivery/dispatcher.js'
 import { type FreshDatabase, freshDatabase, TEST_BACKEND, TEST_REDIS_URL } from './backend.js'
 

@@ -1,14 +1,13 @@
 import { CompiledQuery, PostgresAdapter } from 'kysely'
 import type { DatabaseLocation } from '../config.js'
 import { isRetryableConflict } from './errors.js'
-import { migrateToLatest } from './migrations.js'
 import { openPostgres } from './postgres/open.js'
 import { BEGIN_PLANNING_READ } from './sqlite/lock-wait.js'
 import { BEGIN_SNAPSHOT_READ, openSqlite, SQLITE_LOCK_WAIT_MS, sqliteReadTransaction, sqliteWriteGroups } from './sqlite/open.js'
 import { COMMIT, type Db, onOneConnection } from './transaction.js'
 
 /**
- * The engine-neutral face of the database: opening one, and the transactions of the
+ * The engine-neutral face of the database: connecting to one, and the transactions of the
  * repositories. This module is the one place that branches on the backend; each backend's
  * machinery is in src/db/sqlite/ and src/db/postgres/.
  */
@@ -26,19 +25,12 @@ export interface OpenDatabaseOptions {
   sqliteLockWaitMs?: number
 }
 
-/** Opens the database named by the configuration and migrates it to the newest schema. */
-export async function openDatabase(location: DatabaseLocation, options: OpenDatabaseOptions = {}): Promise<Db> {
-  const db =
-    location.kind === 'sqlite'
-      ? openSqlite(location.filename, options.sqliteLockWaitMs ?? SQLITE_LOCK_WAIT_MS)
-      : await openPostgres(location.url, location.poolSize)
-  try {
-    await migrateToLatest(db)
-  } catch (error) {
-    await db.destroy()
-    throw error
-  }
-  return db
+/**
+ * Connects to the database named by the configuration, as it is: openDatabase
+ * (src/modules/database.ts) also brings it to the schema the modules declare.
+ */
+export async function connectDatabase(location: DatabaseLocation, options: OpenDatabaseOptions = {}): Promise<Db> {
+  return location.kind === 'sqlite' ? openSqlite(location.filename, options.sqliteLockWaitMs ?? SQLITE_LOCK_WAIT_MS) : await openPostgres(location.url, location.poolSize)
 }
 
 /**

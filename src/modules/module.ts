@@ -1,3 +1,4 @@
+import type { Kysely } from 'kysely'
 import type { Database } from '../db/schema.js'
 
 /** A table of the database: one module declares it (src/modules/index.ts). */
@@ -21,12 +22,24 @@ type AppDeletionOf<Table extends TableName> = Table extends ApplicationTable
 /** One table a module owns, by name, and what an application's deletion does with it. */
 export type TableDeclaration = { [Table in TableName]: { readonly name: Table } & AppDeletionOf<Table> }[TableName]
 
+/** A module's part of one migration. */
+export type MigrationStep = (db: Kysely<unknown>) => Promise<void>
+
 /**
  * What a module (a resource, or a part of the platform: apps and keys, the events outbox, the
- * ledger, idempotency) contributes to the lists derived in src/modules/index.ts, declared in its
- * own folder.
+ * ledger, idempotency) contributes to what is derived from MODULES (src/modules/), declared in
+ * its own folder.
  */
 export interface Module {
   /** the tables it owns, in the order it creates them; each one's row type is in the module's tables.ts */
   tables?: readonly TableDeclaration[]
+  /**
+   * Its part of each migration that changes its tables, by the migration's name (`0011_products`).
+   * A migration is every module's part of that name, run in MODULES' order in one transaction
+   * (src/modules/database.ts); the names order the migrations, so a new one takes the next number
+   * and an applied one never changes. Migrations live in code, not files on disk, so the built
+   * package and the tests run the same list. Only portable DDL: text, integer, double precision;
+   * no SQLite-only or PostgreSQL-only syntax.
+   */
+  migrations?: Readonly<Record<string, MigrationStep>>
 }

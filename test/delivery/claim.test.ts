@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { type Config, loadConfig, parseDatabaseUrl } from '../../src/config.js'
-import { type Db, openDatabase } from '../../src/db/database.js'
+import { type Db } from '../../src/db/database.js'
+import { openDatabase } from '../../src/modules/database.js'
 import { AppsRepository } from '../../src/apps/repository.js'
 import { EventsRepository } from '../../src/events/events-repository.js'
 import { WebhooksRepository } from '../../src/resources/webhooks/repository.js'

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { parseDatabaseUrl } from '../../src/config.js'
-import { type Db, openDatabase, writeTransaction } from '../../src/db/database.js'
+import { type Db, writeTransaction } from '../../src/db/database.js'
+import { openDatabase } from '../../src/modules/database.js'
 import { AppsRepository } from '../../src/apps/repository.js'
 import { type AttemptRecord, DeliveriesRepository } from '../../src/events/deliveries-repository.js'
 import { EventsRepository } from '../../src/events/events-repository.js'

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseDatabaseUrl } from '../../src/config.js'
-import { type Db, openDatabase, writeTransaction } from '../../src/db/database.js'
+import { type Db, writeTransaction } from '../../src/db/database.js'
+import { openDatabase } from '../../src/modules/database.js'
 import { LedgerRepository } from '../../src/ledger/ledger.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
 import { CLI, cleanUp, exitWithin, launch } from '../processes.js'

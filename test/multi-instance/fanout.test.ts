@@ -1,6 +1,7 @@
 import { afterAll, expect, it } from 'vitest'
 import { parseDatabaseUrl } from '../../src/config.js'
-import { type Db, openDatabase } from '../../src/db/database.js'
+import { type Db } from '../../src/db/database.js'
+import { openDatabase } from '../../src/modules/database.js'
 import { isRetryableConflict } from '../../src/db/errors.js'
 import { AppsRepository } from '../../src/apps/repository.js'
 import { EventsRepository, INLINE_FANOUT_MAX } from '../../src/events/events-repository.js'

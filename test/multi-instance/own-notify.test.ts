@@ -1,6 +1,7 @@
 import { afterAll, expect, it } from 'vitest'
 import { parseDatabaseUrl } from '../../src/config.js'
-import { type Db, openDatabase, writeTransaction } from '../../src/db/database.js'
+import { type Db, writeTransaction } from '../../src/db/database.js'
+import { openDatabase } from '../../src/modules/database.js'
 import { sql } from 'kysely'
 import { DeliveryNotifier, PostgresSignalListener } from '../../src/delivery/notifier.js'
 import { dropFreshDatabases, freshDatabase } from '../backend.js'

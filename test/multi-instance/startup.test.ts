@@ -1,4 +1,4 @@
-import { LATEST_MIGRATION } from '../../src/db/migrations.js'
+import { LATEST_MIGRATION } from '../../src/modules/database.js'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { dropFreshDatabases, freshDatabase, TEST_REDIS_URL } from '../backend.js'

@@ -8,7 +8,7 @@ import type { Resource } from '../../src/resources/resource.js'
 import { taxesManifest } from '../../src/resources/taxes/manifest.js'
 import { ExchangeRates } from '../../src/ledger/rates.js'
 import { DirectoryImageStore } from '../../src/resources/products/image-store.js'
-import { openDatabase } from '../../src/db/database.js'
+import { MIGRATIONS, openDatabase } from '../../src/modules/database.js'
 import { MODULES, TABLES } from '../../src/modules/index.js'
 import type { TableDeclaration } from '../../src/modules/module.js'
 
@@ -55,6 +55,11 @@ describe('the modules\' tables', () => {
       expect(['removed', 'kept', 'untouched'], table.name).toContain(table.appDeletion)
       if (table.appDeletion !== 'removed') expect(table.reason, table.name).not.toBe('')
     }
+  })
+
+  it('every released migration is still there, by its name (a database that applied it goes on)', () => {
+    const released = ['0001_initial', '0002_webhook_deliveries', '0003_owner_tools', '0004_fair_delivery', '0005_deferred_fanout', '0006_webhook_event_counts', '0007_claim_without_statistics', '0008_webhook_event_types', '0009_ledger', '0010_money', '0011_products', '0012_key_management', '0013_transfers', '0014_test_payments', '0015_invoices', '0016_payment_links', '0017_checkout', '0018_idempotency_per_environment', '0019_hosted_payment_environment']
+    expect(Object.keys(MIGRATIONS).sort().slice(0, released.length)).toEqual(released)
   })
 
   it('a table without app_id holds no application\'s rows to remove (the compiler refuses the declaration)', () => {

@@ -5,7 +5,7 @@ import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import { expect, it } from 'vitest'
 import { CHECKPOINT_INTERVAL_MS, WAL_LIMIT_FRAMES, WalCheckpointer } from '../../src/db/sqlite/checkpointer.js'
-import { openDatabase } from '../../src/db/database.js'
+import { openDatabase } from '../../src/modules/database.js'
 
 // WalCheckpointer: SQLite's checkpoints on a worker thread, asked for after commits, at most every
 // CHECKPOINT_INTERVAL_MS, and waited for by writes only while the WAL is past WAL_LIMIT_FRAMES.

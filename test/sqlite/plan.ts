@@ -1,5 +1,6 @@
 import { CompiledQuery } from 'kysely'
-import { type Db, openDatabase } from '../../src/db/database.js'
+import { type Db } from '../../src/db/database.js'
+import { openDatabase } from '../../src/modules/database.js'
 import { newSqliteFile } from './temp-file.js'
 
 /** A SQLite database made by the server's own migrations, in a new temporary directory. */

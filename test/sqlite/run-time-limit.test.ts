@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type Db, openDatabase } from '../../src/db/database.js'
+import { type Db } from '../../src/db/database.js'
+import { openDatabase } from '../../src/modules/database.js'
 import { SQLITE_DUE_OF } from '../../src/events/deliveries-repository.js'
 
 // SQLite's planner reads a bare bound LIMIT (`limit ?`), so binding it makes SQLite prepare the

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import { afterEach, beforeEach, expect, it } from 'vitest'
-import { type Db, openDatabase } from '../../src/db/database.js'
+import { type Db } from '../../src/db/database.js'
+import { openDatabase } from '../../src/modules/database.js'
 
 // The SQLite connection reads rows as arrays and makes them objects with column names read once
 // per statement (rowsFromArrays in database.ts): the rows must be exactly what better-sqlite3's

@@ -1,5 +1,6 @@
 import { defineManifest } from '../manifest.js'
 import type { Resource } from '../resource.js'
+import { checkoutMigrations } from './migrations.js'
 import { checkoutPages } from './pages.js'
 import { settleCheckoutPayment } from './settlement.js'
 import { checkoutTables } from './tables.js'
@@ -12,6 +13,7 @@ import { checkoutTables } from './tables.js'
 export const checkout: Resource = {
   manifest: defineManifest({ name: 'checkout', scopes: [], eventTypes: [], operations: [] }),
   tables: checkoutTables,
+  migrations: checkoutMigrations,
   pages: checkoutPages,
   subscriptions: { 'transfer.funds_arrived': settleCheckoutPayment },
 }

@@ -1,5 +1,6 @@
 import type { Resource } from '../resource.js'
 import { invoicesManifest } from './manifest.js'
+import { invoicesMigrations } from './migrations.js'
 import { invoiceRoutes } from './routes.js'
 import { InvoicePaidSchema, InvoiceSchema } from './schemas.js'
 import { invoicesTables } from './tables.js'
@@ -7,6 +8,7 @@ import { invoicesTables } from './tables.js'
 export const invoices: Resource = {
   manifest: invoicesManifest,
   tables: invoicesTables,
+  migrations: invoicesMigrations,
   routes: invoiceRoutes,
   events: { 'invoice.created': InvoiceSchema, 'invoice.updated': InvoiceSchema, 'invoice.paid': InvoicePaidSchema },
 }

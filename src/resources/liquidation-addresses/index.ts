@@ -1,5 +1,6 @@
 import type { Resource } from '../resource.js'
 import { liquidationAddressesManifest } from './manifest.js'
+import { liquidationAddressesMigrations } from './migrations.js'
 import { liquidationAddressRoutes } from './routes.js'
 import { LiquidationAddressSchema } from './schemas.js'
 import { liquidationAddressesTables } from './tables.js'
@@ -7,6 +8,7 @@ import { liquidationAddressesTables } from './tables.js'
 export const liquidationAddresses: Resource = {
   manifest: liquidationAddressesManifest,
   tables: liquidationAddressesTables,
+  migrations: liquidationAddressesMigrations,
   routes: liquidationAddressRoutes,
   events: { 'liquidation_address.created': LiquidationAddressSchema },
 }

@@ -1,5 +1,6 @@
 import type { Resource } from '../resource.js'
 import { paymentLinksManifest } from './manifest.js'
+import { paymentLinksMigrations } from './migrations.js'
 import { paymentLinkRoutes } from './routes.js'
 import { PaymentLinkPaidSchema, PaymentLinkSchema } from './schemas.js'
 import { paymentLinksTables } from './tables.js'
@@ -7,6 +8,7 @@ import { paymentLinksTables } from './tables.js'
 export const paymentLinks: Resource = {
   manifest: paymentLinksManifest,
   tables: paymentLinksTables,
+  migrations: paymentLinksMigrations,
   routes: paymentLinkRoutes,
   events: { 'payment_link.created': PaymentLinkSchema, 'payment_link.updated': PaymentLinkSchema, 'payment_link.paid': PaymentLinkPaidSchema },
 }

@@ -1,5 +1,6 @@
 import type { Resource } from '../resource.js'
 import { taxesManifest } from './manifest.js'
+import { taxesMigrations } from './migrations.js'
 import { taxGuardRoutes, taxRoutes } from './routes.js'
 import { TaxSchema } from './schemas.js'
 import { taxesTables } from './tables.js'
@@ -7,6 +8,7 @@ import { taxesTables } from './tables.js'
 export const taxes: Resource = {
   manifest: taxesManifest,
   tables: taxesTables,
+  migrations: taxesMigrations,
   routes: taxRoutes,
   publicRoutes: taxGuardRoutes,
   events: { 'tax.created': TaxSchema, 'tax.updated': TaxSchema, 'tax.deleted': TaxSchema },

@@ -1,5 +1,6 @@
 import type { Resource } from '../resource.js'
 import { webhooksManifest } from './manifest.js'
+import { webhooksMigrations } from './migrations.js'
 import { webhookRoutes } from './routes.js'
 import { WebhookSchema } from './schemas.js'
 import { webhooksTables } from './tables.js'
@@ -7,6 +8,7 @@ import { webhooksTables } from './tables.js'
 export const webhooks: Resource = {
   manifest: webhooksManifest,
   tables: webhooksTables,
+  migrations: webhooksMigrations,
   routes: webhookRoutes,
   // The webhook as the API answers it: never its signing secret.
   events: { 'webhook.created': WebhookSchema, 'webhook.updated': WebhookSchema, 'webhook.test': WebhookSchema },
