@@ -8,8 +8,8 @@ import type { Module, TableDeclaration } from './module.js'
 /**
  * Every module: the platform's parts the resources build on, the resources (RESOURCES, in their
  * order), then idempotency, which stores the answers of every resource's requests. The one place a
- * platform module is registered: the tables and what `apps delete` does with them are derived from
- * this list.
+ * platform module is registered: the tables, the migrations (src/modules/database.ts) and what
+ * `apps delete` does with each table are derived from this list.
  */
 export const MODULES: readonly Module[] = [appsModule, eventsModule, ledgerModule, ...RESOURCES, idempotencyModule]
 
