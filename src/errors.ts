@@ -1,47 +1,29 @@
-import { STATUS_CODES } from 'node:http'
-
 /**
- * The one error type routes and hooks throw. The error handler turns it into the contract's
- * body: {statusCode, error, message, details?}.
+ * Why the domain refused what was asked, with nothing changed: what domain code (the ledger,
+ * repositories, each resource's rules and lifecycle) throws. It knows nothing of HTTP; the one
+ * error handler (src/http/error-handler.ts) chooses each kind's answer, with the message as its
+ * text.
  */
-/** What a request whose body stopped arriving (the client hung up) is told, wherever it was being read. */
-export const BODY_CUT_SHORT = 'The request body did not arrive whole'
+export abstract class DomainError extends Error {
+  abstract readonly kind: 'invalid-request' | 'not-found' | 'conflict'
 
-export class ApiError extends Error {
-  readonly statusCode: number
-  readonly details: string | undefined
-  readonly headers: Readonly<Record<string, string>>
-
-  constructor(statusCode: number, message: string, options: { details?: string; headers?: Record<string, string> } = {}) {
+  constructor(message: string) {
     super(message)
-    this.name = 'ApiError'
-    this.statusCode = statusCode
-    this.details = options.details
-    this.headers = options.headers ?? {}
-  }
-
-  static badRequest(message: string): ApiError {
-    return new ApiError(400, message)
-  }
-
-  static notFound(message: string): ApiError {
-    return new ApiError(404, message)
-  }
-
-  static conflict(message: string): ApiError {
-    return new ApiError(409, message)
+    this.name = new.target.name
   }
 }
 
-export interface ErrorBody {
-  statusCode: number
-  error: string
-  message: string
-  details?: string
+/** The input breaks a rule: a field out of range, a combination not allowed, a reference to nothing usable. */
+export class InvalidRequest extends DomainError {
+  readonly kind = 'invalid-request'
 }
 
-export function errorBody(statusCode: number, message: string, details?: string): ErrorBody {
-  const body: ErrorBody = { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message }
-  if (details !== undefined) body.details = details
-  return body
+/** What the request names does not exist (for this application). */
+export class NotFound extends DomainError {
+  readonly kind = 'not-found'
+}
+
+/** The state of what exists forbids it: a transition not allowed, a limit reached, a unique value taken. */
+export class Conflict extends DomainError {
+  readonly kind = 'conflict'
 }

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify'
 import type { AppsRepository } from '../apps/repository.js'
-import { ApiError } from '../errors.js'
+import { ApiError } from '../http/api-error.js'
 import { ANY_VALID_KEY } from '../resources/manifest.js'
 import type { AuthContext } from './context.js'
 import { secretMatches } from '../keys/credentials.js'

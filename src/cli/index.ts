@@ -11,8 +11,7 @@ import { type ApiKey, AppsRepository } from '../apps/repository.js'
 import { createDispatcher, shutdownGraceMs } from '../delivery/dispatcher.js'
 import type { DispatcherLog } from '../delivery/log.js'
 import { type LedgerEnvironment, verifyLedger } from '../ledger/ledger.js'
-import { ApiError } from '../errors.js'
-import { ConflictError } from '../db/errors.js'
+import { DomainError } from '../errors.js'
 import type { DomainHooks } from '../events/hooks.js'
 import { transactOn } from '../events/transact.js'
 import { ExchangeRates, listRates, RatesDocumentError, saveRates } from '../ledger/rates.js'
@@ -21,8 +20,7 @@ import { CustomersRepository } from '../resources/customers/repository.js'
 import { type DrainTimings, receiveDeposit } from '../resources/drains/lifecycle.js'
 import { receiveFunds } from '../resources/transfers/lifecycle.js'
 import { TransfersRepository } from '../resources/transfers/repository.js'
-import { AmountError, type Currency, parseAmount } from '../ledger/amount.js'
-import { MAX_AMOUNT_UNITS } from '../http/amount-field.js'
+import { AmountError, type Currency, MAX_AMOUNT_UNITS, parseAmount } from '../ledger/amount.js'
 import { MoneyScheduler } from '../scheduler/money-scheduler.js'
 import { DirectoryImageStore } from '../resources/products/image-store.js'
 import { type AuditDelivery, type AuditWebhook, findWebhookForAudit, listDeliveriesForAudit } from './deliveries.js'
@@ -471,7 +469,7 @@ async function sandboxDeposit(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Pro
     const { destination, receipt, ...summary } = drain
     return { json: drain, text: table({ ...summary, destination: `${destination.payment_rail} ${destination.currency}`, developer_fee: receipt.developer_fee }) }
   } catch (error) {
-    if (error instanceof ApiError || error instanceof ConflictError) throw new UsageError(error.message)
+    if (error instanceof DomainError) throw new UsageError(error.message)
     throw error
   }
 }
@@ -500,7 +498,7 @@ async function sandboxFunds(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Promi
     const { source, destination, source_deposit_instructions: instructions, receipt, ...summary } = transfer
     return { json: transfer, text: table({ ...summary, source: `${source.payment_rail} ${source.currency}`, destination: `${destination.payment_rail} ${destination.currency}`, developer_fee: receipt.developer_fee }) }
   } catch (error) {
-    if (error instanceof ApiError || error instanceof ConflictError) throw new UsageError(error.message)
+    if (error instanceof DomainError) throw new UsageError(error.message)
     throw error
   }
 }

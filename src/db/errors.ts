@@ -3,18 +3,6 @@
  * PostgreSQL's error codes are read; everything else asks these questions.
  */
 
-/**
- * A domain rule refused the change (a duplicate email, an address already taken): what a unique
- * violation becomes. Repositories throw it; the error handler chooses the HTTP answer (409). It
- * lives here, not in src/errors.ts (HTTP errors), so repositories need no HTTP module.
- */
-export class ConflictError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'ConflictError'
-  }
-}
-
 function codeOf(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null || !('code' in error)) return undefined
   const code = (error as { code: unknown }).code

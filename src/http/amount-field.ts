@@ -1,10 +1,7 @@
 import type { FastifyRequest } from 'fastify'
-import { ApiError } from '../errors.js'
-import { AmountError, type Currency, parseAmount } from '../ledger/amount.js'
+import { InvalidRequest } from '../errors.js'
+import { AmountError, type Currency, MAX_AMOUNT_UNITS, parseAmount } from '../ledger/amount.js'
 import { topLevelNumberText } from './json-number.js'
-
-/** The largest amount one request may move, in whole units of any currency. */
-export const MAX_AMOUNT_UNITS = 1_000_000_000n
 
 /**
  * The top-level amount `field` of the request's body in `currency`'s smallest unit, sent as a
@@ -13,15 +10,15 @@ export const MAX_AMOUNT_UNITS = 1_000_000_000n
  */
 export function amountField(request: FastifyRequest, field: string, value: string | number, currency: Currency): bigint {
   const text = typeof value === 'string' ? value : topLevelNumberText(request.jsonText, field)
-  if (text === undefined) throw ApiError.badRequest(`${field} must be a decimal amount`)
+  if (text === undefined) throw new InvalidRequest(`${field} must be a decimal amount`)
   let units: bigint
   try {
     units = parseAmount(text, currency)
   } catch (error) {
-    if (error instanceof AmountError) throw ApiError.badRequest(`${field}: ${error.message}`)
+    if (error instanceof AmountError) throw new InvalidRequest(`${field}: ${error.message}`)
     throw error
   }
-  if (units <= 0n) throw ApiError.badRequest(`${field} must be greater than 0`)
-  if (units > parseAmount(MAX_AMOUNT_UNITS.toString(), currency)) throw ApiError.badRequest(`${field} must be at most ${MAX_AMOUNT_UNITS}`)
+  if (units <= 0n) throw new InvalidRequest(`${field} must be greater than 0`)
+  if (units > parseAmount(MAX_AMOUNT_UNITS.toString(), currency)) throw new InvalidRequest(`${field} must be at most ${MAX_AMOUNT_UNITS}`)
   return units
 }

@@ -2,8 +2,8 @@ import { maxHeaderSize, ServerResponse, STATUS_CODES } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { ConnectionError, FastifyBaseLogger } from 'fastify'
-import { errorBody } from '../errors.js'
 import { requestIdFrom } from './request-id.js'
+import { errorBody } from './api-error.js'
 
 /** Node's limit on a request's line and headers together (16 KiB unless --max-http-header-size says otherwise). */
 const HEAD_LIMIT = maxHeaderSize % 1024 === 0 ? `${maxHeaderSize / 1024} KiB` : `${maxHeaderSize} bytes`

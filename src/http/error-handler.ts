@@ -4,14 +4,15 @@ import type { FastifyBaseLogger, FastifyError, FastifyInstance, FastifyReply, Fa
 import fp from 'fastify-plugin'
 import type { ErrorObject } from 'ajv'
 import { RATE_RETRY_AFTER_SECONDS, RateUnavailable } from '../ledger/rates.js'
-import { ConflictError, isDatabaseClosed, isDatabaseUnavailable, isStorageFault } from '../db/errors.js'
-import { ApiError, BODY_CUT_SHORT, errorBody } from '../errors.js'
+import { DomainError } from '../errors.js'
+import { isDatabaseClosed, isDatabaseUnavailable, isStorageFault } from '../db/errors.js'
 import { answerAndClose, CLIENT_ABORTED } from './client-errors.js'
 import { drainBody } from './drain-body.js'
 import { Incident } from '../incident.js'
 import { requestIdFrom } from './request-id.js'
 import { scanJson } from '../validation/json-shape.js'
 import { validationMessage } from '../validation/validator.js'
+import { ApiError, BODY_CUT_SHORT, errorBody } from './api-error.js'
 
 export const DATABASE_UNAVAILABLE = 'The database is unavailable'
 export const STORAGE_UNAVAILABLE = 'The database storage is unavailable'
@@ -27,6 +28,21 @@ const CONTINUE_EXPECTATION = /(?:^|\W)100-continue(?:$|\W)/i
 const UTF8_CHARSETS = new Set(['utf-8', 'utf8'])
 const utf8 = new TextDecoder('utf-8', { fatal: true })
 
+/**
+ * The status of each kind of domain error (src/errors.ts): the one place a domain refusal becomes
+ * an HTTP answer. Its body is the contract's, with the error's message.
+ */
+const DOMAIN_ERROR_STATUS: Readonly<Record<DomainError['kind'], number>> = {
+  'invalid-request': 400,
+  'not-found': 404,
+  conflict: 409,
+}
+
+/** The HTTP status a domain error is answered with. */
+export function domainErrorStatus(error: DomainError): number {
+  return DOMAIN_ERROR_STATUS[error.kind]
+}
+
 interface ErrorAnswer {
   statusCode: number
   message: string
@@ -37,9 +53,10 @@ function isFastifyError(error: unknown): error is FastifyError {
 }
 
 /**
- * The one place errors become responses: ApiError as thrown, validation failures as 400 naming
- * every failed field, Fastify's own client errors in the contract's body (never with Fastify's
- * `code`), and anything else as a 500 that shows no internals and is logged with the request id.
+ * The one place errors become responses: ApiError as thrown, domain errors (src/errors.ts) by
+ * DOMAIN_ERROR_STATUS, validation failures as 400 naming every failed field, Fastify's own client
+ * errors in the contract's body (never with Fastify's `code`), and anything else as a 500 that
+ * shows no internals and is logged with the request id.
  * The answers given before routing use the same bodies: answerFrameworkError (the router's
  * errors), the onRequest checks below (Host, Expect, closing), CONNECT, and answerClientError
  * (src/http/client-errors.ts) for Node's parser.
@@ -65,7 +82,7 @@ export const errorsPlugin = fp(
       try {
         text = utf8.decode(body)
       } catch {
-        done(ApiError.badRequest('Request body is not valid UTF-8'), undefined)
+        done(new ApiError(400, 'Request body is not valid UTF-8'), undefined)
         return
       }
       // A body of only white space is no body.
@@ -78,14 +95,14 @@ export const errorsPlugin = fp(
       const shape = scanJson(body)
       request.jsonText = text
       if (shape?.kind === 'limit') {
-        done(ApiError.badRequest(shape.message), undefined)
+        done(new ApiError(400, shape.message), undefined)
         return
       }
       if (shape === undefined) {
         parseJson(request, text, done)
         return
       }
-      parseJson(request, text, (error) => done(error ?? ApiError.badRequest(shape.message), undefined))
+      parseJson(request, text, (error) => done(error ?? new ApiError(400, shape.message), undefined))
     })
 
     // Node's own refusals of a missing Host and of an unknown Expect answer with an empty body,
@@ -113,7 +130,7 @@ export const errorsPlugin = fp(
       }
       const raw = request.raw
       if (raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1 && raw.headers.host === undefined) {
-        done(ApiError.badRequest('Host header is required'))
+        done(new ApiError(400, 'Host header is required'))
         return
       }
       const expectation = raw.headers.expect
@@ -127,8 +144,9 @@ export const errorsPlugin = fp(
     const faults = new FaultLog()
     app.setErrorHandler((error: unknown, request, reply) => {
       if (error instanceof ApiError) return sendApiError(reply, error)
-      if (error instanceof ConflictError) {
-        return reply.code(409).send(errorBody(409, error.message))
+      if (error instanceof DomainError) {
+        const status = domainErrorStatus(error)
+        return reply.code(status).send(errorBody(status, error.message))
       }
       if (error instanceof RateUnavailable) {
         // No fresh rate until an operator loads one: transient for the caller, never a guess.

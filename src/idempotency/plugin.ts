@@ -12,7 +12,7 @@ import fp from 'fastify-plugin'
 import { callerOf } from '../auth/authenticate.js'
 import { isoOf } from '../db/time.js'
 import { requestTransactionScope } from '../db/unit-of-work.js'
-import { ApiError } from '../errors.js'
+import { ApiError } from '../http/api-error.js'
 import { type Claim, IdempotencyKeysRepository } from './repository.js'
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key'
@@ -115,10 +115,10 @@ export const idempotencyPlugin = fp(
     const claimKey: preHandlerAsyncHookHandler = async (request, reply) => {
       const key = request.headers[IDEMPOTENCY_KEY_HEADER]
       if (key === undefined) {
-        if (request.routeOptions.config.idempotencyKeyRequired === true) throw ApiError.badRequest(KEY_REQUIRED)
+        if (request.routeOptions.config.idempotencyKeyRequired === true) throw new ApiError(400, KEY_REQUIRED)
         return
       }
-      if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw ApiError.badRequest(INVALID_KEY)
+      if (typeof key !== 'string' || !KEY_FORMAT.test(key)) throw new ApiError(400, INVALID_KEY)
       const { appId, environment } = callerOf(request)
       const result = await keys.claim({
         appId,
@@ -135,9 +135,9 @@ export const idempotencyPlugin = fp(
         case 'mismatch':
           throw new ApiError(422, KEY_REUSED)
         case 'running':
-          throw ApiError.conflict(KEY_IN_PROGRESS)
+          throw new ApiError(409, KEY_IN_PROGRESS)
         case 'lost':
-          throw ApiError.conflict(KEY_ANSWER_LOST)
+          throw new ApiError(409, KEY_ANSWER_LOST)
         case 'completed': {
           const { statusCode, contentType, body } = result.response
           reply.code(statusCode).header(REPLAYED_HEADER, 'true')

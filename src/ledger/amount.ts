@@ -22,6 +22,9 @@ export function isCurrency(value: string): value is Currency {
 }
 
 /** Why a decimal text is not an amount of a currency. */
+/** The largest amount one request may move, in whole units of any currency. */
+export const MAX_AMOUNT_UNITS = 1_000_000_000n
+
 export class AmountError extends Error {}
 
 const DECIMAL = /^(0|[1-9][0-9]*)(?:\.([0-9]+))?$/

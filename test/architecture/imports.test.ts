@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { importCircles, importGraph, moduleBoundaryViolations, moduleGraph, moneyCoreViolations, repositoryLayerViolations } from './imports.js'
+import { domainHttpViolations, importCircles, importGraph, moduleBoundaryViolations, moduleGraph, moneyCoreViolations, repositoryLayerViolations } from './imports.js'
 
 const SRC = fileURLToPath(new URL('../../src', import.meta.url))
 
@@ -33,7 +33,7 @@ describe('the import graph of src/', () => {
     const graph = new Map([
       ['resources/foo/repository.ts', ['resources/foo/schemas.ts', 'db/errors.ts', 'resources/foo/objects.ts']],
       ['resources/foo/delivery-log-repository.ts', ['delivery/retry.ts']],
-      ['db/repositories/bar.ts', ['auth/credentials.ts', 'db/time.ts', 'errors.ts']],
+      ['db/repositories/bar.ts', ['auth/credentials.ts', 'db/time.ts', 'errors.ts', 'http/api-error.ts']],
       ['db/sqlite/open.ts', ['schemas/common.ts']],
       // Not repositories: they may import anything.
       ['resources/foo/routes.ts', ['auth/authenticate.ts', 'resources/foo/schemas.ts']],
@@ -41,7 +41,7 @@ describe('the import graph of src/', () => {
     ])
     expect(repositoryLayerViolations(graph)).toEqual([
       'db/repositories/bar.ts -> auth/credentials.ts',
-      'db/repositories/bar.ts -> errors.ts',
+      'db/repositories/bar.ts -> http/api-error.ts',
       'db/sqlite/open.ts -> schemas/common.ts',
       'resources/foo/delivery-log-repository.ts -> delivery/retry.ts',
       'resources/foo/repository.ts -> resources/foo/objects.ts',
@@ -131,6 +131,43 @@ describe('the import graph of src/', () => {
       'resources/transfers/lifecycle.ts -> resources/checkout/settlement.ts',
       'resources/transfers/routes.ts -> resources/invoices/public.ts',
       'resources/wallets/repository.ts -> resources/payment-links/repository.ts',
+    ])
+  })
+
+  it('no domain code (ledger, outbox, storage, delivery, a module but its HTTP side) imports src/http/', () => {
+    const graph = importGraph(SRC)
+    // The rule would pass vacuously if the domain files were not where it looks for them.
+    for (const file of ['ledger/ledger.ts', 'resources/payment-links/rules.ts', 'resources/transfers/lifecycle.ts', 'resources/checkout/charges.ts', 'resources/invoices/money.ts']) {
+      expect(graph.has(file)).toBe(true)
+    }
+    expect(domainHttpViolations(graph)).toEqual([])
+  })
+
+  it('the checker sees domain code reaching into src/http/', () => {
+    const graph = new Map([
+      ['resources/foo/rules.ts', ['http/api-error.ts', 'errors.ts']],
+      ['resources/foo/lifecycle.ts', ['http/error-handler.ts']],
+      ['resources/foo/billing-repository.ts', ['http/amount-field.ts']],
+      ['ledger/ledger.ts', ['http/json-number.ts']],
+      ['events/transact.ts', ['http/fastify-decorations.ts']],
+      ['errors.ts', ['http/api-error.ts']],
+      // The HTTP side: it may import src/http/.
+      ['resources/foo/routes.ts', ['http/api-error.ts']],
+      ['resources/foo/delivery-routes.ts', ['http/api-error.ts']],
+      ['resources/foo/requests.ts', ['http/amount-field.ts']],
+      ['resources/foo/pages.ts', ['http/error-handler.ts']],
+      ['resources/foo/index.ts', ['http/api-error.ts']],
+      ['resources/index.ts', ['http/api-error.ts']],
+      ['auth/authenticate.ts', ['http/api-error.ts']],
+      ['app.ts', ['http/error-handler.ts']],
+    ])
+    expect(domainHttpViolations(graph)).toEqual([
+      'errors.ts -> http/api-error.ts',
+      'events/transact.ts -> http/fastify-decorations.ts',
+      'ledger/ledger.ts -> http/json-number.ts',
+      'resources/foo/billing-repository.ts -> http/amount-field.ts',
+      'resources/foo/lifecycle.ts -> http/error-handler.ts',
+      'resources/foo/rules.ts -> http/api-error.ts',
     ])
   })
 })

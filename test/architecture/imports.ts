@@ -51,7 +51,7 @@ export function importCircles(graph: Map<string, string[]>): string[][] {
 const REPOSITORY = /^db\/|^(?:resources\/[^/]+|apps|events)\/(?:[\w-]+-)?repository\.ts$/
 
 /** What a repository may not import: the HTTP side (routes, API schemas and the objects built from them, auth, HTTP errors) and the delivery engine. */
-const NOT_FOR_REPOSITORIES = /^resources\/[^/]+\/(?:routes|schemas|delivery-routes|delivery-schemas|objects)|^(?:auth|http|delivery|idempotency)\/|^errors\.ts$|^schemas\/common\.ts$/
+const NOT_FOR_REPOSITORIES = /^resources\/[^/]+\/(?:routes|schemas|delivery-routes|delivery-schemas|objects)|^(?:auth|http|delivery|idempotency)\/|^schemas\/common\.ts$/
 
 /** Each import of a repository that reaches past the storage layer, as "file -> import". */
 export function repositoryLayerViolations(graph: Map<string, string[]>): string[] {
@@ -126,6 +126,26 @@ export function moneyCoreViolations(graph: Map<string, string[]>): string[] {
     for (const target of targets) {
       if (NOT_FOR_MONEY_CORE.test(target) || (HTTP.test(target) && !MONEY_CORE_ROUTES.test(file))) violations.push(`${file} -> ${target}`)
     }
+  }
+  return violations.sort()
+}
+
+/**
+ * Domain code, which throws domain errors (src/errors.ts) and knows nothing of HTTP: the domain
+ * errors themselves, the ledger, the outbox, storage, delivery, the scheduler, keys, and every
+ * file of a module but its HTTP side. A module's HTTP side: index.ts and manifest.ts (how it is
+ * registered), routes.ts and *-routes.ts, schemas.ts and *-schemas.ts (the API's shapes),
+ * requests.ts, encodings.ts and form-upload.ts (reading a request's body), pages.ts and html.ts
+ * (pages served to a browser).
+ */
+const DOMAIN = /^errors\.ts$|^(?:ledger|events|db|apps|delivery|scheduler|keys)\/|^resources\/[^/]+\/(?!(?:index|manifest|(?:[\w-]+-)?routes|(?:[\w-]+-)?schemas|requests|encodings|form-upload|pages|html)\.ts$)[^/]+$/
+
+/** Each import of domain code that reaches into src/http/ (HTTP errors, the error handler, request readers), as "file -> import". */
+export function domainHttpViolations(graph: Map<string, string[]>): string[] {
+  const violations: string[] = []
+  for (const [file, targets] of graph) {
+    if (!DOMAIN.test(file)) continue
+    for (const target of targets) if (target.startsWith('http/')) violations.push(`${file} -> ${target}`)
   }
   return violations.sort()
 }

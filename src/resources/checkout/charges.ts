@@ -1,7 +1,6 @@
 import type { Db } from '../../db/database.js'
-import { ApiError } from '../../errors.js'
-import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
-import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
+import { Conflict, InvalidRequest } from '../../errors.js'
+import { CURRENCY_DECIMALS, MAX_AMOUNT_UNITS } from '../../ledger/amount.js'
 import { exactPercent, type InvoiceRow, linesOf, parsePercentText, percentText, taxOf, taxOn, UNITS_PER_CENT } from '../invoices/public.js'
 import { FIAT_OF, type LinkCurrency, MAX_QUANTITY, type PaymentLinkRow, productLinesOf } from '../payment-links/public.js'
 import { activeProducts, findProduct, type ProductCurrency, type ProductRow } from '../products/public.js'
@@ -75,9 +74,9 @@ export async function linkCharge(db: Db, link: PaymentLinkRow, quantities?: Read
   const lines: ChargeLine[] = []
   for (const line of offered) {
     const product = line.product
-    if (product === undefined || product.status !== 'ACTIVE' || product.currency !== fiat) throw ApiError.conflict(`A product of this link (${product?.name ?? line.productId}) is no longer available`)
+    if (product === undefined || product.status !== 'ACTIVE' || product.currency !== fiat) throw new Conflict(`A product of this link (${product?.name ?? line.productId}) is no longer available`)
     const quantity = adjustable ? (quantities?.get(product.id) ?? line.quantity) : line.quantity
-    if (!Number.isInteger(quantity) || quantity < 0 || quantity > MAX_QUANTITY) throw ApiError.badRequest(`The quantity of ${product.name} must be a whole number from 0 to ${MAX_QUANTITY}`)
+    if (!Number.isInteger(quantity) || quantity < 0 || quantity > MAX_QUANTITY) throw new InvalidRequest(`The quantity of ${product.name} must be a whole number from 0 to ${MAX_QUANTITY}`)
     const unitPrice = BigInt(product.price)
     lines.push({ productId: product.id, name: product.name, quantity, unitPrice, amount: unitPrice * BigInt(quantity) })
   }
@@ -85,7 +84,7 @@ export async function linkCharge(db: Db, link: PaymentLinkRow, quantities?: Read
   let tax: Charge['tax'] = null
   if (link.collect_tax === 1 && link.tax_id !== null) {
     const row = await findTax(db, link.app_id, link.tax_id)
-    if (row === undefined || row.active !== 1) throw ApiError.conflict("This link's tax is no longer available: it cannot be paid until the link is updated")
+    if (row === undefined || row.active !== 1) throw new Conflict("This link's tax is no longer available: it cannot be paid until the link is updated")
     const percentage = percentText(exactPercent(row.percentage))
     tax = { name: row.name, percentage, amount: taxOn(subtotal, parsePercentText(percentage)) }
   }

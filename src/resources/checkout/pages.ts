@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { nowIso } from '../../db/time.js'
-import { ApiError } from '../../errors.js'
+import { DomainError } from '../../errors.js'
+import { ApiError } from '../../http/api-error.js'
+import { domainErrorStatus } from '../../http/error-handler.js'
 import { AmountError, type Currency, formatAmount, parseAmount } from '../../ledger/amount.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import { ensureWallets } from '../wallets/public.js'
@@ -175,7 +177,14 @@ export const checkoutPages: FastifyPluginAsync<ResourceOptions> = async (app, op
   })
 
   app.setErrorHandler((error: unknown, request, reply) => {
-    const status = error instanceof ApiError ? error.statusCode : typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500
+    const status =
+      error instanceof ApiError
+        ? error.statusCode
+        : error instanceof DomainError
+          ? domainErrorStatus(error)
+          : typeof (error as { statusCode?: unknown }).statusCode === 'number'
+            ? (error as { statusCode: number }).statusCode
+            : 500
     if (status >= 500) request.log.error({ err: error }, 'checkout page failed')
     const message = status >= 500 ? 'Something went wrong on our side. Nothing was charged; try again in a moment.' : error instanceof Error ? error.message : 'The request could not be understood'
     return sendPage(reply, status, 'Checkout', html`<h1>Checkout</h1>${alertOf(message)}`, undefined)
@@ -264,7 +273,7 @@ ${payForm}`
     try {
       charge = await linkCharge(app.db, link, refusal === undefined ? undefined : safeQuantities(form))
     } catch (error) {
-      if (!(error instanceof ApiError)) throw error
+      if (!(error instanceof DomainError)) throw error
       unavailable = error.message
     }
     const cur = upper(link.currency)
@@ -490,8 +499,8 @@ ${sandbox}`
     try {
       await app.transact((tx) => receiveFunds(tx, context, 'payment_intent', 'sandbox', payment.app_id, payment.transfer_id, undefined))
     } catch (error) {
-      if (!(error instanceof ApiError) || error.statusCode >= 500) throw error
-      return paymentPage(reply, payment, new Refusal(error.statusCode, error.message))
+      if (!(error instanceof DomainError)) throw error
+      return paymentPage(reply, payment, new Refusal(domainErrorStatus(error), error.message))
     }
     return reply.code(303).header('location', `/checkout/${payment.transfer_id}`).send()
   })
@@ -514,12 +523,12 @@ function safeQuantities(form: Form): Map<string, number> | undefined {
   }
 }
 
-/** An ApiError of the link's charge (a product gone, a quantity out of range) shown on the page. */
+/** A domain error of the link's charge (a product gone, a quantity out of range) shown on the page. */
 async function asRefusal<T>(work: Promise<T>): Promise<T> {
   try {
     return await work
   } catch (error) {
-    if (error instanceof ApiError && error.statusCode < 500) throw new Refusal(error.statusCode, error.message)
+    if (error instanceof DomainError) throw new Refusal(domainErrorStatus(error), error.message)
     throw error
   }
 }

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.js'
+import { Conflict, InvalidRequest } from '../../errors.js'
 import { type Currency, formatAmount } from '../../ledger/amount.js'
 import type { FundsArrived } from '../../events/domain-events.js'
 import type { HookSettings } from '../../events/hooks.js'
@@ -51,20 +51,20 @@ export async function settleCheckoutPayment(tx: Transaction, arrived: FundsArriv
   const repository = new CheckoutRepository(tx.db)
   const payment = await repository.find(arrived.transferId)
   if (payment === undefined || payment.state !== 'awaiting_funds') return
-  if ((await repository.findPayable(arrived.transferId)) === undefined) throw ApiError.conflict(APPLICATION_DELETED)
+  if ((await repository.findPayable(arrived.transferId)) === undefined) throw new Conflict(APPLICATION_DELETED)
   const paid = checkoutPaymentOf({ ...payment, amount: received.toString() }, now)
   if (payment.invoice_id !== null) {
     const invoice = await lockInvoice(tx.db, payment.app_id, payment.invoice_id)
-    if (invoice === undefined) throw ApiError.conflict('The invoice this payment is for no longer exists')
+    if (invoice === undefined) throw new Conflict('The invoice this payment is for no longer exists')
     const mixed = mixedMoneyMessage(payment.environment, invoice.environment, 'invoice')
-    if (mixed !== undefined) throw ApiError.conflict(mixed)
+    if (mixed !== undefined) throw new Conflict(mixed)
     const closed = invoiceClosedMessage(invoice.status)
-    if (closed !== undefined) throw ApiError.conflict(closed)
-    if (received % UNITS_PER_CENT !== 0n) throw ApiError.badRequest('An invoice is paid in whole cents')
+    if (closed !== undefined) throw new Conflict(closed)
+    if (received % UNITS_PER_CENT !== 0n) throw new InvalidRequest('An invoice is paid in whole cents')
     const cents = received / UNITS_PER_CENT
     const total = BigInt(invoice.total)
     const due = total - BigInt(invoice.amount_paid)
-    if (cents > due) throw ApiError.conflict(`This payment of ${formatCents(cents)} is more than the ${formatCents(due)} due on the invoice`)
+    if (cents > due) throw new Conflict(`This payment of ${formatCents(cents)} is more than the ${formatCents(due)} due on the invoice`)
     const amountPaid = BigInt(invoice.amount_paid) + cents
     const status = amountPaid === total ? 'PAID' : 'PARTIALLYPAID'
     const paidInvoice = await recordInvoicePayment(tx.db, payment.app_id, invoice.id, amountPaid, status, now)
@@ -78,12 +78,12 @@ export async function settleCheckoutPayment(tx: Transaction, arrived: FundsArriv
   const link = await countPaymentLinkPayment(tx.db, payment.app_id, linkId, now)
   if (link === undefined) {
     const current = await findPaymentLink(tx.db, payment.app_id, linkId)
-    if (current === undefined) throw ApiError.conflict('The payment link this payment is for no longer exists')
-    throw ApiError.conflict(limitReached(current.max_payments ?? 0))
+    if (current === undefined) throw new Conflict('The payment link this payment is for no longer exists')
+    throw new Conflict(limitReached(current.max_payments ?? 0))
   }
   // Checked after the count, which the refusal rolls back: one statement less on every payment.
   const mixed = mixedMoneyMessage(payment.environment, link.environment, 'payment link')
-  if (mixed !== undefined) throw ApiError.conflict(mixed)
+  if (mixed !== undefined) throw new Conflict(mixed)
   await repository.markPaid(payment.transfer_id, now)
   await tx.events.emit(payment.app_id, 'payment_link.paid', { ...toPaymentLink(link, settings.publicUrl(), new Date(now)), payment: paid })
 }

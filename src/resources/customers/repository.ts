@@ -1,11 +1,12 @@
 import { type Selectable, type Updateable, sql } from 'kysely'
 import type { Db } from '../../db/database.js'
-import { ConflictError, isUniqueViolation } from '../../db/errors.js'
+import { isUniqueViolation } from '../../db/errors.js'
 import { containsIgnoringCase } from '../../db/like.js'
 import { newestFirstPage } from '../../db/newest-first-page.js'
 import { PreparedQuery } from '../../db/prepared.js'
 import type { CustomersTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
+import { Conflict } from '../../errors.js'
 
 export type CustomerRow = Selectable<CustomersTable>
 
@@ -75,7 +76,7 @@ export class CustomersRepository {
     try {
       await this.db.insertInto('customers').values(row).execute()
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError(DUPLICATE_EMAIL)
+      if (isUniqueViolation(error)) throw new Conflict(DUPLICATE_EMAIL)
       throw error
     }
     return row
@@ -113,7 +114,7 @@ export class CustomersRepository {
         .returningAll()
         .executeTakeFirst()
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError(DUPLICATE_EMAIL)
+      if (isUniqueViolation(error)) throw new Conflict(DUPLICATE_EMAIL)
       throw error
     }
   }

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import { toCustomer } from './objects.js'
 import { CustomersRepository } from './repository.js'
-import { ApiError } from '../../errors.js'
+import { NotFound } from '../../errors.js'
 import { namesAField } from '../../schemas/common.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
@@ -66,7 +66,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request) => {
       const row = await customers.find(callerOf(request).appId, request.params.id)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      if (row === undefined) throw new NotFound(NOT_FOUND)
       return toCustomer(row)
     },
   })
@@ -84,7 +84,7 @@ export const customerRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { appId } = callerOf(request)
       return app.transact(async (tx) => {
         const row = await new CustomersRepository(tx.db).update(appId, request.params.id, request.body)
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         const customer = toCustomer(row)
         if (namesAField(request.body)) await tx.events.emit(appId, 'customer.updated', customer)
         return customer

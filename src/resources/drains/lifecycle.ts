@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.js'
+import { InvalidRequest, NotFound } from '../../errors.js'
 import { AmountError, type Currency, feeOf, parseAmount } from '../../ledger/amount.js'
 import { type AccountKey, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
 import { convert, type ExchangeRates, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
@@ -103,22 +103,22 @@ const TX_HASH = /^[0-9A-Za-z]{16,128}$/
  */
 export async function receiveDeposit(tx: Transaction, context: DrainContext, deposit: Deposit): Promise<Drain> {
   const address = await findLiquidationAddress(tx.db, deposit.appId, deposit.customerId, deposit.liquidationAddressId)
-  if (address === undefined) throw ApiError.notFound('Liquidation address not found')
+  if (address === undefined) throw new NotFound('Liquidation address not found')
   const currency = address.currency as Currency
   let amount: bigint
   try {
     amount = parseAmount(deposit.amount, currency)
   } catch (error) {
-    if (error instanceof AmountError) throw ApiError.badRequest(`amount: ${error.message}`)
+    if (error instanceof AmountError) throw new InvalidRequest(`amount: ${error.message}`)
     throw error
   }
-  if (amount <= 0n) throw ApiError.badRequest('amount must be greater than 0')
-  if (amount > parseAmount(MAX_DEPOSIT_UNITS.toString(), currency)) throw ApiError.badRequest(`amount must be at most ${MAX_DEPOSIT_UNITS}`)
+  if (amount <= 0n) throw new InvalidRequest('amount must be greater than 0')
+  if (amount > parseAmount(MAX_DEPOSIT_UNITS.toString(), currency)) throw new InvalidRequest(`amount must be at most ${MAX_DEPOSIT_UNITS}`)
   const chain = address.chain as Chain
   if (deposit.fromAddress !== undefined && !isValidChainAddress(chain, deposit.fromAddress)) {
-    throw ApiError.badRequest(`from_address must be a valid ${chain} address (${describeAddressFormat(chain)})`)
+    throw new InvalidRequest(`from_address must be a valid ${chain} address (${describeAddressFormat(chain)})`)
   }
-  if (deposit.depositTxHash !== undefined && !TX_HASH.test(deposit.depositTxHash)) throw ApiError.badRequest('deposit_tx_hash must be 16 to 128 letters and digits')
+  if (deposit.depositTxHash !== undefined && !TX_HASH.test(deposit.depositTxHash)) throw new InvalidRequest('deposit_tx_hash must be 16 to 128 letters and digits')
   const { fee, rest } = feeOf(amount, address.custom_developer_fee_percent ?? '0')
   const now = isoOf(context.now())
   const row: DrainRow = {

@@ -1,9 +1,10 @@
 import type { Selectable, Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
-import { ConflictError, isUniqueViolation } from '../../db/errors.js'
+import { isUniqueViolation } from '../../db/errors.js'
 import { PreparedInsert } from '../../db/prepared.js'
 import type { DrainsTable } from './tables.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
+import { Conflict } from '../../errors.js'
 
 export type DrainRow = Selectable<DrainsTable>
 
@@ -29,7 +30,7 @@ export class DrainsRepository {
     try {
       await INSERT_DRAIN.execute(this.db, row)
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError('A deposit with this deposit_tx_hash was already received at this liquidation address')
+      if (isUniqueViolation(error)) throw new Conflict('A deposit with this deposit_tx_hash was already received at this liquidation address')
       throw error
     }
   }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { ApiError } from '../../errors.js'
+import { NotFound } from '../../errors.js'
+import { ApiError } from '../../http/api-error.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import { errorResponses } from '../../schemas/common.js'
 import { findCustomer } from '../customers/public.js'
@@ -22,8 +23,8 @@ export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (ap
 
   /** 404 unless the customer and the address belong to the caller's application. */
   async function requireAddress(appId: string, customerId: string, addressId: string): Promise<void> {
-    if ((await findCustomer(app.db, appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
-    if ((await findLiquidationAddress(app.db, appId, customerId, addressId)) === undefined) throw ApiError.notFound(ADDRESS_NOT_FOUND)
+    if ((await findCustomer(app.db, appId, customerId)) === undefined) throw new NotFound(CUSTOMER_NOT_FOUND)
+    if ((await findLiquidationAddress(app.db, appId, customerId, addressId)) === undefined) throw new NotFound(ADDRESS_NOT_FOUND)
   }
 
   app.route({
@@ -91,7 +92,7 @@ export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (ap
       const { customerId, liquidationAddressId, drainId } = request.params
       await requireAddress(appId, customerId, liquidationAddressId)
       const row = await drains.find(ledgerEnvironmentOf(environment), appId, customerId, liquidationAddressId, drainId)
-      if (row === undefined) throw ApiError.notFound('Drain not found')
+      if (row === undefined) throw new NotFound('Drain not found')
       return toDrain(row)
     },
   })

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
-import { ApiError } from '../../errors.js'
+import { InvalidRequest } from '../../errors.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import type { ExchangeRates } from '../../ledger/rates.js'
 import { errorResponses } from '../../schemas/common.js'
@@ -35,7 +35,7 @@ export const exchangeRateRoutes: FastifyPluginAsyncTypebox<ExchangeRateRoutesOpt
     },
     handler: async (request) => {
       const { from, to } = request.query
-      if (from === to) throw ApiError.badRequest(`Unsupported currency pair: from and to are both ${from}; an exchange rate is between usd and eur`)
+      if (from === to) throw new InvalidRequest(`Unsupported currency pair: from and to are both ${from}; an exchange rate is between usd and eur`)
       return rateFor(request, from, to)
     },
   })

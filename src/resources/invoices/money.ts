@@ -3,8 +3,7 @@
  * and EURC counted to the cent, as the fiat prices of the products it sells are), exact until the
  * one rounding step: the tax, computed once on the subtotal and rounded half up to the cent.
  */
-import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
-import { CURRENCY_DECIMALS } from '../../ledger/amount.js'
+import { CURRENCY_DECIMALS, MAX_AMOUNT_UNITS } from '../../ledger/amount.js'
 import type { ProductCurrency } from '../products/public.js'
 
 export const INVOICE_CURRENCIES = ['usdc', 'eurc'] as const

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import type { Db } from '../../db/database.js'
-import { ApiError } from '../../errors.js'
+import { Conflict, InvalidRequest, NotFound } from '../../errors.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import { findProduct, formatPrice, type ProductCurrency } from '../products/public.js'
 import { errorResponses } from '../../schemas/common.js'
@@ -30,9 +30,9 @@ interface Item {
 /** The body's items, each naming its product once, as product_id or productId. */
 function itemsOf(body: InvoiceBody): Item[] {
   return body.items.map((item, index) => {
-    if (item.product_id !== undefined && item.productId !== undefined) throw ApiError.badRequest(`items[${index}] names its product twice: give product_id or productId, not both`)
+    if (item.product_id !== undefined && item.productId !== undefined) throw new InvalidRequest(`items[${index}] names its product twice: give product_id or productId, not both`)
     const productId = item.product_id ?? item.productId
-    if (productId === undefined) throw ApiError.badRequest(`items[${index}].product_id is required`)
+    if (productId === undefined) throw new InvalidRequest(`items[${index}].product_id is required`)
     return { productId: productId.toLowerCase(), quantity: item.quantity }
   })
 }
@@ -56,7 +56,7 @@ function instantOf(field: string, text: string): string {
     offsetHours <= 23 &&
     offsetMinutes <= 59 &&
     !Number.isNaN(instant)
-  if (!real) throw ApiError.badRequest(`${field} must be a valid date-time`)
+  if (!real) throw new InvalidRequest(`${field} must be a valid date-time`)
   return new Date(instant).toISOString()
 }
 
@@ -65,8 +65,8 @@ function checkedBody(body: InvoiceBody) {
   const items = itemsOf(body)
   const dueDate = instantOf('due_date', body.due_date)
   const sendDate = body.send_date === undefined ? null : instantOf('send_date', body.send_date)
-  if (sendDate !== null && sendDate > dueDate) throw ApiError.badRequest('send_date must not be after due_date')
-  if (body.logo !== undefined && body.logo !== '' && !isWebUrl(body.logo)) throw ApiError.badRequest('logo must be an http or https URL')
+  if (sendDate !== null && sendDate > dueDate) throw new InvalidRequest('send_date must not be after due_date')
+  if (body.logo !== undefined && body.logo !== '' && !isWebUrl(body.logo)) throw new InvalidRequest('logo must be an http or https URL')
   return { items, dueDate, sendDate }
 }
 
@@ -93,11 +93,11 @@ async function priceLines(db: Db, appId: string, currency: InvoiceCurrency, item
   const lines: InvoiceLine[] = []
   for (const [index, item] of items.entries()) {
     const product = await findProduct(db, appId, item.productId)
-    if (product === undefined) throw ApiError.badRequest(`items[${index}]: product ${item.productId} not found`)
-    if (product.status !== 'ACTIVE') throw ApiError.badRequest(`items[${index}]: product ${product.id} is ${product.status}, and only an ACTIVE product can be invoiced`)
+    if (product === undefined) throw new InvalidRequest(`items[${index}]: product ${item.productId} not found`)
+    if (product.status !== 'ACTIVE') throw new InvalidRequest(`items[${index}]: product ${product.id} is ${product.status}, and only an ACTIVE product can be invoiced`)
     if (product.currency !== wanted) {
       const price = `${formatPrice(BigInt(product.price), product.currency as ProductCurrency)} ${product.currency}`
-      throw ApiError.badRequest(`items[${index}]: product ${product.id} is priced in ${product.currency} (${price}); a ${currency} invoice takes products priced in ${wanted}`)
+      throw new InvalidRequest(`items[${index}]: product ${product.id} is priced in ${product.currency} (${price}); a ${currency} invoice takes products priced in ${wanted}`)
     }
     const unitPrice = BigInt(product.price)
     lines.push({ product_id: product.id, name: product.name, quantity: item.quantity, unit_price: unitPrice, amount: unitPrice * BigInt(item.quantity) })
@@ -108,8 +108,8 @@ async function priceLines(db: Db, appId: string, currency: InvoiceCurrency, item
 /** The application's tax named by taxId, as the invoice keeps it. */
 async function appliedTax(db: Db, appId: string, taxId: string): Promise<AppliedTax> {
   const tax = await findTax(db, appId, taxId)
-  if (tax === undefined) throw ApiError.notFound(TAX_NOT_FOUND)
-  if (tax.active !== 1) throw ApiError.badRequest(`taxId: tax ${tax.id} is not active`)
+  if (tax === undefined) throw new NotFound(TAX_NOT_FOUND)
+  if (tax.active !== 1) throw new InvalidRequest(`taxId: tax ${tax.id} is not active`)
   return { id: tax.id, name: tax.name, percentage: percentText(exactPercent(tax.percentage)) }
 }
 
@@ -118,7 +118,7 @@ function amountsOf(lines: readonly InvoiceLine[], tax: AppliedTax | null) {
   const subtotal = lines.reduce((sum, line) => sum + line.amount, 0n)
   const taxAmount = tax === null ? 0n : taxOn(subtotal, parsePercentText(tax.percentage))
   const total = subtotal + taxAmount
-  if (total > MAX_INVOICE_TOTAL) throw ApiError.badRequest(`The invoice's total would be ${formatCents(total)}, more than ${formatCents(MAX_INVOICE_TOTAL)}, the most one invoice may be`)
+  if (total > MAX_INVOICE_TOTAL) throw new InvalidRequest(`The invoice's total would be ${formatCents(total)}, more than ${formatCents(MAX_INVOICE_TOTAL)}, the most one invoice may be`)
   return { subtotal, taxAmount, total }
 }
 
@@ -148,7 +148,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       const { items, dueDate, sendDate } = checkedBody(body)
       const invoice = await app.transact(async (tx) => {
         const customer = await findCustomer(tx.db, appId, body.customer_id)
-        if (customer === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+        if (customer === undefined) throw new NotFound(CUSTOMER_NOT_FOUND)
         const tax = body.taxId === undefined ? null : await appliedTax(tx.db, appId, body.taxId)
         const lines = await priceLines(tx.db, appId, body.currency, items)
         const fields: InvoiceFields = { ...bodyFields(body, dueDate, sendDate), customerId: customer.id, lines, tax, ...amountsOf(lines, tax) }
@@ -186,7 +186,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
     },
     handler: async (request) => {
       const row = await invoices.find(callerOf(request).appId, request.params.id)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      if (row === undefined) throw new NotFound(NOT_FOUND)
       return toInvoice(row)
     },
   })
@@ -209,7 +209,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       return app.transact(async (tx) => {
         const repository = new InvoicesRepository(tx.db)
         const current = await repository.lock(appId, request.params.id)
-        if (current === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (current === undefined) throw new NotFound(NOT_FOUND)
         const refusal = transitionRefusal(current.status as InvoiceStatus, body.status, BigInt(current.amount_paid))
         if (refusal !== undefined) throw refusal
 
@@ -218,16 +218,16 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
         const keepsTax = taxId === current.tax_id
         const keepsCustomer = body.customer_id.toLowerCase() === current.customer_id
         if (current.status !== 'DRAFT' && !(keepsLines && keepsTax && keepsCustomer)) {
-          throw ApiError.conflict(`The customer, currency, items and tax of an invoice that is ${current.status} cannot change: only a DRAFT invoice's can`)
+          throw new Conflict(`The customer, currency, items and tax of an invoice that is ${current.status} cannot change: only a DRAFT invoice's can`)
         }
-        if (!keepsCustomer && (await findCustomer(tx.db, appId, body.customer_id)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+        if (!keepsCustomer && (await findCustomer(tx.db, appId, body.customer_id)) === undefined) throw new NotFound(CUSTOMER_NOT_FOUND)
         const tax = keepsTax ? taxOf(current) : taxId === null ? null : await appliedTax(tx.db, appId, taxId)
         const lines = keepsLines ? linesOf(current) : await priceLines(tx.db, appId, body.currency, items)
         const fields: InvoiceFields = { ...bodyFields(body, dueDate, sendDate), customerId: body.customer_id.toLowerCase(), lines, tax, ...amountsOf(lines, tax) }
         // The same body again changes nothing: no write, no event, updated_at as it was.
         if (!InvoicesRepository.changes(current, fields)) return toInvoice(current)
         const row = await repository.replace(appId, current.id, fields)
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         const updated = toInvoice(await attachPaymentLink(tx, row, options.publicUrl()))
         await tx.events.emit(appId, 'invoice.updated', updated)
         return updated

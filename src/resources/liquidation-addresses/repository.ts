@@ -1,7 +1,8 @@
 import type { Selectable } from 'kysely'
 import { addressKey, type Chain } from '../../validation/chain-address.js'
 import type { Db } from '../../db/database.js'
-import { ConflictError, isUniqueViolation } from '../../db/errors.js'
+import { Conflict } from '../../errors.js'
+import { isUniqueViolation } from '../../db/errors.js'
 import type { LiquidationAddressesTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
 import { PreparedInsert } from '../../db/prepared.js'
@@ -73,7 +74,7 @@ export class LiquidationAddressesRepository {
     try {
       await INSERT_ADDRESS.execute(this.db, row)
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError('Liquidation address already exists')
+      if (isUniqueViolation(error)) throw new Conflict('Liquidation address already exists')
       throw error
     }
     return row

@@ -4,7 +4,7 @@ import { callerOf } from '../../auth/authenticate.js'
 import { findCustomer } from '../customers/public.js'
 import { toLiquidationAddress } from './objects.js'
 import { LiquidationAddressesRepository } from './repository.js'
-import { ApiError } from '../../errors.js'
+import { NotFound } from '../../errors.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
   CreateLiquidationAddressBody,
@@ -22,7 +22,7 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
 
   /** 404 unless the customer belongs to the caller's application. */
   async function requireCustomer(appId: string, customerId: string): Promise<void> {
-    if ((await findCustomer(app.db, appId, customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+    if ((await findCustomer(app.db, appId, customerId)) === undefined) throw new NotFound(CUSTOMER_NOT_FOUND)
   }
 
   app.route({
@@ -37,7 +37,7 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
     handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const address = await app.transact(async (tx) => {
-        if ((await findCustomer(tx.db, appId, request.params.customerId)) === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+        if ((await findCustomer(tx.db, appId, request.params.customerId)) === undefined) throw new NotFound(CUSTOMER_NOT_FOUND)
         const created = toLiquidationAddress(await new LiquidationAddressesRepository(tx.db).create(appId, request.params.customerId, request.body))
         await tx.events.emit(appId, 'liquidation_address.created', created)
         return created
@@ -74,7 +74,7 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
       const { appId } = callerOf(request)
       await requireCustomer(appId, request.params.customerId)
       const row = await liquidationAddresses.find(appId, request.params.customerId, request.params.liquidationAddressId)
-      if (row === undefined) throw ApiError.notFound('Liquidation address not found')
+      if (row === undefined) throw new NotFound('Liquidation address not found')
       return toLiquidationAddress(row)
     },
   })

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
-import { ApiError } from '../../errors.js'
+import { InvalidRequest } from '../../errors.js'
 import { amountField } from '../../http/amount-field.js'
 import { type Currency, parseAmount } from '../../ledger/amount.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
@@ -50,9 +50,9 @@ type CustomerFieldsBody = Pick<
 /** The payer's details as stored; the names above NAMES_REQUIRED_ABOVE, a province for US and CA payers. */
 function customerOf(body: CustomerFieldsBody, amount: bigint | null, currency: Currency): CustomerDetails | undefined {
   const countryISO = body.customer_countryISO?.toUpperCase()
-  if ((countryISO === 'US' || countryISO === 'CA') && body.customer_provinceISO === undefined) throw ApiError.badRequest(`customer_provinceISO is required for a payer in ${countryISO}`)
+  if ((countryISO === 'US' || countryISO === 'CA') && body.customer_provinceISO === undefined) throw new InvalidRequest(`customer_provinceISO is required for a payer in ${countryISO}`)
   if (amount !== null && amount > parseAmount(NAMES_REQUIRED_ABOVE, currency) && (body.customer_first_name === undefined || body.customer_last_name === undefined)) {
-    throw ApiError.badRequest(`customer_first_name and customer_last_name are required above ${NAMES_REQUIRED_ABOVE} ${currency}`)
+    throw new InvalidRequest(`customer_first_name and customer_last_name are required above ${NAMES_REQUIRED_ABOVE} ${currency}`)
   }
   const customer: CustomerDetails = JSON.parse(
     JSON.stringify({
@@ -77,12 +77,12 @@ function customerOf(body: CustomerFieldsBody, amount: bigint | null, currency: C
 async function settlementOf(tx: Transaction, environment: LedgerEnvironment, appId: string, networkText: string, address: string | undefined, currency: Currency): Promise<Pick<NewTransfer, 'wallet' | 'destination'>> {
   const network = oneOf('destinationNetwork', networkText, INBOUND_NETWORKS)
   if (address !== undefined) {
-    if (!isValidChainAddress(network, address)) throw ApiError.badRequest(`destinationAddress must be a valid ${network} address (${describeAddressFormat(network)})`)
+    if (!isValidChainAddress(network, address)) throw new InvalidRequest(`destinationAddress must be a valid ${network} address (${describeAddressFormat(network)})`)
     return { wallet: undefined, destination: { payment_rail: network, currency, to_address: address } }
   }
   const wallet = (await ensureWallets(tx.db, environment, appId)).find((row) => row.chain === network)
   if (wallet === undefined) {
-    throw ApiError.badRequest(`destinationNetwork must be one of ${WALLET_CHAINS.join(', ')} to settle into the application's wallet; give a destinationAddress to settle elsewhere`)
+    throw new InvalidRequest(`destinationNetwork must be one of ${WALLET_CHAINS.join(', ')} to settle into the application's wallet; give a destinationAddress to settle elsewhere`)
   }
   return { wallet, destination: { payment_rail: network, currency, bridge_wallet_id: wallet.id, to_address: wallet.address } }
 }

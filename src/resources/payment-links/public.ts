@@ -19,7 +19,7 @@ export { toPaymentLink } from './objects.js'
 /**
  * Makes the application's link in the transaction with its `payment_link.created` event, and
  * returns it as the API shows it (`publicUrl` makes checkout_url absolute; `now` decides expiry).
- * A slug the application already uses is a ConflictError.
+ * A slug the application already uses is a Conflict.
  */
 export async function createPaymentLink(tx: Transaction, appId: string, environment: LedgerEnvironment, fields: PaymentLinkFields, publicUrl: string, now: Date = new Date()): Promise<PaymentLink> {
   const created = toPaymentLink(await new PaymentLinksRepository(tx.db).create(appId, environment, fields), publicUrl, now)

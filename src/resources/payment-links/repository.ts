@@ -1,7 +1,8 @@
 import type { Selectable, Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
 import { newestFirstPage } from '../../db/newest-first-page.js'
-import { ConflictError, isUniqueViolation } from '../../db/errors.js'
+import { Conflict } from '../../errors.js'
+import { isUniqueViolation } from '../../db/errors.js'
 import type { PaymentLinksTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
@@ -119,7 +120,7 @@ export class PaymentLinksRepository {
   /**
    * `environment`: the creating key's money (an invoice's link: the invoice's), which its page
    * takes; it never changes. The unique index on (app_id, slug) decides between concurrent creates
-   * of one slug: the others get ConflictError.
+   * of one slug: the others get Conflict.
    */
   async create(appId: string, environment: LedgerEnvironment, fields: PaymentLinkFields): Promise<PaymentLinkRow> {
     const now = nowIso()
@@ -127,7 +128,7 @@ export class PaymentLinksRepository {
     try {
       await this.db.insertInto('payment_links').values(row).execute()
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError(duplicateSlug(fields.slug))
+      if (isUniqueViolation(error)) throw new Conflict(duplicateSlug(fields.slug))
       throw error
     }
     return row
@@ -184,7 +185,7 @@ export class PaymentLinksRepository {
     try {
       return await this.db.updateTable('payment_links').set(changes).where('app_id', '=', appId).where('id', '=', id.toLowerCase()).returningAll().executeTakeFirst()
     } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError(duplicateSlug(fields.slug))
+      if (isUniqueViolation(error)) throw new Conflict(duplicateSlug(fields.slug))
       throw error
     }
   }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
-import { ApiError } from '../../errors.js'
+import { InvalidRequest, NotFound } from '../../errors.js'
 import { amountField } from '../../http/amount-field.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
@@ -67,11 +67,11 @@ const lower = (value: string): string => value.toLowerCase()
 /** The link an update body makes of the link as it is; linkType never changes. */
 function fieldsOfUpdate(request: FastifyRequest, body: UpdatePaymentLinkBody, current: PaymentLinkFields, paymentsCount: number, now: Date): PaymentLinkFields {
   if (body.linkType !== undefined && body.linkType !== current.linkType) {
-    throw ApiError.badRequest(`linkType cannot change after the payment link is created (it is ${current.linkType})`)
+    throw new InvalidRequest(`linkType cannot change after the payment link is created (it is ${current.linkType})`)
   }
   const currency = (body.currency ?? current.currency) as LinkCurrency
   const limitPayments = body.limitPayments ?? current.limitPayments
-  if (body.maxPayments !== undefined && body.maxPayments !== null && !limitPayments) throw ApiError.badRequest('maxPayments needs limitPayments: true')
+  if (body.maxPayments !== undefined && body.maxPayments !== null && !limitPayments) throw new InvalidRequest('maxPayments needs limitPayments: true')
   const fields: PaymentLinkFields = {
     slug: body.url === undefined ? current.slug : slugOf(body.url),
     title: body.title ?? current.title,
@@ -97,7 +97,7 @@ function fieldsOfUpdate(request: FastifyRequest, body: UpdatePaymentLinkBody, cu
   }
   checkLinkRules(fields)
   if (fields.maxPayments !== null && fields.maxPayments < paymentsCount) {
-    throw ApiError.badRequest(`maxPayments must be at least the ${paymentsCount} payments already made through the link`)
+    throw new InvalidRequest(`maxPayments must be at least the ${paymentsCount} payments already made through the link`)
   }
   return fields
 }
@@ -158,7 +158,7 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
     },
     handler: async (request) => {
       const row = await links.find(callerOf(request).appId, request.params.id)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      if (row === undefined) throw new NotFound(NOT_FOUND)
       return toPaymentLink(row, options.publicUrl())
     },
   })
@@ -185,7 +185,7 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
       return app.transact(async (tx) => {
         const repository = new PaymentLinksRepository(tx.db)
         const current = await repository.lock(appId, request.params.id)
-        if (current === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (current === undefined) throw new NotFound(NOT_FOUND)
         const fields = fieldsOfUpdate(request, body, fieldsOf(current), current.payments_count, now)
         const references = new LinkReferences(tx.db, appId)
         // A reference is checked when the body sets it: a product deleted since does not block editing the title.
@@ -196,7 +196,7 @@ export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
         }
         if (!namesAField(body)) return toPaymentLink(current, origin, now)
         const row = await repository.replace(appId, current.id, fields)
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         const updated = toPaymentLink(row, origin, now)
         await tx.events.emit(appId, 'payment_link.updated', updated)
         return updated

@@ -1,11 +1,11 @@
 import type { Db } from '../../db/database.js'
-import { ApiError } from '../../errors.js'
-import { MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
+import { InvalidRequest } from '../../errors.js'
 import { findProduct, formatPrice, PRODUCT_CURRENCY_DECIMALS, type ProductCurrency } from '../products/public.js'
 import { findCustomer } from '../customers/public.js'
 import { findTax } from '../taxes/public.js'
 import type { PaymentLinkFields, ProductLine } from './repository.js'
 import { type LinkCurrency, MAX_CUSTOM_FIELDS_BYTES } from './schemas.js'
+import { MAX_AMOUNT_UNITS } from '../../ledger/amount.js'
 
 /** 3-64 lower-case letters, digits and hyphens, starting and ending with a letter or a digit. */
 const SLUG = /^[a-z0-9][a-z0-9-]{1,62}[a-z0-9]$/
@@ -25,13 +25,13 @@ export function slugOf(url: string): string {
     try {
       parsed = new URL(url)
     } catch {
-      throw ApiError.badRequest(INVALID_URL)
+      throw new InvalidRequest(INVALID_URL)
     }
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw ApiError.badRequest(INVALID_URL)
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new InvalidRequest(INVALID_URL)
     candidate = parsed.pathname.split('/').filter((segment) => segment !== '').at(-1) ?? ''
   }
   candidate = candidate.toLowerCase()
-  if (!SLUG.test(candidate)) throw ApiError.badRequest(INVALID_URL)
+  if (!SLUG.test(candidate)) throw new InvalidRequest(INVALID_URL)
   return candidate
 }
 
@@ -42,20 +42,20 @@ export function checkedCoverImage(value: string): string {
   } catch {
     parsed = undefined
   }
-  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw ApiError.badRequest('coverImage must be an http or https URL')
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) throw new InvalidRequest('coverImage must be an http or https URL')
   return value
 }
 
 /** An expiration date as stored (ISO, UTC, milliseconds); it must lie ahead. */
 export function checkedExpiration(value: string, now: Date): string {
   const date = new Date(value)
-  if (Number.isNaN(date.getTime())) throw ApiError.badRequest('expiration_date is not a valid date')
-  if (date.getTime() <= now.getTime()) throw ApiError.badRequest('expiration_date must be in the future')
+  if (Number.isNaN(date.getTime())) throw new InvalidRequest('expiration_date is not a valid date')
+  if (date.getTime() <= now.getTime()) throw new InvalidRequest('expiration_date must be in the future')
   return date.toISOString()
 }
 
 export function checkedCustomFields(value: Record<string, unknown>): Record<string, unknown> {
-  if (Buffer.byteLength(JSON.stringify(value)) > MAX_CUSTOM_FIELDS_BYTES) throw ApiError.badRequest(`customFields must be at most ${MAX_CUSTOM_FIELDS_BYTES} bytes as JSON`)
+  if (Buffer.byteLength(JSON.stringify(value)) > MAX_CUSTOM_FIELDS_BYTES) throw new InvalidRequest(`customFields must be at most ${MAX_CUSTOM_FIELDS_BYTES} bytes as JSON`)
   return value
 }
 
@@ -66,25 +66,25 @@ export function checkedCustomFields(value: Record<string, unknown>): Record<stri
 export function checkLinkRules(link: PaymentLinkFields): void {
   const hasProducts = link.products.length > 0
   if (link.linkType === 'PRODUCT') {
-    if (hasProducts && link.isForAllProducts) throw ApiError.badRequest('paymentLinkProducts and isForAllProduct: true cannot be used together')
-    if (!hasProducts && !link.isForAllProducts) throw ApiError.badRequest('a PRODUCT link needs paymentLinkProducts or isForAllProduct: true')
-    if (link.amount !== null) throw ApiError.badRequest("amount is not allowed on a PRODUCT link: its products' prices make the total")
+    if (hasProducts && link.isForAllProducts) throw new InvalidRequest('paymentLinkProducts and isForAllProduct: true cannot be used together')
+    if (!hasProducts && !link.isForAllProducts) throw new InvalidRequest('a PRODUCT link needs paymentLinkProducts or isForAllProduct: true')
+    if (link.amount !== null) throw new InvalidRequest("amount is not allowed on a PRODUCT link: its products' prices make the total")
   } else {
-    if (hasProducts || link.isForAllProducts) throw ApiError.badRequest(`paymentLinkProducts and isForAllProduct are only for PRODUCT links (this one is ${link.linkType})`)
-    if (link.allowQuantityAdjustment) throw ApiError.badRequest(`allowQuantityAdjustment is only for PRODUCT links (this one is ${link.linkType})`)
+    if (hasProducts || link.isForAllProducts) throw new InvalidRequest(`paymentLinkProducts and isForAllProduct are only for PRODUCT links (this one is ${link.linkType})`)
+    if (link.allowQuantityAdjustment) throw new InvalidRequest(`allowQuantityAdjustment is only for PRODUCT links (this one is ${link.linkType})`)
   }
   if (link.linkType === 'INVOICE') {
-    if (link.paymentForId === null) throw ApiError.badRequest('an INVOICE link needs paymentForId (what it is paid for)')
-    if (link.amount === null) throw ApiError.badRequest('an INVOICE link needs amount (the sum due)')
+    if (link.paymentForId === null) throw new InvalidRequest('an INVOICE link needs paymentForId (what it is paid for)')
+    if (link.amount === null) throw new InvalidRequest('an INVOICE link needs amount (the sum due)')
   }
   const seen = new Set<string>()
   for (const line of link.products) {
-    if (seen.has(line.productId)) throw ApiError.badRequest(`paymentLinkProducts names product ${line.productId} more than once`)
+    if (seen.has(line.productId)) throw new InvalidRequest(`paymentLinkProducts names product ${line.productId} more than once`)
     seen.add(line.productId)
   }
-  if (link.collectTax && link.taxId === null) throw ApiError.badRequest('taxId is required when collectTax is true')
-  if (link.limitPayments && link.maxPayments === null) throw ApiError.badRequest('maxPayments is required when limitPayments is true')
-  if (!link.limitPayments && link.maxPayments !== null) throw ApiError.badRequest('maxPayments needs limitPayments: true')
+  if (link.collectTax && link.taxId === null) throw new InvalidRequest('taxId is required when collectTax is true')
+  if (link.limitPayments && link.maxPayments === null) throw new InvalidRequest('maxPayments is required when limitPayments is true')
+  if (!link.limitPayments && link.maxPayments !== null) throw new InvalidRequest('maxPayments needs limitPayments: true')
 }
 
 /** The fiat currency a link's stablecoin stands for, one to one: the only currency its products may be priced in. */
@@ -102,14 +102,14 @@ export class LinkReferences {
 
   async checkCustomer(customerId: string): Promise<void> {
     if ((await findCustomer(this.db, this.appId, customerId)) === undefined) {
-      throw ApiError.badRequest(`customerId: no customer ${customerId} in this application`)
+      throw new InvalidRequest(`customerId: no customer ${customerId} in this application`)
     }
   }
 
   async checkTax(taxId: string): Promise<void> {
     const tax = await findTax(this.db, this.appId, taxId)
-    if (tax === undefined) throw ApiError.badRequest(`taxId: no tax ${taxId} in this application`)
-    if (tax.active !== 1) throw ApiError.badRequest(`taxId: the tax ${taxId} is inactive`)
+    if (tax === undefined) throw new InvalidRequest(`taxId: no tax ${taxId} in this application`)
+    if (tax.active !== 1) throw new InvalidRequest(`taxId: the tax ${taxId} is inactive`)
   }
 
   /**
@@ -121,16 +121,16 @@ export class LinkReferences {
     let total = 0n
     for (const [index, line] of lines.entries()) {
       const product = await findProduct(this.db, this.appId, line.productId)
-      if (product === undefined) throw ApiError.badRequest(`paymentLinkProducts[${index}].productId: no product ${line.productId} in this application`)
-      if (product.status !== 'ACTIVE') throw ApiError.badRequest(`paymentLinkProducts[${index}]: product ${line.productId} is ${product.status}`)
+      if (product === undefined) throw new InvalidRequest(`paymentLinkProducts[${index}].productId: no product ${line.productId} in this application`)
+      if (product.status !== 'ACTIVE') throw new InvalidRequest(`paymentLinkProducts[${index}]: product ${line.productId} is ${product.status}`)
       if (product.currency !== fiat) {
-        throw ApiError.badRequest(
+        throw new InvalidRequest(
           `paymentLinkProducts[${index}]: product ${line.productId} is priced in ${product.currency}; a ${currency} link sells only ${fiat}-priced products (1 ${fiat} = 1 ${currency.toUpperCase()})`,
         )
       }
       total += BigInt(product.price) * BigInt(line.quantity)
     }
     const limit = MAX_AMOUNT_UNITS * 10n ** BigInt(PRODUCT_CURRENCY_DECIMALS[fiat])
-    if (total > limit) throw ApiError.badRequest(`the products' total (${formatPrice(total, fiat)} ${fiat}) must be at most ${MAX_AMOUNT_UNITS}`)
+    if (total > limit) throw new InvalidRequest(`the products' total (${formatPrice(total, fiat)} ${fiat}) must be at most ${MAX_AMOUNT_UNITS}`)
   }
 }

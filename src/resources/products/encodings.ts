@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import type { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { ApiError } from '../../errors.js'
+import { ApiError } from '../../http/api-error.js'
 import { drainBody } from '../../http/drain-body.js'
 import { IMAGE_FIELD, imagesNamedBy, MAX_IMAGES, MAX_PARTS, readMultipartForm, type StagedImage } from './form-upload.js'
 import type { ImageStore } from './image-store.js'
@@ -106,7 +106,7 @@ export const IMAGE_STORAGE_UNAVAILABLE = 'Image storage is unavailable'
 /** What to answer for an error reading a multipart body: the caller's fault as it is, a storage fault as 503. */
 function requestError(request: FastifyRequest, error: unknown): unknown {
   if (error instanceof ApiError) return error
-  if (error instanceof MultipartError) return ApiError.badRequest(error.message)
+  if (error instanceof MultipartError) return new ApiError(400, error.message)
   request.log.error({ err: error }, 'product images could not be stored')
   return new ApiError(503, IMAGE_STORAGE_UNAVAILABLE, { details: 'Retry the request shortly', headers: { 'Retry-After': '1' } })
 }
@@ -143,11 +143,11 @@ function refuseUnreadable(headers: IncomingHttpHeaders, checkCharset: boolean): 
  */
 export function parseUrlEncoded(body: Buffer): Array<[string, string]> {
   const text = body.toString('latin1')
-  if (/[^\x20-\x7e]/.test(text)) throw ApiError.badRequest('Request body is not valid application/x-www-form-urlencoded: send non-ASCII text percent-encoded')
+  if (/[^\x20-\x7e]/.test(text)) throw new ApiError(400, 'Request body is not valid application/x-www-form-urlencoded: send non-ASCII text percent-encoded')
   const pairs: Array<[string, string]> = []
   for (const pair of text.split('&')) {
     if (pair === '') continue
-    if (pairs.length === MAX_PARTS) throw ApiError.badRequest(`Request body has more than ${MAX_PARTS} fields`)
+    if (pairs.length === MAX_PARTS) throw new ApiError(400, `Request body has more than ${MAX_PARTS} fields`)
     const equals = pair.indexOf('=')
     pairs.push([decodeFormText(equals === -1 ? pair : pair.slice(0, equals)), decodeFormText(equals === -1 ? '' : pair.slice(equals + 1))])
   }
@@ -158,7 +158,7 @@ function decodeFormText(text: string): string {
   try {
     return decodeURIComponent(text.replace(/\+/g, ' '))
   } catch {
-    throw ApiError.badRequest('Request body is not valid application/x-www-form-urlencoded: a percent-escape is malformed or not UTF-8')
+    throw new ApiError(400, 'Request body is not valid application/x-www-form-urlencoded: a percent-escape is malformed or not UTF-8')
   }
 }
 
@@ -179,13 +179,13 @@ export function formBody(fields: ReadonlyArray<readonly [string, string]>): Reco
     const named = imagesNamedBy(name, value)
     if (named !== undefined) {
       // Which of the two is the list, and in what order, would be a guess.
-      if (imagesSentAs !== undefined && imagesSentAs !== name) throw ApiError.badRequest(IMAGES_UNDER_TWO_NAMES)
+      if (imagesSentAs !== undefined && imagesSentAs !== name) throw new ApiError(400, IMAGES_UNDER_TWO_NAMES)
       imagesSentAs = name
       body[IMAGE_FIELD] = images
       images.push(...named)
       continue
     }
-    if (Object.hasOwn(body, name)) throw ApiError.badRequest(`The field "${name}" is given more than once`)
+    if (Object.hasOwn(body, name)) throw new ApiError(400, `The field "${name}" is given more than once`)
     body[name] = NUMBER_FIELDS.has(name) && NUMBER_TEXT.test(value) ? Number(value) : value
   }
   return body

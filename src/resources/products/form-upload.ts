@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { Readable } from 'node:stream'
-import { ApiError, BODY_CUT_SHORT } from '../../errors.js'
+import { ApiError, BODY_CUT_SHORT } from '../../http/api-error.js'
 import { detectImageType, type ImageType, SNIFF_BYTES } from './image-type.js'
 import type { ImageStore, ImageWriter } from './image-store.js'
 import { type MultipartEvent, MultipartParser, type PartHeaders } from '../../http/multipart.js'
@@ -131,12 +131,12 @@ class FormReader {
   }
 
   private start(headers: PartHeaders): void {
-    if (++this.parts > MAX_PARTS) throw ApiError.badRequest(`The multipart body has more than ${MAX_PARTS} parts`)
+    if (++this.parts > MAX_PARTS) throw new ApiError(400, `The multipart body has more than ${MAX_PARTS} parts`)
     if (headers.filename === undefined) {
       this.text = { name: headers.name, chunks: [], size: 0 }
       return
     }
-    if (!FILE_FIELDS.has(headers.name)) throw ApiError.badRequest(`Files go in the "${IMAGE_FIELD}" field (got a file in "${headers.name}")`)
+    if (!FILE_FIELDS.has(headers.name)) throw new ApiError(400, `Files go in the "${IMAGE_FIELD}" field (got a file in "${headers.name}")`)
     this.file = { headers, writer: undefined, head: [], headBytes: 0, size: 0, digest: createHash('sha256'), index: this.imageCount }
   }
 
@@ -144,7 +144,7 @@ class FormReader {
     const text = this.text
     if (text === undefined) return
     text.size += bytes.length
-    if (text.size > MAX_FIELD_BYTES) throw ApiError.badRequest(`The field "${text.name}" is longer than ${MAX_FIELD_BYTES} bytes`)
+    if (text.size > MAX_FIELD_BYTES) throw new ApiError(400, `The field "${text.name}" is longer than ${MAX_FIELD_BYTES} bytes`)
     text.chunks.push(bytes)
   }
 
@@ -156,7 +156,7 @@ class FormReader {
     try {
       value = utf8.decode(Buffer.concat(text.chunks))
     } catch {
-      throw ApiError.badRequest(`The field "${text.name}" is not valid UTF-8`)
+      throw new ApiError(400, `The field "${text.name}" is not valid UTF-8`)
     }
     const images = imagesNamedBy(text.name, value)
     if (images !== undefined) this.count(images.length)
@@ -186,7 +186,7 @@ class FormReader {
     const head = Buffer.concat(file.head)
     file.head = []
     const type = detectImageType(head)
-    if (type === undefined) throw ApiError.badRequest(`${describe(file.headers, file.index)} is not a JPEG, PNG or WebP image (judged by its bytes)`)
+    if (type === undefined) throw new ApiError(400, `${describe(file.headers, file.index)} is not a JPEG, PNG or WebP image (judged by its bytes)`)
     this.count(1)
     const key = randomUUID()
     file.writer = await this.options.store.create(key)
@@ -218,7 +218,7 @@ class FormReader {
 
   private count(images: number): void {
     this.imageCount += images
-    if (this.imageCount > this.options.room) throw ApiError.badRequest(this.options.tooMany)
+    if (this.imageCount > this.options.room) throw new ApiError(400, this.options.tooMany)
   }
 }
 
@@ -228,7 +228,7 @@ function describe(headers: PartHeaders, index: number): string {
   return `${IMAGE_FIELD}[${index}]${name}`
 }
 
-const bodyCutShort = () => ApiError.badRequest(BODY_CUT_SHORT)
+const bodyCutShort = () => new ApiError(400, BODY_CUT_SHORT)
 
 /**
  * The stream's chunks, read as they come (with backpressure: nothing more is read until the

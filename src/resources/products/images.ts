@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.js'
+import { InvalidRequest } from '../../errors.js'
 import { isUploadToken, MAX_IMAGES, type StagedImage } from './form-upload.js'
 import { isUploaded, type ProductImage, type UploadedImage } from './repository.js'
 
@@ -29,7 +29,7 @@ export function resolveImages(names: readonly string[], own: readonly ProductIma
   const images = names.map((name, index): ProductImage => {
     if (isUploadToken(name)) {
       const upload = unused.get(name)
-      if (upload === undefined) throw ApiError.badRequest(`images[${index}] must be an http or https URL`)
+      if (upload === undefined) throw new InvalidRequest(`images[${index}] must be an http or https URL`)
       unused.delete(name)
       return { id: upload.key, type: upload.type, size: upload.size }
     }
@@ -39,17 +39,17 @@ export function resolveImages(names: readonly string[], own: readonly ProductIma
       const imageId = (match[2] ?? '').toLowerCase()
       const image = ownUploads.get(imageId)
       if (image === undefined || (match[1] ?? '').toLowerCase() !== productId) {
-        throw ApiError.badRequest(`images[${index}] is the URL of an image this product does not have: upload the image instead`)
+        throw new InvalidRequest(`images[${index}] is the URL of an image this product does not have: upload the image instead`)
       }
-      if (kept.has(imageId)) throw ApiError.badRequest(`images[${index}] names the same uploaded image twice`)
+      if (kept.has(imageId)) throw new InvalidRequest(`images[${index}] names the same uploaded image twice`)
       kept.add(imageId)
       return image
     }
     // A path alone is only taken as one of the product's own images.
-    if (name.startsWith('/')) throw ApiError.badRequest(`images[${index}] must be an http or https URL`)
+    if (name.startsWith('/')) throw new InvalidRequest(`images[${index}] must be an http or https URL`)
     return { url: name }
   })
-  if (images.length > MAX_IMAGES) throw ApiError.badRequest(TOO_MANY_IMAGES)
+  if (images.length > MAX_IMAGES) throw new InvalidRequest(TOO_MANY_IMAGES)
   return images
 }
 
@@ -59,10 +59,10 @@ function pathOf(name: string, index: number): string {
   try {
     url = new URL(name)
   } catch {
-    throw ApiError.badRequest(`images[${index}] must be an http or https URL`)
+    throw new InvalidRequest(`images[${index}] must be an http or https URL`)
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.hostname === '' || /\s/.test(name)) {
-    throw ApiError.badRequest(`images[${index}] must be an http or https URL`)
+    throw new InvalidRequest(`images[${index}] must be an http or https URL`)
   }
   return url.pathname
 }

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest, preParsingAsyncHookHandler } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
-import { ApiError } from '../../errors.js'
+import { InvalidRequest, NotFound } from '../../errors.js'
 import { MAX_IMAGES, type StagedImage } from './form-upload.js'
 import { IMAGE_TYPES } from './image-type.js'
 import { formatPrice, parsePrice, PriceError, type ProductCurrency, priceText } from './price.js'
@@ -39,7 +39,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
  * (and no Content-Type) reaches the route without one: refused here.
  */
 function bodyOf<Body>(request: FastifyRequest, missing: string): Body {
-  if (request.body === undefined || request.body === null) throw ApiError.badRequest(missing)
+  if (request.body === undefined || request.body === null) throw new InvalidRequest(missing)
   return request.body as Body
 }
 
@@ -47,7 +47,7 @@ function checkedPrice(value: string | number, currency: ProductCurrency): bigint
   try {
     return parsePrice(priceText(value), currency)
   } catch (error) {
-    if (error instanceof PriceError) throw ApiError.badRequest(error.message)
+    if (error instanceof PriceError) throw new InvalidRequest(error.message)
     throw error
   }
 }
@@ -59,7 +59,7 @@ function repriced(row: ProductRow, currency: ProductCurrency): bigint {
     // "10.00" USD is 10 JPY: the decimals that are zero are not the amount's.
     return parsePrice(text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text, currency)
   } catch {
-    throw ApiError.badRequest(`The price ${formatPrice(BigInt(row.price), row.currency as ProductCurrency)} ${row.currency} cannot be expressed in ${currency}: send price with currency`)
+    throw new InvalidRequest(`The price ${formatPrice(BigInt(row.price), row.currency as ProductCurrency)} ${row.currency} cannot be expressed in ${currency}: send price with currency`)
   }
 }
 
@@ -112,11 +112,11 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
   function ownedProductFirst(room: (images: number) => { room: number; tooMany: string }): preParsingAsyncHookHandler {
     return async (request, _reply, payload) => {
       const { id } = request.params as { id: string }
-      if (!UUID.test(id)) throw ApiError.badRequest(INVALID_ID)
+      if (!UUID.test(id)) throw new InvalidRequest(INVALID_ID)
       const row = await products.find(callerOf(request).appId, id)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      if (row === undefined) throw new NotFound(NOT_FOUND)
       const allowed = room(imagesOf(row).length)
-      if (allowed.room <= 0) throw ApiError.badRequest(allowed.tooMany)
+      if (allowed.room <= 0) throw new InvalidRequest(allowed.tooMany)
       allowImages(request, allowed.room, allowed.tooMany)
       return payload
     }
@@ -187,7 +187,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
     },
     handler: async (request) => {
       const row = await products.find(callerOf(request).appId, request.params.id)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      if (row === undefined) throw new NotFound(NOT_FOUND)
       return toProduct(row, options.publicUrl())
     },
   })
@@ -211,9 +211,9 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       const { product, dropped } = await app.transact(async (tx) => {
         const repository = new ProductsRepository(tx.db)
         const current = await repository.lock(appId, request.params.id)
-        if (current === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (current === undefined) throw new NotFound(NOT_FOUND)
         const row = await repository.update(appId, current.id, changesOf(body, current, staged))
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         const updated = toProduct(row, origin)
         if (namesAField(body)) await tx.events.emit(appId, 'product.updated', updated)
         return { product: updated, dropped: droppedUploads(imagesOf(current), imagesOf(row)) }
@@ -237,7 +237,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       const origin = options.publicUrl()
       const { product, images } = await app.transact(async (tx) => {
         const row = await new ProductsRepository(tx.db).delete(appId, request.params.id)
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         const deleted = toProduct(row, origin)
         await tx.events.emit(appId, 'product.deleted', deleted)
         return { product: deleted, images: imagesOf(row).filter(isUploaded).map((image) => image.id) }
@@ -262,7 +262,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
     // application/json one), or a form with no field at all (a file input left empty): no file.
     preValidation: async (request) => {
       const body: unknown = request.body
-      if (body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0)) throw ApiError.badRequest(NO_FILE_SENT)
+      if (body === undefined || (typeof body === 'object' && body !== null && Object.keys(body).length === 0)) throw new InvalidRequest(NO_FILE_SENT)
     },
     handler: async (request, reply) => {
       const { appId } = callerOf(request)
@@ -272,16 +272,16 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
       const product = await app.transact(async (tx) => {
         const repository = new ProductsRepository(tx.db)
         const current = await repository.lock(appId, request.params.id)
-        if (current === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (current === undefined) throw new NotFound(NOT_FOUND)
         const before = imagesOf(current)
-        if (before.length + body.images.length > MAX_IMAGES) throw ApiError.badRequest(noRoomFor(before.length))
+        if (before.length + body.images.length > MAX_IMAGES) throw new InvalidRequest(noRoomFor(before.length))
         const added = resolveImages(body.images, before, staged, current.id)
         // A URL of one of the product's own images resolves to that very image object.
         added.forEach((image, index) => {
-          if (before.includes(image)) throw ApiError.badRequest(`images[${index}] is already one of this product's images`)
+          if (before.includes(image)) throw new InvalidRequest(`images[${index}] is already one of this product's images`)
         })
         const row = await repository.update(appId, current.id, { images: [...before, ...added] })
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         const updated = toProduct(row, origin)
         await tx.events.emit(appId, 'product.updated', updated)
         return updated
@@ -313,7 +313,7 @@ export const productImageRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = as
     handler: async (request, reply) => {
       const imageId = request.params.imageId.toLowerCase()
       const image = (await products.imagesOfProduct(request.params.id))?.filter(isUploaded).find((candidate) => candidate.id === imageId)
-      if (image === undefined) throw ApiError.notFound(IMAGE_NOT_FOUND)
+      if (image === undefined) throw new NotFound(IMAGE_NOT_FOUND)
       // An image id names its bytes for good: the id is the entity tag.
       const etag = `"${image.id}"`
       const headers = {
@@ -325,7 +325,7 @@ export const productImageRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = as
       }
       if (request.headers['if-none-match'] === etag) return reply.code(304).headers(headers).send()
       const stored = await store.read(image.id)
-      if (stored === undefined) throw ApiError.notFound(IMAGE_NOT_FOUND)
+      if (stored === undefined) throw new NotFound(IMAGE_NOT_FOUND)
       return reply.headers(headers).type(image.type).header('content-length', stored.size).send(stored.bytes)
     },
   })

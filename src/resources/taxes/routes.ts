@@ -3,7 +3,7 @@ import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import { toTax } from './objects.js'
 import { TaxesRepository } from './repository.js'
-import { ApiError } from '../../errors.js'
+import { InvalidRequest, NotFound } from '../../errors.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
 import { CreateTaxBody, ListTaxesQuery, TaxParams, TaxSchema, UpdateTaxBody } from './schemas.js'
 import { operation } from '../manifest.js'
@@ -54,7 +54,7 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
     },
     handler: async (request) => {
       const row = await taxes.find(callerOf(request).appId, request.params.id)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      if (row === undefined) throw new NotFound(NOT_FOUND)
       return toTax(row)
     },
   })
@@ -72,7 +72,7 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { appId } = callerOf(request)
       return app.transact(async (tx) => {
         const row = await new TaxesRepository(tx.db).update(appId, request.params.id, request.body)
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         const tax = toTax(row)
         if (namesAField(request.body)) await tx.events.emit(appId, 'tax.updated', tax)
         return tax
@@ -92,7 +92,7 @@ export const taxRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { appId } = callerOf(request)
       return app.transact(async (tx) => {
         const row = await new TaxesRepository(tx.db).delete(appId, request.params.id)
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         const tax = toTax(row)
         await tx.events.emit(appId, 'tax.deleted', tax)
         return tax
@@ -112,7 +112,7 @@ export const taxGuardRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const verb = method === 'PUT' ? 'update' : 'delete'
     const message = `Tax ID is required in the URL path. Use ${method} /api/v0/taxes/{id} to ${verb} a specific tax.`
     const refuse = async () => {
-      throw ApiError.badRequest(message)
+      throw new InvalidRequest(message)
     }
     for (const url of [declared.url, `${declared.url}/`]) {
       app.route({

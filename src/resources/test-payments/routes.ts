@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
-import { ApiError } from '../../errors.js'
-import { amountField, MAX_AMOUNT_UNITS } from '../../http/amount-field.js'
-import { formatAmount, parseAmount } from '../../ledger/amount.js'
+import { Conflict, InvalidRequest, NotFound } from '../../errors.js'
+import { ApiError } from '../../http/api-error.js'
+import { amountField } from '../../http/amount-field.js'
+import { formatAmount, MAX_AMOUNT_UNITS, parseAmount } from '../../ledger/amount.js'
 import { InsufficientFunds } from '../../ledger/ledger.js'
 import { errorResponses } from '../../schemas/common.js'
 import { findCustomer } from '../customers/public.js'
@@ -30,7 +31,7 @@ function requireDevelopmentKey(request: FastifyRequest): void {
 function currencyOf(text: string): PaymentCurrency {
   const upper = text.toUpperCase()
   const currency = PAYMENT_CURRENCIES.find((code) => code === upper)
-  if (currency === undefined) throw ApiError.badRequest(UNSUPPORTED_CURRENCY)
+  if (currency === undefined) throw new InvalidRequest(UNSUPPORTED_CURRENCY)
   return currency
 }
 
@@ -41,17 +42,17 @@ function centsOf(request: FastifyRequest, value: string | number, currency: Paym
   try {
     cents = amountField(request, 'amount', value, fiat)
   } catch (error) {
-    if (error instanceof ApiError && error.message === ABOVE_PLATFORM_BOUND) throw ApiError.badRequest(TOO_LARGE)
+    if (error instanceof InvalidRequest && error.message === ABOVE_PLATFORM_BOUND) throw new InvalidRequest(TOO_LARGE)
     throw error
   }
-  if (cents > parseAmount(MAX_PAYMENT_UNITS.toString(), fiat)) throw ApiError.badRequest(TOO_LARGE)
+  if (cents > parseAmount(MAX_PAYMENT_UNITS.toString(), fiat)) throw new InvalidRequest(TOO_LARGE)
   return cents
 }
 
-function insufficientFunds(payment: TestPaymentRow, error: InsufficientFunds): ApiError {
+function insufficientFunds(payment: TestPaymentRow, error: InsufficientFunds): Conflict {
   const coin = STABLECOIN_OF[payment.currency as PaymentCurrency]
   const name = coin.toUpperCase()
-  return ApiError.conflict(
+  return new Conflict(
     `Insufficient sandbox balance to refund test payment ${payment.id}: the base wallet has ${formatAmount(error.available, coin)} ${name} available, the refund needs ${formatAmount(stablecoinUnits(BigInt(payment.amount)), coin)} ${name}`,
   )
 }
@@ -62,7 +63,7 @@ export const testPaymentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
   /** The caller's payment, 404 otherwise; then 403 for a production key (another application's answers 404 to any key). */
   async function ownPayment(request: FastifyRequest, id: string): Promise<TestPaymentRow> {
     const row = await payments.find(callerOf(request).appId, id)
-    if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+    if (row === undefined) throw new NotFound(NOT_FOUND)
     requireDevelopmentKey(request)
     return row
   }
@@ -86,7 +87,7 @@ export const testPaymentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
       let customerId: string | null = null
       if (body.customerId !== undefined && body.customerId !== null) {
         const customer = await findCustomer(app.db, appId, body.customerId)
-        if (customer === undefined) throw ApiError.notFound(CUSTOMER_NOT_FOUND)
+        if (customer === undefined) throw new NotFound(CUSTOMER_NOT_FOUND)
         customerId = customer.id
       }
       const payment = await app.transact(async (tx) => {
@@ -132,8 +133,8 @@ export const testPaymentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = asy
         const claimed = await repository.claimRefund(appId, id, refundId)
         if (claimed === undefined) {
           const current = await repository.find(appId, id)
-          if (current === undefined) throw ApiError.notFound(NOT_FOUND)
-          throw ApiError.conflict(`Test payment ${id} was already refunded (${current.refund_id ?? 'refund'}): a payment is refunded at most once, in full`)
+          if (current === undefined) throw new NotFound(NOT_FOUND)
+          throw new Conflict(`Test payment ${id} was already refunded (${current.refund_id ?? 'refund'}): a payment is refunded at most once, in full`)
         }
         let entryId: string
         try {

@@ -1,4 +1,4 @@
-import { ApiError } from '../../errors.js'
+import { Conflict, InvalidRequest, NotFound } from '../../errors.js'
 import { moneyActivity } from '../../ledger/activity.js'
 import { type Currency, formatAmount } from '../../ledger/amount.js'
 import { type AccountKey, InsufficientFunds, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
@@ -59,8 +59,8 @@ const eventOf = (row: TransferRow, action: 'created' | 'updated'): `${string}.${
 const transferFailureOf = (row: TransferRow) => (row.amount === null ? undefined : sandboxFailureOf(row.environment, BigInt(row.amount), row.currency as Currency))
 
 /** The message of a refused reservation: what the wallet has and what the transfer needs. */
-function insufficient(error: InsufficientFunds, currency: Currency): ApiError {
-  return ApiError.conflict(
+function insufficient(error: InsufficientFunds, currency: Currency): Conflict {
+  return new Conflict(
     `Insufficient funds: the wallet has ${formatAmount(error.available, currency)} ${currency.toUpperCase()} available and this transfer needs ${formatAmount(error.needed, currency)}`,
   )
 }
@@ -130,7 +130,7 @@ export async function createTransfer(tx: Transaction, context: TransferContext, 
     if (spec.wallet === undefined || spec.amount === null) throw new Error('a transfer out names its wallet and amount')
     const rate = await rateFor(context, tx, row, spec.currency, spec.destinationCurrency)
     const converted = convert(spec.amount, spec.currency, spec.destinationCurrency, rate)
-    if (converted <= 0n) throw ApiError.badRequest(`amount converts to less than the smallest unit of ${spec.destinationCurrency}`)
+    if (converted <= 0n) throw new InvalidRequest(`amount converts to less than the smallest unit of ${spec.destinationCurrency}`)
     row.exchange_rate = rate
     row.converted_amount = converted.toString()
     const payout = spec.destination.bridge_wallet_id !== undefined ? walletAccountKey(spec.wallet, spec.destinationCurrency) : worldAccount(context, row, spec.destinationCurrency, `payout:${spec.destination.payment_rail}`)
@@ -211,18 +211,18 @@ export async function receiveFunds(
   amount: bigint | undefined,
 ): Promise<Transfer> {
   const row = await new TransfersRepository(tx.db).lock(environment, appId, family, id)
-  if (row === undefined) throw ApiError.notFound(family === 'transfer' ? 'Transfer not found' : 'Payment intent not found')
-  if (row.state !== 'awaiting_funds') throw ApiError.conflict(`Funds can only arrive while awaiting funds; this one is ${row.state}`)
+  if (row === undefined) throw new NotFound(family === 'transfer' ? 'Transfer not found' : 'Payment intent not found')
+  if (row.state !== 'awaiting_funds') throw new Conflict(`Funds can only arrive while awaiting funds; this one is ${row.state}`)
   const currency = row.currency as Currency
   let received: bigint
   if (row.amount === null) {
-    if (amount === undefined) throw ApiError.badRequest('amount is required: this one has a flexible amount')
+    if (amount === undefined) throw new InvalidRequest('amount is required: this one has a flexible amount')
     received = amount
   } else {
     received = BigInt(row.amount)
-    if (amount !== undefined && amount !== received) throw ApiError.badRequest(`amount must be ${formatAmount(received, currency)}, the amount awaited`)
+    if (amount !== undefined && amount !== received) throw new InvalidRequest(`amount must be ${formatAmount(received, currency)}, the amount awaited`)
   }
-  if (BigInt(row.developer_fee) >= received) throw ApiError.badRequest(`amount must be greater than the developer fee of ${formatAmount(BigInt(row.developer_fee), currency)}`)
+  if (BigInt(row.developer_fee) >= received) throw new InvalidRequest(`amount must be greater than the developer fee of ${formatAmount(BigInt(row.developer_fee), currency)}`)
   const nowMs = context.now()
   await tx.publish({ type: 'transfer.funds_arrived', family, transferId: row.id, appId, environment, amount: received, at: isoOf(nowMs) })
   const withAmount: TransferRow = { ...row, amount: received.toString() }
@@ -243,8 +243,8 @@ export async function receiveFunds(
 /** Cancels a transfer still awaiting funds (nothing was moved); 409 in any other state. */
 export async function cancelTransfer(tx: Transaction, context: TransferContext, family: TransferFamily, environment: LedgerEnvironment, appId: string, id: string): Promise<Transfer> {
   const row = await new TransfersRepository(tx.db).lock(environment, appId, family, id)
-  if (row === undefined) throw ApiError.notFound(family === 'transfer' ? 'Transfer not found' : 'Payment intent not found')
-  if (row.state !== 'awaiting_funds') throw ApiError.conflict(`Only a transfer awaiting funds can be canceled; this one is ${row.state}`)
+  if (row === undefined) throw new NotFound(family === 'transfer' ? 'Transfer not found' : 'Payment intent not found')
+  if (row.state !== 'awaiting_funds') throw new Conflict(`Only a transfer awaiting funds can be canceled; this one is ${row.state}`)
   return applyChanges(tx, row, { state: 'canceled', return_reason: 'canceled before the funds arrived', next_step_at: null }, context.now(), [])
 }
 

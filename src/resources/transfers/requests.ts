@@ -3,7 +3,7 @@ import { base32 } from '@scure/base'
 import type { FastifyRequest } from 'fastify'
 import { amountField } from '../../http/amount-field.js'
 import { topLevelNumberText } from '../../http/json-number.js'
-import { ApiError } from '../../errors.js'
+import { InvalidRequest } from '../../errors.js'
 import { AmountError, CURRENCY_DECIMALS, type Currency, parseAmount } from '../../ledger/amount.js'
 import { newWalletAddress, type WalletChain } from '../wallets/public.js'
 import { CHAINS, type Chain } from '../../validation/chain-address.js'
@@ -32,20 +32,20 @@ export const INBOUND_NETWORKS: readonly Chain[] = CHAINS.filter((chain) => chain
 
 export function oneOf<const T extends string>(field: string, value: string, allowed: readonly T[]): T {
   const code = value.toLowerCase()
-  if (!(allowed as readonly string[]).includes(code)) throw ApiError.badRequest(`${field} must be one of ${allowed.join(', ')}`)
+  if (!(allowed as readonly string[]).includes(code)) throw new InvalidRequest(`${field} must be one of ${allowed.join(', ')}`)
   return code as T
 }
 
 export function railFor(field: string, value: string, currency: Fiat): string {
   const rail = value.toLowerCase()
   const rails = FIAT_RAILS[currency]
-  if (!rails.includes(rail)) throw ApiError.badRequest(`${field} must be one of ${rails.join(', ')} for ${currency}`)
+  if (!rails.includes(rail)) throw new InvalidRequest(`${field} must be one of ${rails.join(', ')} for ${currency}`)
   return rail
 }
 
 /** The required amount `field`: a 400 naming it when absent. */
 export function requiredAmount(request: FastifyRequest, field: string, value: string | number | undefined, currency: Currency): bigint {
-  if (value === undefined) throw ApiError.badRequest(`${field} is required`)
+  if (value === undefined) throw new InvalidRequest(`${field} is required`)
   return amountField(request, field, value, currency)
 }
 
@@ -60,18 +60,18 @@ export function developerFeeField(request: FastifyRequest, value: string | numbe
   try {
     fee = parseAmount(text ?? '', 'usd')
   } catch (error) {
-    if (error instanceof AmountError) throw ApiError.badRequest(`developer_fee must be a decimal amount with at most 2 decimals (got ${JSON.stringify(String(text ?? value).slice(0, 40))})`)
+    if (error instanceof AmountError) throw new InvalidRequest(`developer_fee must be a decimal amount with at most 2 decimals (got ${JSON.stringify(String(text ?? value).slice(0, 40))})`)
     throw error
   }
   const units = fee * 10n ** BigInt(CURRENCY_DECIMALS[currency] - 2)
-  if (amount !== null && units >= amount) throw ApiError.badRequest('developer_fee must be less than the amount')
+  if (amount !== null && units >= amount) throw new InvalidRequest('developer_fee must be less than the amount')
   return units
 }
 
 const ACH_REFERENCE = /^[A-Za-z0-9 ]{1,10}$/
 
 export function checkAchReference(reference: string | undefined): void {
-  if (reference !== undefined && !ACH_REFERENCE.test(reference)) throw ApiError.badRequest('ach_reference must be 1 to 10 letters, digits and spaces')
+  if (reference !== undefined && !ACH_REFERENCE.test(reference)) throw new InvalidRequest('ach_reference must be 1 to 10 letters, digits and spaces')
 }
 
 function digits(count: number): string {

@@ -2,7 +2,8 @@ import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/ty
 import type { FastifyRequest, RawRequestDefaultExpression, RawServerDefault, RouteGenericInterface } from 'fastify'
 import type { TSchema } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { ApiError } from '../../errors.js'
+import { InvalidRequest, NotFound } from '../../errors.js'
+import { ApiError } from '../../http/api-error.js'
 import { amountField } from '../../http/amount-field.js'
 import type { Currency } from '../../ledger/amount.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
@@ -51,7 +52,7 @@ export const SANDBOX_ONLY = 'Funds can only be simulated with a development key:
 /** The caller's wallet `walletId` in the key's environment; 404 for another application's or environment's. */
 export async function requireWallet(tx: Transaction, environment: LedgerEnvironment, appId: string, walletId: string): Promise<WalletRow> {
   const wallet = await findWallet(tx.db, environment, appId, walletId)
-  if (wallet === undefined) throw ApiError.notFound(WALLET_NOT_FOUND)
+  if (wallet === undefined) throw new NotFound(WALLET_NOT_FOUND)
   return wallet
 }
 
@@ -149,7 +150,7 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
       handler: async (request) => {
         const { appId, environment } = callerOf(request)
         const row = await transfers.find(ledgerEnvironmentOf(environment), appId, family, request.params.id)
-        if (row === undefined) throw ApiError.notFound(notFound)
+        if (row === undefined) throw new NotFound(notFound)
         return toTransfer(row)
       },
     })
@@ -188,7 +189,7 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
         // Another application's transfer answers 404 to any key, as a missing one does.
         const row = await transfers.find(ledgerEnvironment, appId, family, id)
         if (environment !== 'development') {
-          if (row === undefined) throw ApiError.notFound(notFound)
+          if (row === undefined) throw new NotFound(notFound)
           throw new ApiError(403, SANDBOX_ONLY)
         }
         const amount = request.body.amount === undefined || row === undefined ? undefined : amountField(request, 'amount', request.body.amount, row.currency as Currency)
@@ -340,10 +341,10 @@ export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async 
     async ({ body, request, tx, environment, appId }) => {
       const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
       const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, STABLECOINS)
-      if (sourceCurrency === destinationCurrency) throw ApiError.badRequest('destinationCurrency must differ from sourceCurrency')
+      if (sourceCurrency === destinationCurrency) throw new InvalidRequest('destinationCurrency must differ from sourceCurrency')
       const amount = amountField(request, 'amount', body.amount, sourceCurrency)
       const wallet = await requireWallet(tx, environment, appId, body.walletId)
-      if (body.sourceNetwork.toLowerCase() !== wallet.chain) throw ApiError.badRequest(`sourceNetwork must be the wallet's chain, ${wallet.chain}`)
+      if (body.sourceNetwork.toLowerCase() !== wallet.chain) throw new InvalidRequest(`sourceNetwork must be the wallet's chain, ${wallet.chain}`)
       return {
         environment,
         appId,

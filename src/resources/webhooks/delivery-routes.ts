@@ -4,7 +4,7 @@ import { callerOf } from '../../auth/authenticate.js'
 import { DeliveryLogRepository, type LoggedDelivery, type LogOwner } from './delivery-log-repository.js'
 import { toWebhook } from './objects.js'
 import { WebhooksRepository } from './repository.js'
-import { ApiError } from '../../errors.js'
+import { Conflict, NotFound } from '../../errors.js'
 import { errorResponses } from '../../schemas/common.js'
 import { type Delivery, DeliveryParams, DeliverySchema, ListDeliveriesQuery } from './delivery-schemas.js'
 import { WebhookParams } from './schemas.js'
@@ -50,7 +50,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     const [entry] = await log.forOwner(appId, webhookId, { deliveryId, skip: 0, take: 1 })
     if (entry !== undefined) return toDelivery(entry)
     await requireLogOwner(log, appId, webhookId)
-    throw ApiError.notFound(DELIVERY_NOT_FOUND)
+    throw new NotFound(DELIVERY_NOT_FOUND)
   }
 
   app.route({
@@ -106,12 +106,12 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
         const webhook = await new WebhooksRepository(tx.db, tx.unit).lockForDelivery(appId, id)
         if (webhook === undefined) {
           const deletedAt = await deletedAtOf(new DeliveryLogRepository(tx.db), appId, id)
-          if (!(await tx.deliveries.belongsTo(deliveryId, id.toLowerCase()))) throw ApiError.notFound(DELIVERY_NOT_FOUND)
-          throw ApiError.conflict(webhookDeletedMessage(deletedAt))
+          if (!(await tx.deliveries.belongsTo(deliveryId, id.toLowerCase()))) throw new NotFound(DELIVERY_NOT_FOUND)
+          throw new Conflict(webhookDeletedMessage(deletedAt))
         }
-        if (!(await tx.deliveries.belongsTo(deliveryId, webhook.id))) throw ApiError.notFound(DELIVERY_NOT_FOUND)
-        if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
-        if (!(await tx.deliveries.resend(deliveryId))) throw ApiError.conflict(DELIVERY_NOT_ENDED)
+        if (!(await tx.deliveries.belongsTo(deliveryId, webhook.id))) throw new NotFound(DELIVERY_NOT_FOUND)
+        if (webhook.is_active === 0) throw new Conflict(WEBHOOK_INACTIVE)
+        if (!(await tx.deliveries.resend(deliveryId))) throw new Conflict(DELIVERY_NOT_ENDED)
         await tx.deliveries.circuitAttemptNow(webhook.id)
       })
       return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
@@ -133,8 +133,8 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       const { id } = request.params
       const deliveryId = await app.transact(async (tx) => {
         const webhook = await new WebhooksRepository(tx.db, tx.unit).lockForDelivery(appId, id)
-        if (webhook === undefined) throw ApiError.conflict(webhookDeletedMessage(await deletedAtOf(new DeliveryLogRepository(tx.db), appId, id)))
-        if (webhook.is_active === 0) throw ApiError.conflict(WEBHOOK_INACTIVE)
+        if (webhook === undefined) throw new Conflict(webhookDeletedMessage(await deletedAtOf(new DeliveryLogRepository(tx.db), appId, id)))
+        if (webhook.is_active === 0) throw new Conflict(WEBHOOK_INACTIVE)
         await tx.deliveries.circuitAttemptNow(webhook.id)
         return (await tx.events.emitTo(appId, webhook.id, 'webhook.test', toWebhook(webhook))).deliveryId
       })
@@ -146,7 +146,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
 /** The application's webhook whose log is asked for, deleted or not; 404 when it has none by that id. */
 async function requireLogOwner(log: DeliveryLogRepository, appId: string, webhookId: string): Promise<LogOwner> {
   const owner = await log.ownerOf(appId, webhookId)
-  if (owner === undefined) throw ApiError.notFound(WEBHOOK_NOT_FOUND)
+  if (owner === undefined) throw new NotFound(WEBHOOK_NOT_FOUND)
   return owner
 }
 

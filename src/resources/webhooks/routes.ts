@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
 import { toWebhook } from './objects.js'
 import { WebhooksRepository } from './repository.js'
-import { ApiError } from '../../errors.js'
+import { InvalidRequest, NotFound } from '../../errors.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
 import {
   CreatedWebhookSchema,
@@ -73,13 +73,13 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
   /** preValidation of POST and PATCH: an `event_types` problem is answered in its own words before the schema runs. */
   const checkEventTypes = async (request: FastifyRequest): Promise<void> => {
     const problem = eventTypesProblem(request.body, options.eventTypes)
-    if (problem !== undefined) throw ApiError.badRequest(problem)
+    if (problem !== undefined) throw new InvalidRequest(problem)
   }
   await app.register(webhookDeliveryRoutes)
 
   async function urlGuard(url: string): Promise<void> {
     const problem = await options.urlAddressProblem?.(url)
-    if (problem !== undefined) throw ApiError.badRequest(problem)
+    if (problem !== undefined) throw new InvalidRequest(problem)
   }
 
   app.route({
@@ -141,7 +141,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     },
     handler: async (request) => {
       const row = await webhooks.find(callerOf(request).appId, request.params.id)
-      if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+      if (row === undefined) throw new NotFound(NOT_FOUND)
       return toWebhook(row)
     },
   })
@@ -169,7 +169,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
           signingSecret: body.signing_secret,
           eventTypes: body.event_types,
         })
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         const updated = toWebhook(row)
         if (!namesAField(body)) return updated
         await tx.events.emit(appId, 'webhook.updated', updated)
@@ -193,7 +193,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       const { appId } = callerOf(request)
       const webhook = await app.transact(async (tx) => {
         const row = await new WebhooksRepository(tx.db, tx.unit).delete(appId, request.params.id)
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         return toWebhook(row)
       })
       // Committed: its pending deliveries are canceled, and the unit of work has aborted its
@@ -213,7 +213,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
     },
     handler: async (request) => {
       const secret = await webhooks.secretOf(callerOf(request).appId, request.params.id)
-      if (secret === undefined) throw ApiError.notFound(NOT_FOUND)
+      if (secret === undefined) throw new NotFound(NOT_FOUND)
       return { signing_secret: secret }
     },
   })
@@ -238,7 +238,7 @@ export const webhookRoutes: FastifyPluginAsyncTypebox<WebhookRoutesOptions> = as
       const secret = request.body.signing_secret ?? generateSigningSecret()
       await app.transact(async (tx) => {
         const row = await new WebhooksRepository(tx.db, tx.unit).rotateSecret(appId, request.params.id, secret)
-        if (row === undefined) throw ApiError.notFound(NOT_FOUND)
+        if (row === undefined) throw new NotFound(NOT_FOUND)
         await tx.events.emit(appId, 'webhook.updated', toWebhook(row))
       })
       return { signing_secret: secret }
