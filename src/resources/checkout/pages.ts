@@ -1,4 +1,5 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import type { Db } from '../../db/database.js'
 import { nowIso } from '../../db/time.js'
 import { DomainError } from '../../errors.js'
 import { ApiError } from '../../http/api-error.js'
@@ -10,7 +11,7 @@ import type { Transaction } from '../../events/transact.js'
 import { findInvoice, findPayableInvoice, formatCents, type InvoiceRow, lockInvoice, UNITS_PER_CENT } from '../invoices/public.js'
 import { findPaymentLink, findPaymentLinkBySlug, type PaymentLinkRow } from '../payment-links/public.js'
 import type { ResourceOptions } from '../resource.js'
-import { createTransfer, depositAddress, findTransfer, receiveFunds, type TransferContext } from '../transfers/public.js'
+import { createTransfer, depositAddress, findTransfer, receiveFunds, type Transfer, type TransferContext } from '../transfers/public.js'
 import { type Charge, invoiceCharge, linkCharge, MAX_PAYER_AMOUNT } from './charges.js'
 import { Html, html, layout, PAGE_HEADERS } from './html.js'
 import { type BoughtItem, type CheckoutPaymentRow, CheckoutRepository } from './repository.js'
@@ -49,11 +50,6 @@ class Refusal extends Error {
   ) {
     super(message)
   }
-}
-
-/** `environment`: the money of what the page is about; undefined on a page about none (not found, an error). */
-function sendPage(reply: FastifyReply, status: number, title: string, main: Html, environment: LedgerEnvironment | undefined): FastifyReply {
-  return reply.code(status).headers(PAGE_HEADERS).send(layout(title, main, environment))
 }
 
 /**
@@ -166,344 +162,416 @@ function invoiceClosed(invoice: InvoiceRow): Refusal | undefined {
   return message === undefined ? undefined : new Refusal(409, message)
 }
 
+/** A page as it is answered: its status, title, main content, and the money it is about (undefined on a page about none: not found, an error). */
+interface Page {
+  status: number
+  title: string
+  main: Html
+  environment: LedgerEnvironment | undefined
+}
+
+function sendPage(reply: FastifyReply, page: Page): FastifyReply {
+  return reply.code(page.status).headers(PAGE_HEADERS).send(layout(page.title, page.main, page.environment))
+}
+
+function notFoundPage(): Page {
+  return { status: 404, title: 'Not found', main: html`<h1>Not found</h1>${alertOf(NOT_FOUND)}`, environment: undefined }
+}
+
+/** Where a Pay button leads: the payment intent's page. */
+function toPayment(reply: FastifyReply, intentId: string): FastifyReply {
+  return reply.code(303).header('location', `/checkout/${intentId}`).send()
+}
+
+/** What the pages' handlers work with: the app (its database and transactions) and the money's settings. */
+interface Checkout {
+  app: FastifyInstance
+  context: TransferContext
+  publicUrl: () => string
+}
+
 export const checkoutPages: FastifyPluginAsync<ResourceOptions> = async (app, options) => {
-  const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
+  const checkout: Checkout = { app, context: { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }, publicUrl: options.publicUrl }
   const hidden = { schema: { hide: true } }
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => done(null, formFields(body)))
+  app.setErrorHandler(answerError)
+  app.get<{ Params: { id: string } }>('/invoices/:id/pay', hidden, (request, reply) => showInvoice(checkout, request.params.id, reply))
+  app.post<{ Params: { id: string }; Body: unknown }>('/invoices/:id/pay', hidden, (request, reply) => payInvoice(checkout, request.params.id, formOf(request.body), reply))
+  app.get<{ Params: { appId: string; slug: string } }>('/pay/:appId/:slug', hidden, (request, reply) => showLink(checkout, request.params, reply))
+  app.post<{ Params: { appId: string; slug: string }; Body: unknown }>('/pay/:appId/:slug', hidden, (request, reply) => payLink(checkout, request.params, formOf(request.body), reply))
+  app.get<{ Params: { intentId: string } }>('/checkout/:intentId', hidden, (request, reply) => showPayment(checkout, request.params.intentId, reply))
+  app.post<{ Params: { intentId: string } }>('/checkout/:intentId/complete', hidden, (request, reply) => completePayment(checkout, request, request.params.intentId, reply))
+}
 
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => {
-    const form: Form = {}
-    for (const [name, value] of new URLSearchParams(typeof body === 'string' ? body : body.toString('utf8'))) form[name] ??= value
-    done(null, form)
-  })
+/** A form body's fields, the first of each name. */
+function formFields(body: string | Buffer): Form {
+  const form: Form = {}
+  for (const [name, value] of new URLSearchParams(typeof body === 'string' ? body : body.toString('utf8'))) form[name] ??= value
+  return form
+}
 
-  app.setErrorHandler((error: unknown, request, reply) => {
-    const status =
-      error instanceof ApiError
-        ? error.statusCode
-        : error instanceof DomainError
-          ? domainErrorStatus(error)
-          : typeof (error as { statusCode?: unknown }).statusCode === 'number'
-            ? (error as { statusCode: number }).statusCode
-            : 500
-    if (status >= 500) request.log.error({ err: error }, 'checkout page failed')
-    const message = status >= 500 ? 'Something went wrong on our side. Nothing was charged; try again in a moment.' : error instanceof Error ? error.message : 'The request could not be understood'
-    return sendPage(reply, status, 'Checkout', html`<h1>Checkout</h1>${alertOf(message)}`, undefined)
-  })
+/** Any error a handler did not turn into its page's refusal: a page of its own, saying nothing of ours when it is our fault. */
+function answerError(error: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const status =
+    error instanceof ApiError
+      ? error.statusCode
+      : error instanceof DomainError
+        ? domainErrorStatus(error)
+        : typeof (error as { statusCode?: unknown }).statusCode === 'number'
+          ? (error as { statusCode: number }).statusCode
+          : 500
+  if (status >= 500) request.log.error({ err: error }, 'checkout page failed')
+  const message = status >= 500 ? 'Something went wrong on our side. Nothing was charged; try again in a moment.' : error instanceof Error ? error.message : 'The request could not be understood'
+  return sendPage(reply, { status, title: 'Checkout', main: html`<h1>Checkout</h1>${alertOf(message)}`, environment: undefined })
+}
 
-  const notFound = (reply: FastifyReply) => sendPage(reply, 404, 'Not found', html`<h1>Not found</h1>${alertOf(NOT_FOUND)}`, undefined)
+// ---- invoices
 
-  /** The invoice a page's address names, when it is a well-formed id of a payable one. */
-  async function pageInvoice(id: string): Promise<InvoiceRow | undefined> {
-    return UUID.test(id) ? findPayableInvoice(app.db, id) : undefined
+/** The invoice a page's address names, when it is a well-formed id of a payable one. */
+async function pageInvoice(db: Db, id: string): Promise<InvoiceRow | undefined> {
+  return UUID.test(id) ? findPayableInvoice(db, id) : undefined
+}
+
+async function showInvoice(checkout: Checkout, id: string, reply: FastifyReply): Promise<FastifyReply> {
+  const invoice = await pageInvoice(checkout.app.db, id)
+  if (invoice === undefined) return sendPage(reply, notFoundPage())
+  return sendPage(reply, invoicePage(invoice, {}))
+}
+
+async function payInvoice(checkout: Checkout, id: string, form: Form, reply: FastifyReply): Promise<FastifyReply> {
+  const invoice = await pageInvoice(checkout.app.db, id)
+  if (invoice === undefined) return sendPage(reply, notFoundPage())
+  try {
+    const { email, cents } = invoicePayment(invoice, form)
+    return toPayment(reply, await checkout.app.transact((tx) => startInvoicePayment(tx, checkout.context, invoice, email, cents)))
+  } catch (error) {
+    if (error instanceof Refusal) return sendPage(reply, invoicePage(invoice, form, error))
+    throw error
   }
+}
 
-  /** The link a page's address names, when its application id and slug are well formed. */
-  async function pageLink(appId: string, slug: string): Promise<PaymentLinkRow | undefined> {
-    return UUID.test(appId) && SLUG.test(slug) ? findPaymentLinkBySlug(app.db, appId.toLowerCase(), slug) : undefined
-  }
+/** The payer's email and the cents they pay (the amount due, or the part they typed), or the Refusal the form gets. */
+function invoicePayment(invoice: InvoiceRow, form: Form): { email: string; cents: bigint } {
+  const closed = invoiceClosed(invoice)
+  if (closed !== undefined) throw closed
+  const email = checkedEmail(form)
+  const { due } = invoiceCharge(invoice)
+  if (invoice.partial_payment !== 1) return { email, cents: due }
+  const cents = typedAmount(form.amount, 'usd', 'the amount')
+  if (cents <= 0n || cents > due) throw new Refusal(400, `Enter an amount greater than 0.00 and at most ${formatCents(due)}`)
+  return { email, cents }
+}
 
-  // ---- invoices
+/** The invoice's payment, judged again under the invoice's lock: a PUT or a payment may have changed it since it was read. */
+async function startInvoicePayment(tx: Transaction, context: TransferContext, invoice: InvoiceRow, email: string, cents: bigint): Promise<string> {
+  const current = await lockInvoice(tx.db, invoice.app_id, invoice.id)
+  if (current === undefined) throw new Refusal(404, NOT_FOUND)
+  const refusal = invoiceClosed(current)
+  if (refusal !== undefined) throw refusal
+  if (cents > invoiceCharge(current).due) throw new Refusal(409, 'The amount due has changed: reload the page')
+  return startPayment(tx, context, { appId: invoice.app_id, environment: current.environment as LedgerEnvironment, currency: invoice.currency as Currency, amount: cents * UNITS_PER_CENT, email, address: null, invoiceId: invoice.id, linkId: null, items: null })
+}
 
-  function invoicePage(reply: FastifyReply, invoice: InvoiceRow, form: Form, refusal?: Refusal): FastifyReply {
-    const charge = invoiceCharge(invoice)
-    const cur = upper(invoice.currency)
-    const closed = invoiceClosed(invoice)
-    const partial = invoice.partial_payment === 1
-    const extra = html`${charge.paid > 0n ? html`<tr><th scope="row" colspan="3">Paid</th><td class="number">${formatCents(charge.paid)}</td></tr>` : ''}
+function invoicePage(invoice: InvoiceRow, form: Form, refusal?: Refusal): Page {
+  const charge = invoiceCharge(invoice)
+  const cur = upper(invoice.currency)
+  const extra = html`${charge.paid > 0n ? html`<tr><th scope="row" colspan="3">Paid</th><td class="number">${formatCents(charge.paid)}</td></tr>` : ''}
 <tr class="total"><th scope="row" colspan="3">Amount due</th><td class="number">${formatCents(charge.due)} ${cur}</td></tr>`
-    const payForm =
-      closed !== undefined
-        ? html`<div class="${invoice.status === 'PAID' ? 'notice' : 'alert'}" role="status"><p>${closed.message}</p></div>`
-        : html`<form method="post" action="/invoices/${invoice.id}/pay" novalidate>
-<h2>Pay this invoice</h2>
-${emailField(form.email ?? invoice.email)}
-${partial ? html`<label for="amount">Amount to pay (${cur})</label><input id="amount" name="amount" inputmode="decimal" required value="${form.amount ?? formatCents(charge.due)}" aria-describedby="amount-help"><p id="amount-help">This invoice may be paid in parts: at most ${formatCents(charge.due)} ${cur}.</p>` : ''}
-<button type="submit">Pay ${partial ? '' : `${formatCents(charge.due)} ${cur}`}</button>
-</form>`
-    const main = html`<h1>Invoice: ${invoice.name}</h1>
+  const main = html`<h1>Invoice: ${invoice.name}</h1>
 ${alertOf(refusal?.message)}
 <p>Billed to ${invoice.email}. Due ${invoice.due_date.slice(0, 10)}. Status: <strong>${invoice.status}</strong>.</p>
 ${chargeTable(charge, `What this invoice is for, in ${cur}`, extra)}
-${payForm}`
-    return sendPage(reply, refusal?.status ?? 200, `Invoice: ${invoice.name}`, main, invoice.environment as LedgerEnvironment)
-  }
+${invoicePayForm(invoice, charge.due, form)}`
+  return { status: refusal?.status ?? 200, title: `Invoice: ${invoice.name}`, main, environment: invoice.environment as LedgerEnvironment }
+}
 
-  app.get<{ Params: { id: string } }>('/invoices/:id/pay', hidden, async (request, reply) => {
-    const invoice = await pageInvoice(request.params.id)
-    if (invoice === undefined) return notFound(reply)
-    return invoicePage(reply, invoice, {})
-  })
-
-  app.post<{ Params: { id: string }; Body: unknown }>('/invoices/:id/pay', hidden, async (request, reply) => {
-    const form = formOf(request.body)
-    const invoice = await pageInvoice(request.params.id)
-    if (invoice === undefined) return notFound(reply)
-    try {
-      const closed = invoiceClosed(invoice)
-      if (closed !== undefined) throw closed
-      const email = checkedEmail(form)
-      const { due } = invoiceCharge(invoice)
-      let cents = due
-      if (invoice.partial_payment === 1) {
-        cents = typedAmount(form.amount, 'usd', 'the amount')
-        if (cents <= 0n || cents > due) throw new Refusal(400, `Enter an amount greater than 0.00 and at most ${formatCents(due)}`)
-      }
-      const intentId = await app.transact(async (tx) => {
-        // Judged again under the invoice's lock: a PUT or a payment may have changed it since it was read.
-        const current = await lockInvoice(tx.db, invoice.app_id, invoice.id)
-        if (current === undefined) throw new Refusal(404, NOT_FOUND)
-        const refusal = invoiceClosed(current)
-        if (refusal !== undefined) throw refusal
-        if (cents > invoiceCharge(current).due) throw new Refusal(409, 'The amount due has changed: reload the page')
-        return startPayment(tx, { appId: invoice.app_id, environment: current.environment as LedgerEnvironment, currency: invoice.currency as Currency, amount: cents * UNITS_PER_CENT, email, address: null, invoiceId: invoice.id, linkId: null, items: null })
-      })
-      return reply.code(303).header('location', `/checkout/${intentId}`).send()
-    } catch (error) {
-      if (error instanceof Refusal) return invoicePage(reply, invoice, form, error)
-      throw error
-    }
-  })
-
-  // ---- payment links
-
-  async function linkPage(reply: FastifyReply, link: PaymentLinkRow, form: Form, refusal?: Refusal): Promise<FastifyReply> {
-    const closed = linkClosed(link, new Date())
-    let charge: Charge | undefined
-    let unavailable: string | undefined
-    try {
-      charge = await linkCharge(app.db, link, refusal === undefined ? undefined : safeQuantities(form))
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error
-      unavailable = error.message
-    }
-    const cur = upper(link.currency)
-    const payerAmount = charge !== undefined && charge.total === null
-    const canPay = closed === undefined && unavailable === undefined && charge !== undefined
-    const table =
-      charge === undefined
-        ? html``
-        : charge.lines.length > 0
-          ? chargeTable(charge, `What you are buying, in ${cur}`)
-          : charge.total !== null
-            ? html`<p>Amount: <strong>${shown(charge.total, link.currency as Currency)} ${cur}</strong></p>`
-            : html``
-    // The quantity inputs sit in the table: it goes inside the form when the payer may change them.
-    const adjustable = charge !== undefined && canPay && charge.adjustable
-    const fixedTotal = charge?.total !== null && charge?.total !== undefined && !adjustable ? ` ${shown(charge.total, link.currency as Currency)} ${cur}` : ''
-    const payForm = !canPay
-      ? html`<div class="alert" role="status"><p>${closed?.message ?? unavailable}</p></div>`
-      : html`<form method="post" action="/pay/${link.app_id}/${link.slug}" novalidate>
-${adjustable ? html`${table}<p>Change the quantities if you like; 0 leaves a product out.</p>` : ''}
-<h2>Pay</h2>
-${payerAmount ? html`<label for="amount">Amount (${cur})</label><input id="amount" name="amount" inputmode="decimal" required value="${form.amount ?? ''}" aria-describedby="amount-help"><p id="amount-help">The amount you choose to pay, like 25.00.</p>` : ''}
-${emailField(form.email ?? '')}
-${link.collect_address === 1 ? addressField(form.address ?? '') : ''}
-<button type="submit">Pay${fixedTotal}</button>
+/** The form that pays the invoice, or why it cannot be paid. */
+function invoicePayForm(invoice: InvoiceRow, due: bigint, form: Form): Html {
+  const closed = invoiceClosed(invoice)
+  if (closed !== undefined) return html`<div class="${invoice.status === 'PAID' ? 'notice' : 'alert'}" role="status"><p>${closed.message}</p></div>`
+  const cur = upper(invoice.currency)
+  const partial = invoice.partial_payment === 1
+  return html`<form method="post" action="/invoices/${invoice.id}/pay" novalidate>
+<h2>Pay this invoice</h2>
+${emailField(form.email ?? invoice.email)}
+${partial ? html`<label for="amount">Amount to pay (${cur})</label><input id="amount" name="amount" inputmode="decimal" required value="${form.amount ?? formatCents(due)}" aria-describedby="amount-help"><p id="amount-help">This invoice may be paid in parts: at most ${formatCents(due)} ${cur}.</p>` : ''}
+<button type="submit">Pay ${partial ? '' : `${formatCents(due)} ${cur}`}</button>
 </form>`
-    const main = html`<h1>${link.title}</h1>
+}
+
+// ---- payment links
+
+/** The link a page's address names, when its application id and slug are well formed. */
+async function pageLink(db: Db, appId: string, slug: string): Promise<PaymentLinkRow | undefined> {
+  return UUID.test(appId) && SLUG.test(slug) ? findPaymentLinkBySlug(db, appId.toLowerCase(), slug) : undefined
+}
+
+/** The invoice an INVOICE link is for, when it is one of the link's application: its page is where it is paid. */
+async function invoiceOfLink(db: Db, link: PaymentLinkRow): Promise<InvoiceRow | undefined> {
+  if (link.link_type !== 'INVOICE' || link.payment_for_id === null) return undefined
+  const invoice = await pageInvoice(db, link.payment_for_id)
+  return invoice?.app_id === link.app_id ? invoice : undefined
+}
+
+async function showLink(checkout: Checkout, params: { appId: string; slug: string }, reply: FastifyReply): Promise<FastifyReply> {
+  const link = await pageLink(checkout.app.db, params.appId, params.slug)
+  if (link === undefined) return sendPage(reply, notFoundPage())
+  const invoice = await invoiceOfLink(checkout.app.db, link)
+  if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
+  return sendPage(reply, linkPage(link, await linkState(checkout.app.db, link, {}), {}))
+}
+
+async function payLink(checkout: Checkout, params: { appId: string; slug: string }, form: Form, reply: FastifyReply): Promise<FastifyReply> {
+  const link = await pageLink(checkout.app.db, params.appId, params.slug)
+  if (link === undefined) return sendPage(reply, notFoundPage())
+  const invoice = await invoiceOfLink(checkout.app.db, link)
+  if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
+  try {
+    const payment = await linkPayment(checkout.app.db, link, form)
+    return toPayment(reply, await checkout.app.transact((tx) => startPayment(tx, checkout.context, payment)))
+  } catch (error) {
+    if (error instanceof Refusal) return sendPage(reply, linkPage(link, await linkState(checkout.app.db, link, form, error), form, error))
+    throw error
+  }
+}
+
+/** The payment the form asks for on the link, or the Refusal the form gets. */
+async function linkPayment(db: Db, link: PaymentLinkRow, form: Form): Promise<NewPayment> {
+  const closed = linkClosed(link, new Date())
+  if (closed !== undefined) throw closed
+  const charge = await asRefusal(linkCharge(db, link, quantitiesOf(form)))
+  const currency = link.currency as Currency
+  const amount = charge.total ?? payerAmount(form, currency)
+  if (amount <= 0n) throw new Refusal(400, 'Choose at least one product')
+  if (amount > MAX_PAYER_AMOUNT) throw new Refusal(400, `The total must be at most ${shown(MAX_PAYER_AMOUNT, currency)} ${upper(currency)}`)
+  const email = checkedEmail(form)
+  const address = link.collect_address === 1 ? checkedAddress(form) : null
+  const items: BoughtItem[] = charge.lines.filter((line) => line.quantity > 0).map((line) => ({ product_id: line.productId, name: line.name, quantity: line.quantity, unit_price: formatCents(line.unitPrice) }))
+  return { appId: link.app_id, environment: link.environment as LedgerEnvironment, currency, amount, email, address, invoiceId: null, linkId: link.id, items: link.link_type === 'PRODUCT' ? items : null }
+}
+
+/** The amount the payer typed on a link that leaves it to them. */
+function payerAmount(form: Form, currency: Currency): bigint {
+  const amount = typedAmount(form.amount, currency, 'the amount')
+  if (amount <= 0n || amount > MAX_PAYER_AMOUNT) throw new Refusal(400, `Enter an amount greater than 0 and at most ${shown(MAX_PAYER_AMOUNT, currency)}`)
+  return amount
+}
+
+/** What a link's page shows of it now: why it is closed, its charge, or why the charge cannot be made (a product gone, say). */
+interface LinkState {
+  closed: Refusal | undefined
+  charge: Charge | undefined
+  unavailable: string | undefined
+}
+
+/** After a refusal, the charge has the quantities the payer typed (when they are whole numbers). */
+async function linkState(db: Db, link: PaymentLinkRow, form: Form, refusal?: Refusal): Promise<LinkState> {
+  const closed = linkClosed(link, new Date())
+  try {
+    return { closed, charge: await linkCharge(db, link, refusal === undefined ? undefined : safeQuantities(form)), unavailable: undefined }
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error
+    return { closed, charge: undefined, unavailable: error.message }
+  }
+}
+
+function linkPage(link: PaymentLinkRow, state: LinkState, form: Form, refusal?: Refusal): Page {
+  const { closed, charge, unavailable } = state
+  const canPay = closed === undefined && unavailable === undefined && charge !== undefined
+  const table = charge === undefined ? html`` : linkTable(link, charge)
+  // The quantity inputs sit in the table: it goes inside the form when the payer may change them.
+  const adjustable = charge !== undefined && canPay && charge.adjustable
+  const payForm = !canPay ? html`<div class="alert" role="status"><p>${closed?.message ?? unavailable}</p></div>` : linkPayForm(link, charge, adjustable ? table : undefined, form)
+  const main = html`<h1>${link.title}</h1>
 ${alertOf(refusal?.message)}
 ${link.description === null ? '' : html`<p class="description">${link.description}</p>`}
 ${link.cover_image === null ? '' : html`<img src="${link.cover_image}" alt="" width="320">`}
 ${adjustable ? '' : table}
 ${payForm}`
-    return sendPage(reply, refusal?.status ?? closed?.status ?? 200, link.title, main, link.environment as LedgerEnvironment)
-  }
+  return { status: refusal?.status ?? closed?.status ?? 200, title: link.title, main, environment: link.environment as LedgerEnvironment }
+}
 
-  /** The invoice an INVOICE link is for, when it is one of the link's application: its page is where it is paid. */
-  async function invoiceOfLink(link: PaymentLinkRow): Promise<InvoiceRow | undefined> {
-    if (link.link_type !== 'INVOICE' || link.payment_for_id === null) return undefined
-    const invoice = await pageInvoice(link.payment_for_id)
-    return invoice?.app_id === link.app_id ? invoice : undefined
-  }
+/** What the link charges: its products, or its fixed amount (nothing when the payer chooses it). */
+function linkTable(link: PaymentLinkRow, charge: Charge): Html {
+  const cur = upper(link.currency)
+  if (charge.lines.length > 0) return chargeTable(charge, `What you are buying, in ${cur}`)
+  if (charge.total !== null) return html`<p>Amount: <strong>${shown(charge.total, link.currency as Currency)} ${cur}</strong></p>`
+  return html``
+}
 
-  app.get<{ Params: { appId: string; slug: string } }>('/pay/:appId/:slug', hidden, async (request, reply) => {
-    const link = await pageLink(request.params.appId, request.params.slug)
-    if (link === undefined) return notFound(reply)
-    const invoice = await invoiceOfLink(link)
-    if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
-    return linkPage(reply, link, {})
-  })
-
-  app.post<{ Params: { appId: string; slug: string }; Body: unknown }>('/pay/:appId/:slug', hidden, async (request, reply) => {
-    const form = formOf(request.body)
-    const link = await pageLink(request.params.appId, request.params.slug)
-    if (link === undefined) return notFound(reply)
-    const invoice = await invoiceOfLink(link)
-    if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
-    try {
-      const now = new Date()
-      const closed = linkClosed(link, now)
-      if (closed !== undefined) throw closed
-      const charge = await asRefusal(linkCharge(app.db, link, quantitiesOf(form)))
-      const currency = link.currency as Currency
-      let amount = charge.total
-      if (amount === null) {
-        amount = typedAmount(form.amount, currency, 'the amount')
-        if (amount <= 0n || amount > MAX_PAYER_AMOUNT) throw new Refusal(400, `Enter an amount greater than 0 and at most ${shown(MAX_PAYER_AMOUNT, currency)}`)
-      }
-      if (amount <= 0n) throw new Refusal(400, 'Choose at least one product')
-      if (amount > MAX_PAYER_AMOUNT) throw new Refusal(400, `The total must be at most ${shown(MAX_PAYER_AMOUNT, currency)} ${upper(currency)}`)
-      const email = checkedEmail(form)
-      const address = link.collect_address === 1 ? checkedAddress(form) : null
-      const items: BoughtItem[] = charge.lines.filter((line) => line.quantity > 0).map((line) => ({ product_id: line.productId, name: line.name, quantity: line.quantity, unit_price: formatCents(line.unitPrice) }))
-      const total = amount
-      const intentId = await app.transact(async (tx) =>
-        startPayment(tx, { appId: link.app_id, environment: link.environment as LedgerEnvironment, currency, amount: total, email, address, invoiceId: null, linkId: link.id, items: link.link_type === 'PRODUCT' ? items : null }),
-      )
-      return reply.code(303).header('location', `/checkout/${intentId}`).send()
-    } catch (error) {
-      if (error instanceof Refusal) return linkPage(reply, link, form, error)
-      throw error
-    }
-  })
-
-  // ---- the payment
-
-  interface NewPayment {
-    appId: string
-    /** the money of the invoice or link it pays */
-    environment: LedgerEnvironment
-    currency: Currency
-    amount: bigint
-    email: string
-    address: string | null
-    invoiceId: string | null
-    linkId: string | null
-    items: BoughtItem[] | null
-  }
-
-  /** A stablecoin payment intent for `amount` on Base into the application's Base wallet, and the row naming what it pays. */
-  async function startPayment(tx: Transaction, payment: NewPayment): Promise<string> {
-    const environment = payment.environment
-    const wallet = (await ensureWallets(tx.db, environment, payment.appId)).find((row) => row.chain === NETWORK)
-    if (wallet === undefined) throw new Error('the application has no Base wallet')
-    const intent = await createTransfer(tx, context, {
-      environment,
-      appId: payment.appId,
-      kind: 'payment_intent_stablecoin',
-      wallet,
-      currency: payment.currency,
-      amount: payment.amount,
-      developerFee: 0n,
-      destinationCurrency: payment.currency,
-      source: { payment_rail: NETWORK, currency: payment.currency },
-      destination: { payment_rail: NETWORK, currency: payment.currency, bridge_wallet_id: wallet.id, to_address: wallet.address },
-      instructions: { to_address: depositAddress(NETWORK) },
-      customer: payment.address === null ? { email: payment.email } : { email: payment.email, address: payment.address },
-    })
-    await new CheckoutRepository(tx.db).insert({
-      transfer_id: intent.id,
-      app_id: payment.appId,
-      environment,
-      invoice_id: payment.invoiceId,
-      payment_link_id: payment.linkId,
-      currency: payment.currency,
-      amount: payment.amount.toString(),
-      email: payment.email,
-      address: payment.address,
-      items: payment.items === null ? null : JSON.stringify(payment.items),
-      state: 'awaiting_funds',
-      paid_at: null,
-      created_at: nowIso(),
-    })
-    return intent.id
-  }
-
-  /**
-   * What a payment pays, as its page names it, and the money it is: live when the intent or what
-   * it pays is live (an intent is made in its invoice's or link's money; the two differ only for
-   * an intent made before invoices and links recorded theirs, and then it takes no sandbox payment).
-   */
-  async function paidObjectOf(payment: CheckoutPaymentRow): Promise<{ what: Html; environment: LedgerEnvironment }> {
-    let what: Html
-    let owed: string | undefined
-    if (payment.invoice_id !== null) {
-      const invoice = await findInvoice(app.db, payment.app_id, payment.invoice_id)
-      what = invoice === undefined ? html`an invoice` : html`<a href="/invoices/${invoice.id}/pay">Invoice: ${invoice.name}</a> (now <strong>${invoice.status}</strong>)`
-      owed = invoice?.environment
-    } else {
-      const link = payment.payment_link_id === null ? undefined : await findPaymentLink(app.db, payment.app_id, payment.payment_link_id)
-      what = link === undefined ? html`a payment link` : html`<a href="/pay/${link.app_id}/${link.slug}">${link.title}</a>`
-      owed = link?.environment
-    }
-    return { what, environment: payment.environment === 'live' || owed === 'live' ? 'live' : 'sandbox' }
-  }
-
-  async function paymentPage(reply: FastifyReply, payment: CheckoutPaymentRow, refusal?: Refusal): Promise<FastifyReply> {
-    const intent = await findTransfer(app.db, payment.environment as LedgerEnvironment, payment.app_id, 'payment_intent', payment.transfer_id)
-    if (intent === undefined) return notFound(reply)
-    const currency = payment.currency as Currency
-    const cur = upper(currency)
-    const amount = `${shown(BigInt(payment.amount), currency)} ${cur}`
-    const instructions = intent.source_deposit_instructions
-    const { what, environment } = await paidObjectOf(payment)
-    const live = environment === 'live'
-    const paid = payment.state === 'paid'
-    const awaiting = intent.state === 'awaiting_funds'
-    const status = paid
-      ? html`<div class="notice" role="status"><h2>Payment received</h2><p>${amount} arrived on ${(payment.paid_at ?? '').slice(0, 19).replace('T', ' ')} UTC. Thank you.</p></div>`
-      : awaiting && live
-        ? html`<div class="alert" role="status"><h2>Live payments are not received yet</h2><p>${LIVE_NOT_WATCHED}</p></div>`
-        : awaiting
-          ? html`<div role="status"><p>Waiting for your payment. Reload this page once you have sent it.</p></div>`
-          : html`<div class="alert" role="status"><p>This payment is ${intent.state.replaceAll('_', ' ')}.</p></div>`
-    // A live payment is never offered the sandbox's button, whatever else is true.
-    const sandbox =
-      !paid && awaiting && !live
-        ? html`<form method="post" action="/checkout/${payment.transfer_id}/complete" class="sandbox">
-<h2>Sandbox</h2>
-<p id="sandbox-help">No real money moves here. This button makes the ${amount} arrive as if you had sent it.</p>
-<button type="submit" aria-describedby="sandbox-help">Complete payment (sandbox)</button>
+/** The form that pays the link; `adjustableTable` is the charge's table when the payer may change its quantities. */
+function linkPayForm(link: PaymentLinkRow, charge: Charge, adjustableTable: Html | undefined, form: Form): Html {
+  const cur = upper(link.currency)
+  const fixedTotal = charge.total !== null && adjustableTable === undefined ? ` ${shown(charge.total, link.currency as Currency)} ${cur}` : ''
+  return html`<form method="post" action="/pay/${link.app_id}/${link.slug}" novalidate>
+${adjustableTable === undefined ? '' : html`${adjustableTable}<p>Change the quantities if you like; 0 leaves a product out.</p>`}
+<h2>Pay</h2>
+${charge.total === null ? html`<label for="amount">Amount (${cur})</label><input id="amount" name="amount" inputmode="decimal" required value="${form.amount ?? ''}" aria-describedby="amount-help"><p id="amount-help">The amount you choose to pay, like 25.00.</p>` : ''}
+${emailField(form.email ?? '')}
+${link.collect_address === 1 ? addressField(form.address ?? '') : ''}
+<button type="submit">Pay${fixedTotal}</button>
 </form>`
-        : html``
-    // Where to send live funds is not shown while no one watches for them: they would be lost.
-    const howToPay =
-      paid || live
-        ? ''
-        : html`<h2>How to pay</h2>
+}
+
+// ---- the payment
+
+interface NewPayment {
+  appId: string
+  /** the money of the invoice or link it pays */
+  environment: LedgerEnvironment
+  currency: Currency
+  amount: bigint
+  email: string
+  address: string | null
+  invoiceId: string | null
+  linkId: string | null
+  items: BoughtItem[] | null
+}
+
+/** A stablecoin payment intent for `amount` on Base into the application's Base wallet, and the row naming what it pays. */
+async function startPayment(tx: Transaction, context: TransferContext, payment: NewPayment): Promise<string> {
+  const environment = payment.environment
+  const wallet = (await ensureWallets(tx.db, environment, payment.appId)).find((row) => row.chain === NETWORK)
+  if (wallet === undefined) throw new Error('the application has no Base wallet')
+  const intent = await createTransfer(tx, context, {
+    environment,
+    appId: payment.appId,
+    kind: 'payment_intent_stablecoin',
+    wallet,
+    currency: payment.currency,
+    amount: payment.amount,
+    developerFee: 0n,
+    destinationCurrency: payment.currency,
+    source: { payment_rail: NETWORK, currency: payment.currency },
+    destination: { payment_rail: NETWORK, currency: payment.currency, bridge_wallet_id: wallet.id, to_address: wallet.address },
+    instructions: { to_address: depositAddress(NETWORK) },
+    customer: payment.address === null ? { email: payment.email } : { email: payment.email, address: payment.address },
+  })
+  await new CheckoutRepository(tx.db).insert({
+    transfer_id: intent.id,
+    app_id: payment.appId,
+    environment,
+    invoice_id: payment.invoiceId,
+    payment_link_id: payment.linkId,
+    currency: payment.currency,
+    amount: payment.amount.toString(),
+    email: payment.email,
+    address: payment.address,
+    items: payment.items === null ? null : JSON.stringify(payment.items),
+    state: 'awaiting_funds',
+    paid_at: null,
+    created_at: nowIso(),
+  })
+  return intent.id
+}
+
+/** The payment a page's address names, unless its application is deleted: then, like its invoices' pages, it does not exist. */
+async function findPayment(db: Db, id: string): Promise<CheckoutPaymentRow | undefined> {
+  if (!UUID.test(id)) return undefined
+  return new CheckoutRepository(db).findPayable(id)
+}
+
+async function showPayment(checkout: Checkout, intentId: string, reply: FastifyReply): Promise<FastifyReply> {
+  const payment = await findPayment(checkout.app.db, intentId)
+  if (payment === undefined) return sendPage(reply, notFoundPage())
+  return sendPage(reply, await paymentPageOf(checkout.app.db, payment))
+}
+
+/** Sandbox only, from the payment's own page: the funds arrive (receiveFunds), which pays the invoice or link. */
+async function completePayment(checkout: Checkout, request: FastifyRequest, intentId: string, reply: FastifyReply): Promise<FastifyReply> {
+  const db = checkout.app.db
+  const payment = await findPayment(db, intentId)
+  if (payment === undefined) return sendPage(reply, notFoundPage())
+  if (crossSite(request, checkout.publicUrl())) return sendPage(reply, await paymentPageOf(db, payment, new Refusal(403, CROSS_SITE)))
+  if ((await paidObjectOf(db, payment)).environment === 'live') return sendPage(reply, await paymentPageOf(db, payment, new Refusal(403, LIVE_NO_SANDBOX)))
+  try {
+    await checkout.app.transact((tx) => receiveFunds(tx, checkout.context, 'payment_intent', 'sandbox', payment.app_id, payment.transfer_id, undefined))
+  } catch (error) {
+    if (!(error instanceof DomainError)) throw error
+    return sendPage(reply, await paymentPageOf(db, payment, new Refusal(domainErrorStatus(error), error.message)))
+  }
+  return toPayment(reply, payment.transfer_id)
+}
+
+/** What a payment pays, as its page names it, and the money it is. */
+interface PaidObject {
+  what: Html
+  environment: LedgerEnvironment
+}
+
+/**
+ * Live when the intent or what it pays is live (an intent is made in its invoice's or link's
+ * money; the two differ only for an intent made before invoices and links recorded theirs, and
+ * then it takes no sandbox payment).
+ */
+async function paidObjectOf(db: Db, payment: CheckoutPaymentRow): Promise<PaidObject> {
+  let what: Html
+  let owed: string | undefined
+  if (payment.invoice_id !== null) {
+    const invoice = await findInvoice(db, payment.app_id, payment.invoice_id)
+    what = invoice === undefined ? html`an invoice` : html`<a href="/invoices/${invoice.id}/pay">Invoice: ${invoice.name}</a> (now <strong>${invoice.status}</strong>)`
+    owed = invoice?.environment
+  } else {
+    const link = payment.payment_link_id === null ? undefined : await findPaymentLink(db, payment.app_id, payment.payment_link_id)
+    what = link === undefined ? html`a payment link` : html`<a href="/pay/${link.app_id}/${link.slug}">${link.title}</a>`
+    owed = link?.environment
+  }
+  return { what, environment: payment.environment === 'live' || owed === 'live' ? 'live' : 'sandbox' }
+}
+
+/** The payment's page, read now: not found when its payment intent is gone. */
+async function paymentPageOf(db: Db, payment: CheckoutPaymentRow, refusal?: Refusal): Promise<Page> {
+  const intent = await findTransfer(db, payment.environment as LedgerEnvironment, payment.app_id, 'payment_intent', payment.transfer_id)
+  if (intent === undefined) return notFoundPage()
+  return paymentPage(payment, intent, await paidObjectOf(db, payment), refusal)
+}
+
+function paymentPage(payment: CheckoutPaymentRow, intent: Transfer, paidObject: PaidObject, refusal?: Refusal): Page {
+  const currency = payment.currency as Currency
+  const amount = `${shown(BigInt(payment.amount), currency)} ${upper(currency)}`
+  const instructions = intent.source_deposit_instructions
+  const live = paidObject.environment === 'live'
+  const paid = payment.state === 'paid'
+  const awaiting = intent.state === 'awaiting_funds'
+  // A live payment is never offered the sandbox's button, whatever else is true.
+  const sandbox = !paid && awaiting && !live ? sandboxForm(payment, amount) : html``
+  // Where to send live funds is not shown while no one watches for them: they would be lost.
+  const howToPay = paid || live ? '' : howToPayOf(payment, instructions, amount)
+  const main = html`<h1>Pay ${amount}</h1>
+${alertOf(refusal?.message)}
+<p>For ${paidObject.what}.</p>
+${paymentStatus(payment, intent, amount, live)}
+${howToPay}
+${sandbox}`
+  return { status: refusal?.status ?? 200, title: `Pay ${amount}`, main, environment: paidObject.environment }
+}
+
+/** Where the payment stands: received, awaiting (live funds are not watched yet), or its intent's state. */
+function paymentStatus(payment: CheckoutPaymentRow, intent: Transfer, amount: string, live: boolean): Html {
+  if (payment.state === 'paid') return html`<div class="notice" role="status"><h2>Payment received</h2><p>${amount} arrived on ${(payment.paid_at ?? '').slice(0, 19).replace('T', ' ')} UTC. Thank you.</p></div>`
+  if (intent.state !== 'awaiting_funds') return html`<div class="alert" role="status"><p>This payment is ${intent.state.replaceAll('_', ' ')}.</p></div>`
+  if (live) return html`<div class="alert" role="status"><h2>Live payments are not received yet</h2><p>${LIVE_NOT_WATCHED}</p></div>`
+  return html`<div role="status"><p>Waiting for your payment. Reload this page once you have sent it.</p></div>`
+}
+
+function howToPayOf(payment: CheckoutPaymentRow, instructions: Transfer['source_deposit_instructions'], amount: string): Html {
+  return html`<h2>How to pay</h2>
 <p>Send exactly <strong>${amount}</strong> on <strong>Base</strong> to this address:</p>
 <p><code id="deposit-address">${instructions?.to_address ?? ''}</code></p>
 <dl>
 <dt>Amount</dt><dd>${amount}</dd>
-<dt>Token</dt><dd>${cur}</dd>
+<dt>Token</dt><dd>${upper(payment.currency)}</dd>
 <dt>Network</dt><dd>Base</dd>
 <dt>Payment reference</dt><dd><code>${payment.transfer_id}</code></dd>
 </dl>`
-    const main = html`<h1>Pay ${amount}</h1>
-${alertOf(refusal?.message)}
-<p>For ${what}.</p>
-${status}
-${howToPay}
-${sandbox}`
-    return sendPage(reply, refusal?.status ?? 200, `Pay ${amount}`, main, environment)
-  }
+}
 
-  /** The payment a page's address names, unless its application is deleted: then, like its invoices' pages, it does not exist. */
-  async function findPayment(id: string): Promise<CheckoutPaymentRow | undefined> {
-    if (!UUID.test(id)) return undefined
-    return new CheckoutRepository(app.db).findPayable(id)
-  }
-
-  app.get<{ Params: { intentId: string } }>('/checkout/:intentId', hidden, async (request, reply) => {
-    const payment = await findPayment(request.params.intentId)
-    if (payment === undefined) return notFound(reply)
-    return paymentPage(reply, payment)
-  })
-
-  app.post<{ Params: { intentId: string } }>('/checkout/:intentId/complete', hidden, async (request, reply) => {
-    const payment = await findPayment(request.params.intentId)
-    if (payment === undefined) return notFound(reply)
-    const publicUrl = options.publicUrl()
-    if (crossSite(request, publicUrl)) return paymentPage(reply, payment, new Refusal(403, CROSS_SITE))
-    if ((await paidObjectOf(payment)).environment === 'live') return paymentPage(reply, payment, new Refusal(403, LIVE_NO_SANDBOX))
-    try {
-      await app.transact((tx) => receiveFunds(tx, context, 'payment_intent', 'sandbox', payment.app_id, payment.transfer_id, undefined))
-    } catch (error) {
-      if (!(error instanceof DomainError)) throw error
-      return paymentPage(reply, payment, new Refusal(domainErrorStatus(error), error.message))
-    }
-    return reply.code(303).header('location', `/checkout/${payment.transfer_id}`).send()
-  })
+function sandboxForm(payment: CheckoutPaymentRow, amount: string): Html {
+  return html`<form method="post" action="/checkout/${payment.transfer_id}/complete" class="sandbox">
+<h2>Sandbox</h2>
+<p id="sandbox-help">No real money moves here. This button makes the ${amount} arrive as if you had sent it.</p>
+<button type="submit" aria-describedby="sandbox-help">Complete payment (sandbox)</button>
+</form>`
 }
 
 /** The text fields of a posted body (a form's are all text; a body of another type keeps only its text values). */
