@@ -4,8 +4,10 @@ import { dirname, join, relative } from 'node:path'
 /** What the docs tests read of a markdown file: its lines outside fenced code, and its fenced blocks. */
 
 export interface Fence {
-  /** the info string after the opening fence (`sh`, `js`, or '') */
+  /** the info string's first word after the opening fence (`sh`, `js`, or '') */
   info: string
+  /** the rest of the info string (`file=src/x.ts`), trimmed */
+  meta: string
   text: string
   /** 1-based line of the opening fence */
   line: number
@@ -14,19 +16,20 @@ export interface Fence {
 /** Fenced code blocks (``` or ~~~, three or more), in order. */
 export function fences(markdown: string): Fence[] {
   const found: Fence[] = []
-  let open: { marker: string; info: string; line: number; body: string[] } | undefined
+  let open: { marker: string; indent: number; info: string; meta: string; line: number; body: string[] } | undefined
   markdown.split('\n').forEach((line, index) => {
     if (open === undefined) {
-      const start = /^ {0,3}(`{3,}|~{3,})\s*([^`\s]*)/.exec(line)
-      if (start !== null) open = { marker: start[1] ?? '```', info: start[2] ?? '', line: index + 1, body: [] }
+      const start = /^( *)(`{3,}|~{3,})\s*([^`\s]*)([^`]*)/.exec(line)
+      if (start !== null) open = { marker: start[2] ?? '```', indent: (start[1] ?? '').length, info: start[3] ?? '', meta: (start[4] ?? '').trim(), line: index + 1, body: [] }
       return
     }
-    const closing = new RegExp(`^ {0,3}${open.marker[0] === '`' ? '`' : '~'}{${open.marker.length},}\\s*$`)
+    const closing = new RegExp(`^ *${open.marker[0] === '`' ? '`' : '~'}{${open.marker.length},}\\s*$`)
     if (closing.test(line)) {
-      found.push({ info: open.info, text: open.body.join('\n'), line: open.line })
+      found.push({ info: open.info, meta: open.meta, text: open.body.join('\n'), line: open.line })
       open = undefined
     } else {
-      open.body.push(line)
+      // A fence inside a list item is indented: its lines lose that indentation.
+      open.body.push(line.slice(Math.min(open.indent, line.length - line.trimStart().length)))
     }
   })
   return found
