@@ -26,7 +26,6 @@ import { RatesFile } from './ledger/rates-file.js'
 import { MoneyScheduler } from './scheduler/money-scheduler.js'
 import { createValidatorCompiler } from './validation/validator.js'
 import { webhookUrlAddressProblem } from './delivery/address-guard.js'
-import { DirectoryImageStore } from './resources/products/image-store.js'
 import { CachingDnsResolver } from './delivery/dns-resolver.js'
 import { createDispatcher, type DispatcherOverrides, shutdownGraceMs } from './delivery/dispatcher.js'
 import { DeliveryNotifier, PostgresSignalListener } from './delivery/notifier.js'
@@ -158,13 +157,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       redis.disconnect()
     })
   }
-  const resourceOptions = {
-    urlAddressProblem,
-    redisState,
-    productImages: new DirectoryImageStore(config.productImagesDir),
+  // What every resource configures itself from (each resource's index.ts takes what it needs).
+  const platform = {
+    config,
     exchangeRates,
-    drainTimings: config.drains,
     publicUrl,
+    redisState,
+    urlAddressProblem,
   }
   await app.register(
     async (api) => {
@@ -178,13 +177,13 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
             await authenticated.register(idempotencyPlugin)
             await register(authenticated)
           }),
-        resourceOptions,
+        platform,
       )
     },
     { prefix: '/api/v0' },
   )
   // Pages for people (the hosted checkout), at the root and outside the API document.
-  await registerPages(app, resourceOptions)
+  await registerPages(app, platform)
   return app
 }
 

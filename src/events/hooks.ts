@@ -3,7 +3,7 @@ import type { DomainEventSink, Transaction } from './transact.js'
 
 /** What a subscriber's handler is given beside the event: the settings of the process it runs in. */
 export interface HookSettings {
-  /** the origin of every URL a handler puts into an event (ResourceOptions.publicUrl) */
+  /** the origin of every URL a handler puts into an event (Platform.publicUrl, src/resources/resource.ts) */
   publicUrl: () => string
 }
 

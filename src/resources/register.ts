@@ -1,7 +1,7 @@
 import type { FastifyInstance, RouteOptions } from 'fastify'
 import { OPERATIONS, RESOURCES } from './index.js'
 import { PUBLIC } from './manifest.js'
-import type { Resource, ResourceOptions } from './resource.js'
+import type { Platform, Resource } from './resource.js'
 
 function methodAndPath(route: RouteOptions): string {
   return `${Array.isArray(route.method) ? route.method.join(',') : route.method} ${route.url}`
@@ -41,9 +41,9 @@ export function applyManifest(route: RouteOptions): void {
   if (schema.hide !== true && route.method !== 'HEAD') route.schema = { ...schema, operationId: operation.operationId, ...(operation.scope === PUBLIC ? { security: [] } : {}) }
 }
 
-/** The options handed to resources: the configured ones, and every event type of `resources`. */
-function withEventTypes<Configured extends object>(configured: Configured, resources: readonly Resource[]): Configured & { eventTypes: readonly string[] } {
-  return { ...configured, eventTypes: resources.flatMap((resource) => resource.manifest.eventTypes) }
+/** What the app gives resources: what it made of the configuration, and every event type of `resources`. */
+function withEventTypes(given: Omit<Platform, 'eventTypes'>, resources: readonly Resource[]): Platform {
+  return { ...given, eventTypes: resources.flatMap((resource) => resource.manifest.eventTypes) }
 }
 
 /** Refuses, in a context, routes whose operation is (or is not) public: a scoped route can't be served without authentication. */
@@ -64,17 +64,18 @@ function onlyRoutes(app: FastifyInstance, publicOnes: boolean): void {
 export async function registerResources(
   api: FastifyInstance,
   authenticated: (register: (app: FastifyInstance) => Promise<void>) => Promise<void>,
-  configured: Omit<ResourceOptions, 'eventTypes'>,
+  given: Omit<Platform, 'eventTypes'>,
   resources: readonly Resource[] = RESOURCES,
 ): Promise<void> {
-  const options: ResourceOptions = withEventTypes(configured, resources)
+  const platform = withEventTypes(given, resources)
+  const plugins = resources.map((resource) => resource.plugins(platform))
   await api.register(async (open) => {
     onlyRoutes(open, true)
-    for (const resource of resources) if (resource.publicRoutes !== undefined) await open.register(resource.publicRoutes, options)
+    for (const { publicRoutes } of plugins) if (publicRoutes !== undefined) await open.register(publicRoutes)
   })
   await authenticated(async (app) => {
     onlyRoutes(app, false)
-    for (const resource of resources) if (resource.routes !== undefined) await app.register(resource.routes, options)
+    for (const { routes } of plugins) if (routes !== undefined) await app.register(routes)
   })
 }
 
@@ -82,12 +83,15 @@ export async function registerResources(
  * Registers every resource's pages at `app`'s root (outside /api/v0): pages are for people, not
  * API operations, so each must be hidden from the document; one that is not stops start-up.
  */
-export async function registerPages(app: FastifyInstance, configured: Omit<ResourceOptions, 'eventTypes'>, resources: readonly Resource[] = RESOURCES): Promise<void> {
-  const options: ResourceOptions = withEventTypes(configured, resources)
+export async function registerPages(app: FastifyInstance, given: Omit<Platform, 'eventTypes'>, resources: readonly Resource[] = RESOURCES): Promise<void> {
+  const platform = withEventTypes(given, resources)
   await app.register(async (pages) => {
     pages.addHook('onRoute', (route) => {
       if (route.schema?.hide !== true) throw new Error(`page "${methodAndPath(route)}" must be hidden from the API document (schema: { hide: true })`)
     })
-    for (const resource of resources) if (resource.pages !== undefined) await pages.register(resource.pages, options)
+    for (const resource of resources) {
+      const page = resource.plugins(platform).pages
+      if (page !== undefined) await pages.register(page)
+    }
   })
 }

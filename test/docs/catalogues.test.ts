@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { CATALOGUES, withCatalogue } from '../../scripts/catalogues.js'
 import { EVENT_TYPES, SCOPES } from '../../src/resources/index.js'
 import { defineManifest } from '../../src/resources/manifest.js'
+import { defineResource } from '../../src/resources/resource.js'
 import { ROOT } from '../processes.js'
 
 /** The lists the docs give of what the code derives from RESOURCES, kept to the letter. */
@@ -42,8 +43,8 @@ describe('the docs list what the resources declare', () => {
       eventRows: [{ types: ['gadget.created'], emittedBy: '`POST /gadgets`', data: 'the gadget' }],
       operations: [],
     })
-    expect(() => withCatalogue(text, events, [{ manifest }])).toThrow("event type gadget.updated is in 0 of the eventRows of gadgets's manifest")
+    expect(() => withCatalogue(text, events, [defineResource({ manifest })])).toThrow("event type gadget.updated is in 0 of the eventRows of gadgets's manifest")
     const twice = { ...manifest, eventRows: [{ types: ['gadget.created', 'gadget.updated'], emittedBy: '', data: '' }, { types: ['gadget.updated'], emittedBy: '', data: '' }] }
-    expect(() => withCatalogue(text, events, [{ manifest: twice }])).toThrow("event type gadget.updated is in 2 of the eventRows of gadgets's manifest")
+    expect(() => withCatalogue(text, events, [defineResource({ manifest: twice })])).toThrow("event type gadget.updated is in 2 of the eventRows of gadgets's manifest")
   })
 })

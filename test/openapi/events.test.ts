@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventDeclarationProblems, eventOperationId } from '../../src/http/openapi.js'
 import { EVENT_TYPES, RESOURCES } from '../../src/resources/index.js'
 import { defineManifest } from '../../src/resources/manifest.js'
-import type { Resource } from '../../src/resources/resource.js'
+import { defineResource } from '../../src/resources/resource.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
 
 /**
@@ -61,12 +61,12 @@ describe("the resources' event declarations", () => {
 
   it('an event type without a declared data schema is named, with what to add and where; a schema for an unlisted type too', () => {
     const manifest = defineManifest({ name: 'gadgets', scopes: ['gadget:read'], eventTypes: ['gadget.created', 'gadget.updated'], operations: [] })
-    const gadgets: Resource = { manifest, routes: async () => {}, events: { 'gadget.created': Type.Object({}), 'gadget.exploded': Type.Object({}) } }
+    const gadgets = defineResource({ manifest, routes: async () => {}, events: { 'gadget.created': Type.Object({}), 'gadget.exploded': Type.Object({}) } })
     expect(eventDeclarationProblems([gadgets])).toEqual([
       "resource gadgets emits gadget.updated but declares no schema for its data: add events: { 'gadget.updated': <the schema of its data, usually the resource's response schema> } to its Resource (src/resources/gadgets/index.ts)",
       "resource gadgets declares a data schema for gadget.exploded, which its manifest's eventTypes does not list (src/resources/gadgets/manifest.ts)",
     ])
-    expect(eventDeclarationProblems([{ manifest, routes: async () => {} }])).toHaveLength(2)
+    expect(eventDeclarationProblems([defineResource({ manifest, routes: async () => {} })])).toHaveLength(2)
   })
 })
 

@@ -4,10 +4,10 @@ import { describe, expect, expectTypeOf, it } from 'vitest'
 import { EVENT_TYPES, OPERATIONS, RESOURCES, SCOPES } from '../../src/resources/index.js'
 import { defineManifest, type Operation, operation, PUBLIC } from '../../src/resources/manifest.js'
 import { applyManifest, registerResources } from '../../src/resources/register.js'
-import type { Resource } from '../../src/resources/resource.js'
+import { defineResource, type Resource } from '../../src/resources/resource.js'
 import { taxesManifest } from '../../src/resources/taxes/manifest.js'
+import { loadConfig } from '../../src/config.js'
 import { ExchangeRates } from '../../src/ledger/rates.js'
-import { DirectoryImageStore } from '../../src/resources/products/image-store.js'
 import { MIGRATIONS, openDatabase } from '../../src/modules/database.js'
 import { MODULES, TABLES } from '../../src/modules/index.js'
 import type { TableDeclaration } from '../../src/modules/module.js'
@@ -117,7 +117,7 @@ describe('registering routes against the manifests', () => {
     const app = Fastify({ logger: false })
     app.addHook('onRoute', applyManifest)
     try {
-      await app.register(async (api) => registerResources(api, async (inner) => api.register(inner), OPTIONS, [resource]), { prefix: '/api/v0' })
+      await app.register(async (api) => registerResources(api, async (inner) => api.register(inner), PLATFORM, [resource]), { prefix: '/api/v0' })
       await app.ready()
     } finally {
       await app.close()
@@ -126,26 +126,43 @@ describe('registering routes against the manifests', () => {
   const handler = async () => ({})
 
   it('a scoped operation registered among the public routes stops start-up', async () => {
-    const resource: Resource = { manifest: taxesManifest, routes: async () => undefined, publicRoutes: async (app) => void app.route({ ...operation(taxesManifest, 'taxControllerCreate'), handler }) }
+    const resource = defineResource({ manifest: taxesManifest, routes: async () => undefined, publicRoutes: async (app) => void app.route({ ...operation(taxesManifest, 'taxControllerCreate'), handler }) })
     await expect(register(resource)).rejects.toThrow('route "POST /api/v0/taxes" is registered without authentication, but its manifest says tax:create')
   })
 
   it('a public operation registered behind authentication stops start-up', async () => {
-    const resource: Resource = { manifest: taxesManifest, routes: async (app) => void app.route({ ...operation(taxesManifest, 'taxControllerUpdateWithoutId'), handler }) }
+    const resource = defineResource({ manifest: taxesManifest, routes: async (app) => void app.route({ ...operation(taxesManifest, 'taxControllerUpdateWithoutId'), handler }) })
     await expect(register(resource)).rejects.toThrow('route "PUT /api/v0/taxes" is registered with authentication, but its manifest says public')
+  })
+
+  it("a resource's plugins are given the options its configure makes from the platform, made once", async () => {
+    const given: unknown[] = []
+    let made = 0
+    const resource = defineResource({
+      manifest: taxesManifest,
+      configure: ({ publicUrl }) => {
+        made += 1
+        return { origin: publicUrl() }
+      },
+      routes: async (_app, options) => void given.push(options),
+      publicRoutes: async (_app, options) => void given.push(options),
+    })
+    await register(resource)
+    expect(made).toBe(1)
+    expect(given).toEqual([{ origin: 'http://127.0.0.1:3000' }, { origin: 'http://127.0.0.1:3000' }])
   })
 
   it('each route takes its scope and operationId from its manifest', async () => {
     const seen: { url: string; scope: unknown; operationId: unknown }[] = []
-    const resource: Resource = {
+    const resource = defineResource({
       manifest: taxesManifest,
       routes: async (app) => void app.route({ ...operation(taxesManifest, 'taxControllerCreate'), handler }),
       publicRoutes: async (app) => void app.route({ ...operation(taxesManifest, 'taxControllerUpdateWithoutId'), handler }),
-    }
+    })
     const app = Fastify({ logger: false })
     app.addHook('onRoute', applyManifest)
     app.addHook('onRoute', (route) => void seen.push({ url: `${String(route.method)} ${route.url}`, scope: route.config?.scope, operationId: route.schema?.operationId }))
-    await app.register(async (api) => registerResources(api, async (inner) => api.register(inner), OPTIONS, [resource]), { prefix: '/api/v0' })
+    await app.register(async (api) => registerResources(api, async (inner) => api.register(inner), PLATFORM, [resource]), { prefix: '/api/v0' })
     await app.ready()
     await app.close()
     expect(seen).toEqual([
@@ -155,11 +172,10 @@ describe('registering routes against the manifests', () => {
   })
 })
 
-const OPTIONS = {
-  urlAddressProblem: undefined,
-  redisState: async () => 'not configured' as const,
-  productImages: new DirectoryImageStore(tmpdir()),
+const PLATFORM = {
+  config: loadConfig({ NODE_ENV: 'test', PRODUCT_IMAGES_DIR: tmpdir() }),
   exchangeRates: new ExchangeRates({ maxAgeMs: 60_000 }),
-  drainTimings: { fastDelayMs: 1_000, achDelayMs: 3_000 },
   publicUrl: () => 'http://127.0.0.1:3000',
+  redisState: async () => 'not configured' as const,
+  urlAddressProblem: undefined,
 }

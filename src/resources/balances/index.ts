@@ -1,5 +1,9 @@
-import type { Resource } from '../resource.js'
+import { defineResource } from '../resource.js'
 import { balancesManifest } from './manifest.js'
-import { balanceRoutes } from './routes.js'
+import { balanceRoutes, type BalanceRoutesOptions } from './routes.js'
 
-export const balances: Resource = { manifest: balancesManifest, routes: balanceRoutes }
+export const balances = defineResource({
+  manifest: balancesManifest,
+  configure: ({ exchangeRates }): BalanceRoutesOptions => ({ exchangeRates }),
+  routes: balanceRoutes,
+})

@@ -1,7 +1,7 @@
 import { defineManifest } from '../manifest.js'
-import type { Resource } from '../resource.js'
+import { defineResource } from '../resource.js'
 import { checkoutMigrations } from './migrations.js'
-import { checkoutPages } from './pages.js'
+import { type CheckoutPagesOptions, checkoutPages } from './pages.js'
 import { settleCheckoutPayment } from './settlement.js'
 import { checkoutTables } from './tables.js'
 
@@ -10,10 +10,11 @@ import { checkoutTables } from './tables.js'
  * the events its payments emit are the invoices' and payment links' (`invoice.paid`, `payment_link.paid`),
  * when the funds of a payment intent it made arrive (`transfer.funds_arrived`).
  */
-export const checkout: Resource = {
+export const checkout = defineResource({
   manifest: defineManifest({ name: 'checkout', scopes: [], eventTypes: [], operations: [] }),
+  configure: ({ config, exchangeRates, publicUrl }): CheckoutPagesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl }),
   tables: checkoutTables,
   migrations: checkoutMigrations,
   pages: checkoutPages,
   subscriptions: { 'transfer.funds_arrived': settleCheckoutPayment },
-}
+})

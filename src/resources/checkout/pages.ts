@@ -10,7 +10,8 @@ import { ensureWallets } from '../wallets/public.js'
 import type { Transaction } from '../../events/transact.js'
 import { findInvoice, findPayableInvoice, formatCents, type InvoiceRow, lockInvoice, UNITS_PER_CENT } from '../invoices/public.js'
 import { findPaymentLink, findPaymentLinkBySlug, type PaymentLinkRow } from '../payment-links/public.js'
-import type { ResourceOptions } from '../resource.js'
+import type { ExchangeRates } from '../../ledger/rates.js'
+import type { DrainTimings } from '../drains/public.js'
 import { createTransfer, depositAddress, findTransfer, receiveFunds, type Transfer, type TransferContext } from '../transfers/public.js'
 import { type Charge, invoiceCharge, linkCharge, MAX_PAYER_AMOUNT } from './charges.js'
 import { Html, html, layout, PAGE_HEADERS } from './html.js'
@@ -190,7 +191,19 @@ interface Checkout {
   publicUrl: () => string
 }
 
-export const checkoutPages: FastifyPluginAsync<ResourceOptions> = async (app, options) => {
+export interface CheckoutPagesOptions {
+  /** the exchange rates every conversion uses (EXCHANGE_RATE_MAX_AGE_SECONDS) */
+  exchangeRates: ExchangeRates
+  /** how long each step waits, by rail (DRAIN_DELAY_*_MS) */
+  drainTimings: DrainTimings
+  /**
+   * The origin every URL put into an answer, an event or a page starts with (PUBLIC_URL, or this
+   * machine on the port it listens on), never the request's Host: a caller can't choose it.
+   */
+  publicUrl: () => string
+}
+
+export const checkoutPages: FastifyPluginAsync<CheckoutPagesOptions> = async (app, options) => {
   const checkout: Checkout = { app, context: { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }, publicUrl: options.publicUrl }
   const hidden = { schema: { hide: true } }
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => done(null, formFields(body)))

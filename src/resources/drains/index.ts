@@ -1,14 +1,15 @@
-import type { Resource } from '../resource.js'
+import { defineResource } from '../resource.js'
 import { drainsManifest } from './manifest.js'
 import { drainsMigrations } from './migrations.js'
-import { drainRoutes } from './routes.js'
+import { drainRoutes, type DrainRoutesOptions } from './routes.js'
 import { DrainSchema } from './schemas.js'
 import { drainsTables } from './tables.js'
 
-export const drains: Resource = {
+export const drains = defineResource({
   manifest: drainsManifest,
+  configure: ({ config, exchangeRates }): DrainRoutesOptions => ({ exchangeRates, drainTimings: config.drains }),
   tables: drainsTables,
   migrations: drainsMigrations,
   routes: drainRoutes,
   events: { 'liquidation_address.drain.created': DrainSchema, 'liquidation_address.drain.updated': DrainSchema },
-}
+})

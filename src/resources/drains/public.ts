@@ -3,4 +3,4 @@
  * a money step, which transfers share with drains (the same scheduler runs both).
  */
 
-export { type DrainContext, RATE_RETRY_MS, stepDelayMs } from './lifecycle.js'
+export { type DrainContext, type DrainTimings, RATE_RETRY_MS, stepDelayMs } from './lifecycle.js'

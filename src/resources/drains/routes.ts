@@ -6,8 +6,8 @@ import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import { errorResponses } from '../../schemas/common.js'
 import { findCustomer } from '../customers/public.js'
 import { findLiquidationAddress } from '../liquidation-addresses/public.js'
-import type { ResourceOptions } from '../resource.js'
-import { type DrainContext, receiveDeposit } from './lifecycle.js'
+import type { ExchangeRates } from '../../ledger/rates.js'
+import { type DrainContext, type DrainTimings, receiveDeposit } from './lifecycle.js'
 import { toDrain } from './objects.js'
 import { DrainsRepository } from './repository.js'
 import { AddressDrainsParams, DrainListSchema, DrainParams, DrainSchema, ListDrainsQuery, SimulateDepositBody } from './schemas.js'
@@ -17,7 +17,14 @@ import { drainsManifest } from './manifest.js'
 const CUSTOMER_NOT_FOUND = 'Customer not found'
 const ADDRESS_NOT_FOUND = 'Liquidation address not found'
 
-export const drainRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
+export interface DrainRoutesOptions {
+  /** the exchange rates every conversion uses (EXCHANGE_RATE_MAX_AGE_SECONDS) */
+  exchangeRates: ExchangeRates
+  /** how long each step waits, by rail (DRAIN_DELAY_*_MS) */
+  drainTimings: DrainTimings
+}
+
+export const drainRoutes: FastifyPluginAsyncTypebox<DrainRoutesOptions> = async (app, options) => {
   const context: DrainContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
   const drains = new DrainsRepository(app.db)
 

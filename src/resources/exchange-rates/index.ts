@@ -1,5 +1,9 @@
-import type { Resource } from '../resource.js'
+import { defineResource } from '../resource.js'
 import { exchangeRatesManifest } from './manifest.js'
-import { exchangeRateRoutes } from './routes.js'
+import { exchangeRateRoutes, type ExchangeRateRoutesOptions } from './routes.js'
 
-export const exchangeRates: Resource = { manifest: exchangeRatesManifest, routes: exchangeRateRoutes }
+export const exchangeRates = defineResource({
+  manifest: exchangeRatesManifest,
+  configure: ({ exchangeRates }): ExchangeRateRoutesOptions => ({ exchangeRates }),
+  routes: exchangeRateRoutes,
+})

@@ -1,5 +1,10 @@
-import type { Resource } from '../resource.js'
+import { defineResource } from '../resource.js'
 import { healthManifest } from './manifest.js'
-import { healthRoutes, publicHealthRoutes } from './routes.js'
+import { healthRoutes, type HealthRoutesOptions, publicHealthRoutes } from './routes.js'
 
-export const health: Resource = { manifest: healthManifest, routes: healthRoutes, publicRoutes: publicHealthRoutes }
+export const health = defineResource({
+  manifest: healthManifest,
+  configure: ({ redisState }): HealthRoutesOptions => ({ redisState }),
+  routes: healthRoutes,
+  publicRoutes: publicHealthRoutes,
+})

@@ -6,7 +6,6 @@ import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import { findProduct, formatPrice, type ProductCurrency } from '../products/public.js'
 import { errorResponses } from '../../schemas/common.js'
 import { findCustomer } from '../customers/public.js'
-import type { ResourceOptions } from '../resource.js'
 import { findTax } from '../taxes/public.js'
 import { exactPercent, formatCents, type InvoiceCurrency, MAX_INVOICE_TOTAL, parsePercentText, percentText, PRICED_IN, taxOn } from './money.js'
 import { toInvoice } from './objects.js'
@@ -128,7 +127,15 @@ function sameItems(items: readonly Item[], row: InvoiceRow): boolean {
   return items.length === lines.length && items.every((item, index) => item.productId === lines[index]?.product_id && item.quantity === lines[index]?.quantity)
 }
 
-export const invoiceRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
+export interface InvoiceRoutesOptions {
+  /**
+   * The origin every URL put into an answer, an event or a page starts with (PUBLIC_URL, or this
+   * machine on the port it listens on), never the request's Host: a caller can't choose it.
+   */
+  publicUrl: () => string
+}
+
+export const invoiceRoutes: FastifyPluginAsyncTypebox<InvoiceRoutesOptions> = async (app, options) => {
   const invoices = new InvoicesRepository(app.db)
 
   app.route({

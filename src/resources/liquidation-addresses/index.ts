@@ -1,14 +1,14 @@
-import type { Resource } from '../resource.js'
+import { defineResource } from '../resource.js'
 import { liquidationAddressesManifest } from './manifest.js'
 import { liquidationAddressesMigrations } from './migrations.js'
 import { liquidationAddressRoutes } from './routes.js'
 import { LiquidationAddressSchema } from './schemas.js'
 import { liquidationAddressesTables } from './tables.js'
 
-export const liquidationAddresses: Resource = {
+export const liquidationAddresses = defineResource({
   manifest: liquidationAddressesManifest,
   tables: liquidationAddressesTables,
   migrations: liquidationAddressesMigrations,
   routes: liquidationAddressRoutes,
   events: { 'liquidation_address.created': LiquidationAddressSchema },
-}
+})

@@ -1,10 +1,11 @@
-import type { Resource } from '../resource.js'
-import { PaymentIntentSchema } from '../transfers/public.js'
+import { defineResource } from '../resource.js'
+import { PaymentIntentSchema, type TransferRoutesOptions } from '../transfers/public.js'
 import { paymentIntentsManifest } from './manifest.js'
 import { paymentIntentRoutes } from './routes.js'
 
-export const paymentIntents: Resource = {
+export const paymentIntents = defineResource({
   manifest: paymentIntentsManifest,
+  configure: ({ config, exchangeRates, publicUrl }): TransferRoutesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl }),
   routes: paymentIntentRoutes,
   events: { 'payment_intent.created': PaymentIntentSchema, 'payment_intent.updated': PaymentIntentSchema },
-}
+})

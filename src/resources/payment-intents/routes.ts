@@ -9,7 +9,6 @@ import { errorResponses } from '../../schemas/common.js'
 import type { Transaction } from '../../events/transact.js'
 import { describeAddressFormat, isValidChainAddress } from '../../validation/chain-address.js'
 import { operation } from '../manifest.js'
-import type { ResourceOptions } from '../resource.js'
 import {
   bankInstructions,
   checkAchReference,
@@ -25,6 +24,7 @@ import {
   railFor,
   STABLECOINS,
   type TransferContext,
+  type TransferRoutesOptions,
 } from '../transfers/public.js'
 import { paymentIntentsManifest } from './manifest.js'
 import { BankPaymentIntentBody, StablePaymentIntentBody } from './schemas.js'
@@ -91,7 +91,7 @@ function intentAmount(request: FastifyRequest, value: string | number | undefine
   return value === undefined ? null : amountField(request, 'amount', value, currency)
 }
 
-export const paymentIntentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
+export const paymentIntentRoutes: FastifyPluginAsyncTypebox<TransferRoutesOptions> = async (app, options) => {
   const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
   const post = creationRoutes(app, context, PaymentIntentSchema, errorResponses(400, 401, 403, 404, 409, 429))
 

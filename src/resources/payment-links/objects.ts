@@ -9,7 +9,7 @@ export function checkoutPath(appId: string, slug: string): string {
 }
 
 /**
- * The API's payment link object from its row. `publicUrl` (ResourceOptions.publicUrl) makes
+ * The API's payment link object from its row. `publicUrl` (Platform.publicUrl) makes
  * checkout_url absolute; `now` decides whether it has expired (computed on read).
  */
 export function toPaymentLink(row: PaymentLinkRow, publicUrl: string, now: Date = new Date()): PaymentLink {

@@ -5,7 +5,6 @@ import { InvalidRequest, NotFound } from '../../errors.js'
 import { amountField } from '../../http/amount-field.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
-import type { ResourceOptions } from '../resource.js'
 import { toPaymentLink } from './objects.js'
 import { fieldsOf, type PaymentLinkFields, PaymentLinksRepository } from './repository.js'
 import { createPaymentLink } from './public.js'
@@ -102,7 +101,15 @@ function fieldsOfUpdate(request: FastifyRequest, body: UpdatePaymentLinkBody, cu
   return fields
 }
 
-export const paymentLinkRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
+export interface PaymentLinkRoutesOptions {
+  /**
+   * The origin every URL put into an answer, an event or a page starts with (PUBLIC_URL, or this
+   * machine on the port it listens on), never the request's Host: a caller can't choose it.
+   */
+  publicUrl: () => string
+}
+
+export const paymentLinkRoutes: FastifyPluginAsyncTypebox<PaymentLinkRoutesOptions> = async (app, options) => {
   const links = new PaymentLinksRepository(app.db)
 
   app.route({

@@ -9,7 +9,7 @@ export function imagePath(productId: string, imageId: string): string {
 
 /**
  * The API's product object from its row: kept out of the repository, which knows no API schema.
- * `publicUrl` (ResourceOptions.publicUrl) makes uploaded images' URLs absolute.
+ * `publicUrl` (Platform.publicUrl) makes uploaded images' URLs absolute.
  */
 export function toProduct(row: ProductRow, publicUrl: string): Product {
   const currency = row.currency as ProductCurrency

@@ -3,10 +3,10 @@ import type { FastifyRequest, preParsingAsyncHookHandler } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
 import { InvalidRequest, NotFound } from '../../errors.js'
 import { MAX_IMAGES, type StagedImage } from './form-upload.js'
+import type { ImageStore } from './image-store.js'
 import { IMAGE_TYPES } from './image-type.js'
 import { formatPrice, parsePrice, PriceError, type ProductCurrency, priceText } from './price.js'
 import { errorResponses, namesAField } from '../../schemas/common.js'
-import type { ResourceOptions } from '../resource.js'
 import { allowImages, keepStagedImages, registerProductEncodings, stagedImagesOf } from './encodings.js'
 import { droppedUploads, noRoomFor, resolveImages, TOO_MANY_IMAGES } from './images.js'
 import { toProduct } from './objects.js'
@@ -90,7 +90,17 @@ function changesOf(body: UpdateProductBody, current: ProductRow, staged: readonl
   return changes
 }
 
-export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
+export interface ProductRoutesOptions {
+  /** where product images are stored (PRODUCT_IMAGES_DIR) */
+  productImages: ImageStore
+  /**
+   * The origin every URL put into an answer, an event or a page starts with (PUBLIC_URL, or this
+   * machine on the port it listens on), never the request's Host: a caller can't choose it.
+   */
+  publicUrl: () => string
+}
+
+export const productRoutes: FastifyPluginAsyncTypebox<ProductRoutesOptions> = async (app, options) => {
   const store = options.productImages
   const products = new ProductsRepository(app.db)
   registerProductEncodings(app, store)
@@ -293,7 +303,7 @@ export const productRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (
 }
 
 /** Image bytes served to anyone with the URL: the id is random (122 bits), so the URL is the key. */
-export const productImageRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
+export const productImageRoutes: FastifyPluginAsyncTypebox<Pick<ProductRoutesOptions, 'productImages'>> = async (app, options) => {
   const store = options.productImages
   const products = new ProductsRepository(app.db)
   const imageContent = Object.fromEntries(IMAGE_TYPES.map((type) => [type, { schema: { type: 'string', contentMediaType: type } }]))

@@ -8,7 +8,6 @@ import { formatAmount, MAX_AMOUNT_UNITS, parseAmount } from '../../ledger/amount
 import { InsufficientFunds } from '../../ledger/ledger.js'
 import { errorResponses } from '../../schemas/common.js'
 import { findCustomer } from '../customers/public.js'
-import type { ResourceOptions } from '../resource.js'
 import { creditPayment, debitRefund, STABLECOIN_OF, stablecoinUnits } from './money.js'
 import { toPayment, toRefund } from './objects.js'
 import { newPaymentId, type TestPaymentRow, TestPaymentsRepository } from './repository.js'
@@ -57,7 +56,7 @@ function insufficientFunds(payment: TestPaymentRow, error: InsufficientFunds): C
   )
 }
 
-export const testPaymentRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app) => {
+export const testPaymentRoutes: FastifyPluginAsyncTypebox = async (app) => {
   const payments = new TestPaymentsRepository(app.db)
 
   /** The caller's payment, 404 otherwise; then 403 for a production key (another application's answers 404 to any key). */

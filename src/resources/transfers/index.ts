@@ -1,14 +1,15 @@
-import type { Resource } from '../resource.js'
+import { defineResource } from '../resource.js'
 import { transfersManifest } from './manifest.js'
 import { transfersMigrations } from './migrations.js'
-import { transferRoutes } from './routes.js'
+import { transferRoutes, type TransferRoutesOptions } from './routes.js'
 import { TransferSchema } from './schemas.js'
 import { transfersTables } from './tables.js'
 
-export const transfers: Resource = {
+export const transfers = defineResource({
   manifest: transfersManifest,
+  configure: ({ config, exchangeRates, publicUrl }): TransferRoutesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl }),
   tables: transfersTables,
   migrations: transfersMigrations,
   routes: transferRoutes,
   events: { 'transfer.created': TransferSchema, 'transfer.updated': TransferSchema },
-}
+})

@@ -13,7 +13,7 @@ import type { Transfer } from './schemas.js'
 
 export { createTransfer, type NewTransfer, receiveFunds, type TransferContext } from './lifecycle.js'
 export { bankInstructions, checkAchReference, depositAddress, FIATS, INBOUND_NETWORKS, oneOf, railFor, STABLECOINS } from './requests.js'
-export { creationRoutes, followRoutes } from './routes.js'
+export { creationRoutes, followRoutes, type TransferRoutesOptions } from './routes.js'
 export { type CustomerDetails, PAYER_EXAMPLE, PaymentIntentSchema, type Transfer } from './schemas.js'
 
 /** The application's transfer or payment intent (`family`) as the API shows it, or undefined (another application's or environment's is undefined). */

@@ -12,7 +12,8 @@ import { findWallet, type WalletRow } from '../wallets/public.js'
 import { errorResponses } from '../../schemas/common.js'
 import type { Transaction } from '../../events/transact.js'
 import { type OperationRoute, operation } from '../manifest.js'
-import type { ResourceOptions } from '../resource.js'
+import type { ExchangeRates } from '../../ledger/rates.js'
+import type { DrainTimings } from '../drains/public.js'
 import { transfersManifest } from './manifest.js'
 import { cancelTransfer, createTransfer, type NewTransfer, receiveFunds, type TransferContext } from './lifecycle.js'
 import { toTransfer } from './objects.js'
@@ -44,6 +45,19 @@ import {
   TransferParams,
   TransferSchema,
 } from './schemas.js'
+
+/** What the routes of transfers and of payment intents (transfers of their own family) take. */
+export interface TransferRoutesOptions {
+  /** the exchange rates every conversion uses (EXCHANGE_RATE_MAX_AGE_SECONDS) */
+  exchangeRates: ExchangeRates
+  /** how long each step waits, by rail (DRAIN_DELAY_*_MS) */
+  drainTimings: DrainTimings
+  /**
+   * The origin every URL put into an answer, an event or a page starts with (PUBLIC_URL, or this
+   * machine on the port it listens on), never the request's Host: a caller can't choose it.
+   */
+  publicUrl: () => string
+}
 
 export const WALLET_NOT_FOUND = 'Bridge wallet not found'
 const NOT_FOUND = 'Transfer not found'
@@ -94,7 +108,7 @@ export interface CreationInput<Body extends TSchema> {
  * each makes the transfer `build` describes in one transaction and answers 201 with it (`item`),
  * or one of `errors`.
  */
-export function creationRoutes(app: Parameters<FastifyPluginAsyncTypebox<ResourceOptions>>[0], context: TransferContext, item: typeof TransferSchema, errors: ReturnType<typeof errorResponses>) {
+export function creationRoutes(app: Parameters<FastifyPluginAsyncTypebox<TransferRoutesOptions>>[0], context: TransferContext, item: typeof TransferSchema, errors: ReturnType<typeof errorResponses>) {
   const create = creation(app, context)
   const created = { 201: item, ...errors }
   return <Body extends TSchema>(declared: OperationRoute, schema: CreationSchema<Body>, build: (input: CreationInput<Body>) => Promise<NewTransfer>) => {
@@ -126,7 +140,7 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
   const ItemSchema = family === 'transfer' ? TransferSchema : PaymentIntentSchema
   const Params = family === 'transfer' ? TransferParams : PaymentIntentParams
   const ListSchema = family === 'transfer' ? TransferListSchema : PaymentIntentListSchema
-  const plugin: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
+  const plugin: FastifyPluginAsyncTypebox<TransferRoutesOptions> = async (app, options) => {
     const transfers = new TransfersRepository(app.db)
     app.route({
       ...operations.list,
@@ -200,7 +214,7 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
   return plugin
 }
 
-export const transferRoutes: FastifyPluginAsyncTypebox<ResourceOptions> = async (app, options) => {
+export const transferRoutes: FastifyPluginAsyncTypebox<TransferRoutesOptions> = async (app, options) => {
   const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
   const post = creationRoutes(app, context, TransferSchema, errorResponses(400, 401, 403, 404, 409, 429, 503))
 
