@@ -1,0 +1,123 @@
+import { pino } from 'pino'
+import { ConfigError, DEFAULT_DATABASE_URL, parseDatabaseUrl, publicUrlOf, startError } from '../config.js'
+import type { Db } from '../db/database.js'
+import { openDatabase } from '../modules/database.js'
+import type { DomainHooks } from '../events/hooks.js'
+import { domainHooks } from '../resources/index.js'
+import { handleUncaughtErrors } from '../uncaught.js'
+import { type Printed, print } from './render.js'
+import { UsageError } from './usage-error.js'
+
+/** Every option of every command, as node:util's parseArgs reads them. */
+export const OPTIONS = {
+  json: { type: 'boolean', default: false },
+  name: { type: 'string' },
+  app: { type: 'string' },
+  environment: { type: 'string' },
+  scopes: { type: 'string' },
+  'rate-limit': { type: 'string' },
+  key: { type: 'string' },
+  webhook: { type: 'string' },
+  limit: { type: 'string' },
+  customer: { type: 'string' },
+  address: { type: 'string' },
+  amount: { type: 'string' },
+  'tx-hash': { type: 'string' },
+  from: { type: 'string' },
+  transfer: { type: 'string' },
+  grace: { type: 'string' },
+  at: { type: 'string' },
+  in: { type: 'string' },
+  never: { type: 'boolean' },
+  confirm: { type: 'string' },
+} as const
+
+export interface Flags {
+  json: boolean
+  name?: string
+  app?: string
+  environment?: string
+  scopes?: string
+  'rate-limit'?: string
+  key?: string
+  webhook?: string
+  limit?: string
+  customer?: string
+  address?: string
+  amount?: string
+  'tx-hash'?: string
+  from?: string
+  transfer?: string
+  grace?: string
+  at?: string
+  in?: string
+  never?: boolean
+  confirm?: string
+}
+
+/** An option a command may take; --json is every command's unless it refuses it. */
+export type OptionName = Exclude<keyof Flags, 'json'>
+
+/** How a command was called. */
+export interface CommandCall {
+  flags: Flags
+  /** what followed the command's name: its FILE, or the words of help's TOPIC ('' for none) */
+  operand: string
+  env: NodeJS.ProcessEnv
+}
+
+/** One entry of the command table: what `devplatform` reads, lists in its usage and runs. */
+export interface Command {
+  /** the words that name it */
+  name: string
+  /** its part of the usage, which `help COMMAND` prints */
+  usage: string
+  /** the options it takes besides --json */
+  options: readonly OptionName[]
+  /** what follows its name: nothing unless said, exactly one FILE, or any words of a TOPIC */
+  operand?: 'FILE' | 'TOPIC'
+  /** --json is refused, with why when the refusal says it */
+  refusesJson?: { why?: string }
+  /** runs it; resolves with the exit code */
+  run(call: CommandCall): Promise<number>
+}
+
+/** A configuration read whose refusal is the command's usage error. */
+export function configOrUsage<T>(read: () => T): T {
+  try {
+    return read()
+  } catch (error) {
+    if (error instanceof ConfigError) throw new UsageError(error.message)
+    throw error
+  }
+}
+
+/** The origin of the URLs a command puts into events (a payment link's checkout_url): the server's. */
+export function cliPublicUrl(env: NodeJS.ProcessEnv): string {
+  return configOrUsage(() => publicUrlOf(env))
+}
+
+/** The subscribers of a command's domain events; PUBLIC_URL is read only if one puts a URL into an event. */
+export function cliHooks(env: NodeJS.ProcessEnv): DomainHooks {
+  return domainHooks({ publicUrl: () => cliPublicUrl(env) })
+}
+
+/**
+ * The run of a command that answers from the database DATABASE_URL names (default
+ * DEFAULT_DATABASE_URL): it opens the database, answers, and prints the answer.
+ */
+export function answer(respond: (db: Db, call: CommandCall) => Promise<Printed>): Command['run'] {
+  return async (call) => {
+    const location = configOrUsage(() => parseDatabaseUrl(call.env.DATABASE_URL ?? DEFAULT_DATABASE_URL))
+    // A command's stdout is its answer: its last-resort lines go to stderr.
+    handleUncaughtErrors(pino({ level: 'info' }, pino.destination({ fd: 2, sync: true })))
+    const db = await openDatabase(location).catch(startError('DATABASE_URL'))
+    try {
+      const printed = await respond(db, call)
+      print(printed, call.flags.json)
+      return printed.exitCode ?? 0
+    } finally {
+      await db.destroy()
+    }
+  }
+}
