@@ -79,7 +79,7 @@ describe("docs/architecture.md's How to add a resource, followed in a copy of th
     }
 
     const catalogues = run(process.execPath, ['node_modules/tsx/dist/cli.mjs', 'scripts/docs-catalogues.ts'])
-    expect(catalogues.output, 'npm run docs:catalogues').toBe(catalogues.status === 0 ? catalogues.output : '')
+    expect(catalogues.status, catalogues.output).toBe(0)
 
     git('add', '-A')
     const touched = git('diff', '--cached', '--name-status', 'HEAD').stdout.trim().split('\n')
@@ -88,7 +88,7 @@ describe("docs/architecture.md's How to add a resource, followed in a copy of th
     expect(touched.filter((line) => line.startsWith('A\t')).length).toBe(touched.length - 3)
 
     const typecheck = run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit'])
-    expect(typecheck.output, 'typecheck').toBe(typecheck.status === 0 ? typecheck.output : '')
+    expect(typecheck.status, typecheck.output).toBe(0)
 
     const tests = run(process.execPath, ['node_modules/vitest/vitest.mjs', 'run', '--project', 'sqlite', ...TESTS, 'test/resources/notes'])
     expect(tests.status, tests.output).toBe(0)
