@@ -688,8 +688,8 @@ async function hotAccounts(oneApp: boolean, shards: number, concurrency: number)
         const seeded = await seedApplication(db, oneApp ? HOT_APPS : 1, `hot ${i}`, false)
         for (const addressId of seeded.addressIds) targets.push({ appId: seeded.appId, customerId: seeded.customerId, addressId })
       }
-      const transact = transactOn(db, new DeliveryNotifier(), domainHooks({ publicUrl: () => publicUrlOf(process.env) }))
       const context: DrainContext = { rates: new ExchangeRates({ maxAgeMs: 0 }), timings: { fastDelayMs: 0, achDelayMs: 0 }, now: Date.now, hotAccountShards: shards }
+      const transact = transactOn(db, new DeliveryNotifier(), domainHooks({ publicUrl: () => publicUrlOf(process.env), money: context }))
       const drainIds: string[] = []
       const intakeStarted = performance.now()
       await inParallel(HOT_DRAINS, concurrency, async (i) => {

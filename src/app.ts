@@ -23,6 +23,7 @@ import { applyManifest, registerPages, registerResources } from './resources/reg
 import { createRules } from './validation/rules.js'
 import { ExchangeRates } from './ledger/rates.js'
 import { RatesFile } from './ledger/rates-file.js'
+import type { MoneyContext } from './ledger/money-context.js'
 import { MoneyScheduler } from './scheduler/money-scheduler.js'
 import { createValidatorCompiler } from './validation/validator.js'
 import { webhookUrlAddressProblem } from './delivery/address-guard.js'
@@ -105,7 +106,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   await app.register(errorsPlugin)
   const notifier = new DeliveryNotifier()
   const publicUrl = () => config.publicUrl ?? defaultPublicUrl(listeningPort(app) ?? config.port)
-  await app.register(databasePlugin, { db: options.db, notifier, hooks: domainHooks({ publicUrl }) })
+  const exchangeRates = new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs })
+  // What every movement of money in this process runs with: the scheduler's, the watchers', the domain events' handlers'.
+  const money: MoneyContext = { rates: exchangeRates, timings: config.drains, now: Date.now }
+  await app.register(databasePlugin, { db: options.db, notifier, hooks: domainHooks({ publicUrl, money }) })
   // Before any route: the metrics' onResponse hook counts every answer.
   if (config.metricsPort !== undefined) await registerMetrics(app, { port: config.metricsPort, host: config.host, db: options.db, redis: options.redis })
   if (config.webhooks.dispatcher) {
@@ -127,7 +131,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   // Creation's own resolver (not the dispatcher's): a short deadline, never queued behind deliveries.
   const resolveHost = options.delivery?.resolveHost ?? new CachingDnsResolver({ timeoutMs: 3000 }).resolve
   const urlAddressProblem = config.nodeEnv === 'production' ? (url: string) => webhookUrlAddressProblem(url, resolveHost) : undefined
-  const exchangeRates = new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs })
   if (config.exchangeRatesFile !== undefined) {
     // Loaded before the server listens (a bad file stops start-up), then again whenever it changes.
     const ratesFile = new RatesFile(config.exchangeRatesFile, options.db, app.log)
@@ -135,7 +138,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHook('preClose', async () => ratesFile.stop())
   }
   if (config.drains.scheduler) {
-    const scheduler = new MoneyScheduler(options.db, app.transact, { rates: exchangeRates, timings: config.drains, now: Date.now }, app.log, config.drains)
+    const scheduler = new MoneyScheduler(options.db, app.transact, money, app.log, config.drains)
     app.addHook('onReady', async () => scheduler.start())
     // Before the database closes: the step under way commits or rolls back first.
     app.addHook('preClose', async () => scheduler.stop())

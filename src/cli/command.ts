@@ -1,8 +1,10 @@
 import { pino } from 'pino'
-import { ConfigError, DEFAULT_DATABASE_URL, parseDatabaseUrl, publicUrlOf, startError } from '../config.js'
+import { ConfigError, DEFAULT_DATABASE_URL, loadDrainConfig, parseDatabaseUrl, publicUrlOf, startError } from '../config.js'
+import { ExchangeRates } from '../ledger/rates.js'
 import type { Db } from '../db/database.js'
 import { openDatabase } from '../modules/database.js'
 import type { DomainHooks } from '../events/hooks.js'
+import type { MoneyContext } from '../ledger/money-context.js'
 import { domainHooks } from '../resources/index.js'
 import { handleUncaughtErrors } from '../uncaught.js'
 import { type Printed, print } from './render.js'
@@ -97,9 +99,17 @@ export function cliPublicUrl(env: NodeJS.ProcessEnv): string {
   return configOrUsage(() => publicUrlOf(env))
 }
 
+/**
+ * What a command that moves money runs it with: the sandbox timings DRAIN_DELAY_* set, and no
+ * exchange rate (a command's intake converts nothing; the scheduler does, when it submits).
+ */
+export function cliMoneyContext(env: NodeJS.ProcessEnv): MoneyContext {
+  return { rates: new ExchangeRates({ maxAgeMs: 0 }), timings: configOrUsage(() => loadDrainConfig(env)), now: Date.now }
+}
+
 /** The subscribers of a command's domain events; PUBLIC_URL is read only if one puts a URL into an event. */
-export function cliHooks(env: NodeJS.ProcessEnv): DomainHooks {
-  return domainHooks({ publicUrl: () => cliPublicUrl(env) })
+export function cliHooks(env: NodeJS.ProcessEnv, money: MoneyContext): DomainHooks {
+  return domainHooks({ publicUrl: () => cliPublicUrl(env), money })
 }
 
 /**

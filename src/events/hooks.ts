@@ -1,3 +1,4 @@
+import type { MoneyContext } from '../ledger/money-context.js'
 import type { DomainEvent, DomainEventType } from './domain-events.js'
 import type { DomainEventSink, Transaction } from './transact.js'
 
@@ -5,6 +6,8 @@ import type { DomainEventSink, Transaction } from './transact.js'
 export interface HookSettings {
   /** the origin of every URL a handler puts into an event (Platform.publicUrl, src/resources/resource.ts) */
   publicUrl: () => string
+  /** what a handler that moves money runs it with (the scheduler's) */
+  money: MoneyContext
 }
 
 /** A handler of one domain event type, run on the publisher's transaction. */

@@ -1,4 +1,5 @@
 import { appsModule } from '../apps/module.js'
+import { chainsModule } from '../chains/module.js'
 import { eventsModule } from '../events/module.js'
 import { idempotencyModule } from '../idempotency/module.js'
 import { ledgerModule } from '../ledger/module.js'
@@ -11,7 +12,7 @@ import type { Module, TableDeclaration } from './module.js'
  * platform module is registered: the tables, the migrations (src/modules/database.ts) and what
  * `apps delete` does with each table are derived from this list.
  */
-export const MODULES: readonly Module[] = [appsModule, eventsModule, ledgerModule, ...RESOURCES, idempotencyModule]
+export const MODULES: readonly Module[] = [appsModule, eventsModule, ledgerModule, chainsModule, ...RESOURCES, idempotencyModule]
 
 /** Every table, as its module declares it, in MODULES' order. */
 export const TABLES: readonly TableDeclaration[] = MODULES.flatMap((module) => module.tables ?? [])

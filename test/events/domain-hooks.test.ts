@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { SignalSink } from '../../src/db/unit-of-work.js'
 import type { FundsArrived } from '../../src/events/domain-events.js'
 import { DomainHooks, type DomainSubscriptions, type HookSettings } from '../../src/events/hooks.js'
+import { ExchangeRates } from '../../src/ledger/rates.js'
 import { type Transaction, transactOn } from '../../src/events/transact.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 
 const noSignals: SignalSink = { signalStatements: () => undefined, committed: () => undefined }
-const settings: HookSettings = { publicUrl: () => 'https://pay.example' }
+const settings: HookSettings = { publicUrl: () => 'https://pay.example', money: { rates: new ExchangeRates({ maxAgeMs: 0 }), timings: { fastDelayMs: 0, achDelayMs: 0 }, now: Date.now } }
 
 let server: TestServer
 let key: TestKey

@@ -315,7 +315,7 @@ const noSignals: SignalSink = { signalStatements: () => undefined, committed: ()
 
 beforeAll(async () => {
   server = await startTestServer({ config: { drains: { scheduler: false, fastDelayMs: TIMINGS.fastDelayMs, achDelayMs: TIMINGS.achDelayMs, pollIntervalMs: 1_000, concurrency: 1 } } })
-  transact = transactOn(server.app.db, noSignals, domainHooks({ publicUrl: () => server.baseUrl }))
+  transact = transactOn(server.app.db, noSignals, domainHooks({ publicUrl: () => server.baseUrl, money: { rates: new ExchangeRates({ maxAgeMs: 0 }), timings: { fastDelayMs: 0, achDelayMs: 0 }, now: Date.now } }))
 })
 
 afterAll(async () => {

@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.js'
 import { AppsRepository } from '../../apps/repository.js'
 import { transactOn } from '../../events/transact.js'
 import { DirectoryImageStore } from '../../resources/products/image-store.js'
-import { answer, cliHooks, type Command, type Flags } from '../command.js'
+import { answer, cliHooks, cliMoneyContext, type Command, type Flags } from '../command.js'
 import { AppDeletionRefused, deleteApp } from '../delete-app.js'
 import { required } from '../options.js'
 import { type Printed, rows } from '../render.js'
@@ -50,7 +50,7 @@ async function deleteApplication(db: Db, flags: Flags, env: NodeJS.ProcessEnv): 
   if (flags.confirm !== appId) throw new UsageError(`--confirm must repeat the application's id (got ${flags.confirm} for ${appId}); nothing was changed`)
   let deletion
   try {
-    deletion = await deleteApp(transactOn(db, new DeliveryNotifier(), cliHooks(env)), appId)
+    deletion = await deleteApp(transactOn(db, new DeliveryNotifier(), cliHooks(env, cliMoneyContext(env))), appId)
   } catch (error) {
     if (error instanceof AppDeletionRefused) throw new UsageError(error.message)
     throw error

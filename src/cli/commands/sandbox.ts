@@ -1,17 +1,15 @@
-import { loadDrainConfig } from '../../config.js'
 import { DeliveryNotifier } from '../../delivery/notifier.js'
 import type { Db } from '../../db/database.js'
 import { AppsRepository } from '../../apps/repository.js'
 import { DomainError } from '../../errors.js'
 import { transactOn } from '../../events/transact.js'
-import { ExchangeRates } from '../../ledger/rates.js'
 import { domainHooks } from '../../resources/index.js'
 import { CustomersRepository } from '../../resources/customers/repository.js'
-import { type DrainTimings, receiveDeposit } from '../../resources/drains/lifecycle.js'
+import { receiveDeposit } from '../../resources/drains/lifecycle.js'
 import { receiveFunds } from '../../resources/transfers/lifecycle.js'
 import { TransfersRepository } from '../../resources/transfers/repository.js'
 import { AmountError, type Currency, MAX_AMOUNT_UNITS, parseAmount } from '../../ledger/amount.js'
-import { answer, cliHooks, cliPublicUrl, type Command, configOrUsage, type Flags } from '../command.js'
+import { answer, cliHooks, cliMoneyContext, cliPublicUrl, type Command, type Flags } from '../command.js'
 import { required } from '../options.js'
 import { type Printed, table } from '../render.js'
 import { UsageError } from '../usage-error.js'
@@ -39,11 +37,9 @@ export const SANDBOX_COMMANDS: readonly Command[] = [sandboxDeposit, sandboxFund
 async function depositInSandbox(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Promise<Printed> {
   const appId = required(flags, 'app')
   const deposit = { customerId: required(flags, 'customer'), liquidationAddressId: required(flags, 'address'), amount: required(flags, 'amount') }
-  const timings = drainTimingsOf(env)
   if ((await new AppsRepository(db).findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
-  const transact = transactOn(db, new DeliveryNotifier(), cliHooks(env))
-  // Conversions happen when the drain is submitted, by a scheduler: the intake reads no rate.
-  const context = { rates: new ExchangeRates({ maxAgeMs: 0 }), timings, now: Date.now }
+  const context = cliMoneyContext(env)
+  const transact = transactOn(db, new DeliveryNotifier(), cliHooks(env, context))
   try {
     const drain = await transact(async (tx) => {
       if ((await new CustomersRepository(tx.db).find(appId, deposit.customerId)) === undefined) throw new UsageError(`unknown customer of application ${appId}: ${deposit.customerId}`)
@@ -63,12 +59,10 @@ async function fundInSandbox(db: Db, flags: Flags, env: NodeJS.ProcessEnv): Prom
   const id = required(flags, 'transfer')
   const amountText = flags.amount
   if (amountText !== undefined && amountText.trim() === '') throw new UsageError('--amount needs a decimal amount')
-  const timings = drainTimingsOf(env)
   const publicUrl = cliPublicUrl(env)
   if ((await new AppsRepository(db).findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
-  const transact = transactOn(db, new DeliveryNotifier(), domainHooks({ publicUrl: () => publicUrl }))
-  // Funds arriving convert nothing (the scheduler does, when it submits): the intake reads no rate.
-  const context = { rates: new ExchangeRates({ maxAgeMs: 0 }), timings, now: Date.now }
+  const context = cliMoneyContext(env)
+  const transact = transactOn(db, new DeliveryNotifier(), domainHooks({ publicUrl: () => publicUrl, money: context }))
   try {
     const transfer = await transact(async (tx) => {
       const transfers = new TransfersRepository(tx.db)
@@ -100,6 +94,4 @@ function cliAmount(text: string, currency: Currency): bigint {
   return units
 }
 
-function drainTimingsOf(env: NodeJS.ProcessEnv): DrainTimings {
-  return configOrUsage(() => loadDrainConfig(env))
-}
+

@@ -79,8 +79,9 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, log, notifier.origin) : undefined
   await listener?.start()
   dispatcher.start()
-  const hooks = domainHooks({ publicUrl: () => config.publicUrl ?? defaultPublicUrl(config.port) })
-  const drains = new MoneyScheduler(db, transactOn(db, notifier, hooks), { rates: new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs }), timings: config.drains, now: Date.now }, log, config.drains)
+  const money = { rates: new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs }), timings: config.drains, now: Date.now }
+  const hooks = domainHooks({ publicUrl: () => config.publicUrl ?? defaultPublicUrl(config.port), money })
+  const drains = new MoneyScheduler(db, transactOn(db, notifier, hooks), money, log, config.drains)
   drains.start()
   log.info(
     {

@@ -1,12 +1,13 @@
 import { InvalidRequest, NotFound } from '../../errors.js'
 import { AmountError, type Currency, feeOf, parseAmount } from '../../ledger/amount.js'
 import { type AccountKey, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
-import { convert, type ExchangeRates, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
+import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
 import { findWallet, WALLET_CURRENCIES, walletAccountKey } from '../wallets/public.js'
 import { isoOf, newId } from '../../db/time.js'
 import { moneyActivity } from '../../ledger/activity.js'
 import { ACH_RAILS, bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
 import type { Transaction } from '../../events/transact.js'
+import type { MoneyContext, MoneyTimings } from '../../ledger/money-context.js'
 import { type Chain, isValidChainAddress, describeAddressFormat } from '../../validation/chain-address.js'
 import { findLiquidationAddress, type LiquidationAddressRow } from '../liquidation-addresses/public.js'
 import { toDrain } from './objects.js'
@@ -28,20 +29,8 @@ import type { Drain, DrainDestination, DrainState } from './schemas.js'
  * Undeliverable, error and a return with no return address hold the funds in clearing.
  */
 
-export interface DrainTimings {
-  /** each step on chains, a wallet, wire, SEPA, SWIFT and SPEI */
-  fastDelayMs: number
-  /** each step on ACH (batched by the banks: slower) */
-  achDelayMs: number
-}
-
-export interface DrainContext {
-  rates: ExchangeRates
-  timings: DrainTimings
-  now: () => number
-  /** rows each hot account is spread over; HOT_ACCOUNT_SHARDS when unset (bench:money measures others) */
-  hotAccountShards?: number
-}
+export type DrainTimings = MoneyTimings
+export type DrainContext = MoneyContext
 
 export function stepDelayMs(rail: string, timings: DrainTimings): number {
   return ACH_RAILS.has(rail) ? timings.achDelayMs : timings.fastDelayMs

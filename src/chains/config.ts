@@ -1,0 +1,158 @@
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { HDKey } from 'viem/accounts'
+import { type Chain } from '../validation/chain-address.js'
+
+/** The EVM chains the platform can watch itself (src/validation/chain-address.ts names them). */
+export const EVM_CHAINS = ['ethereum', 'base', 'polygon', 'arbitrum', 'optimism', 'avalanche_c_chain'] as const satisfies readonly Chain[]
+export type EvmChain = (typeof EVM_CHAINS)[number]
+
+/** The tokens a chain may carry: the ledger's stablecoins. */
+export const CHAIN_TOKENS = ['usdc', 'eurc'] as const
+export type ChainToken = (typeof CHAIN_TOKENS)[number]
+
+/** One chain the platform watches and receives on (CHAINS_FILE, docs/chains.md). */
+export interface ChainConfig {
+  chain: EvmChain
+  /** what eth_chainId must answer; a node that answers another refuses the start */
+  chainId: number
+  /** tried in order; the watcher moves to the next on a fault and comes back later */
+  rpcUrls: readonly string[]
+  /** each accepted token's contract, lower-case */
+  tokens: Readonly<Partial<Record<ChainToken, string>>>
+  /** blocks on top of a deposit's, its own included, before it is credited */
+  confirmations: number
+  pollIntervalMs: number
+  /** the most blocks one eth_getLogs asks for */
+  maxBlockRange: number
+  /** where the watcher starts reading the first time it runs; unset: the head at that moment */
+  startBlock: number | undefined
+  /** how long one RPC call may take before it counts as a fault */
+  rpcTimeoutMs: number
+}
+
+/** What CHAINS_FILE configures: the extended public key receiving addresses derive from, and each chain. */
+export interface ChainsConfig {
+  /** the file it was read from (for messages) */
+  file: string
+  /** the account-level extended public key (m/44'/60'/0'), see derivation.ts */
+  receivingXpub: string
+  chains: readonly ChainConfig[]
+}
+
+export class ChainsConfigError extends Error {}
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+
+function isObject(value: Json | undefined): value is { [key: string]: Json } {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+function integerField(object: { [key: string]: Json }, name: string, where: string, fallback: number | undefined, min: number, max: number): number {
+  const value = object[name]
+  if (value === undefined && fallback !== undefined) return fallback
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ChainsConfigError(`${where}.${name} must be an integer from ${min} to ${max}`)
+  }
+  return value
+}
+
+function knownKeys(object: { [key: string]: Json }, where: string, keys: readonly string[]): void {
+  const unknown = Object.keys(object).filter((key) => !keys.includes(key))
+  if (unknown.length > 0) throw new ChainsConfigError(`${where} has unknown field ${JSON.stringify(unknown[0])} (known: ${keys.join(', ')})`)
+}
+
+function rpcUrl(value: Json, where: string): string {
+  if (typeof value === 'string') {
+    try {
+      const url = new URL(value)
+      if ((url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '') return value
+    } catch {
+      // refused below
+    }
+  }
+  throw new ChainsConfigError(`${where} must be an http(s) URL`)
+}
+
+function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
+  if (!isObject(value)) throw new ChainsConfigError(`${where} must be an object`)
+  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs'])
+  const urls = value.rpcUrls
+  if (!Array.isArray(urls) || urls.length === 0 || urls.length > 16) throw new ChainsConfigError(`${where}.rpcUrls must be a list of 1 to 16 http(s) URLs`)
+  const tokens = value.tokens
+  if (!isObject(tokens) || Object.keys(tokens).length === 0) throw new ChainsConfigError(`${where}.tokens must name at least one of ${CHAIN_TOKENS.join(', ')} with its contract address`)
+  knownKeys(tokens, `${where}.tokens`, CHAIN_TOKENS)
+  const contracts: Partial<Record<ChainToken, string>> = {}
+  for (const token of CHAIN_TOKENS) {
+    const contract = tokens[token]
+    if (contract === undefined) continue
+    if (typeof contract !== 'string' || !ADDRESS.test(contract)) throw new ChainsConfigError(`${where}.tokens.${token} must be a 0x-prefixed 20-byte hex address`)
+    contracts[token] = contract.toLowerCase()
+  }
+  return {
+    chain,
+    chainId: integerField(value, 'chainId', where, undefined, 1, Number.MAX_SAFE_INTEGER),
+    rpcUrls: urls.map((url, index) => rpcUrl(url, `${where}.rpcUrls[${index}]`)),
+    tokens: contracts,
+    confirmations: integerField(value, 'confirmations', where, undefined, 1, 10_000),
+    pollIntervalMs: integerField(value, 'pollIntervalMs', where, 2_000, 50, 600_000),
+    maxBlockRange: integerField(value, 'maxBlockRange', where, 500, 1, 100_000),
+    startBlock: value.startBlock === undefined ? undefined : integerField(value, 'startBlock', where, undefined, 0, Number.MAX_SAFE_INTEGER),
+    rpcTimeoutMs: integerField(value, 'rpcTimeoutMs', where, 5_000, 100, 120_000),
+  }
+}
+
+/** Whether `text` is an extended public key (xpub…, not an xprv: receiving reads no private key). */
+function checkedXpub(text: Json | undefined, where: string): string {
+  if (typeof text !== 'string') throw new ChainsConfigError(`${where}.receivingXpub must be an extended public key (xpub…)`)
+  let key: HDKey
+  try {
+    key = HDKey.fromExtendedKey(text)
+  } catch {
+    throw new ChainsConfigError(`${where}.receivingXpub is not a valid extended public key`)
+  }
+  // Never echo it: an xprv put here by mistake is signing material.
+  if (key.privateKey !== null) throw new ChainsConfigError(`${where}.receivingXpub is an extended private key: give the public one (xpub…); receiving needs no private key`)
+  return text
+}
+
+/** Parses a chains file's text; `file` names it in messages. */
+export function parseChainsConfig(text: string, file: string): ChainsConfig {
+  let json: Json
+  try {
+    json = JSON.parse(text) as Json
+  } catch {
+    throw new ChainsConfigError(`${file} is not valid JSON`)
+  }
+  if (!isObject(json)) throw new ChainsConfigError(`${file} must hold a JSON object`)
+  knownKeys(json, file, ['receivingXpub', 'chains'])
+  const chains = json.chains
+  if (!isObject(chains)) throw new ChainsConfigError(`${file}.chains must be an object of chain name → its configuration`)
+  const parsed: ChainConfig[] = []
+  for (const [name, value] of Object.entries(chains)) {
+    if (!(EVM_CHAINS as readonly string[]).includes(name)) throw new ChainsConfigError(`${file}.chains.${name} is not an EVM chain the platform knows (${EVM_CHAINS.join(', ')})`)
+    parsed.push(chainConfig(name as EvmChain, value, `${file}.chains.${name}`))
+  }
+  return { file, receivingXpub: checkedXpub(json.receivingXpub, file), chains: parsed }
+}
+
+/** CHAINS_FILE: read at start (absolute or relative to the working directory); unset: every chain is off. */
+export function loadChainsConfig(env: NodeJS.ProcessEnv): ChainsConfig | undefined {
+  const name = env.CHAINS_FILE
+  if (name === undefined || name === '') return undefined
+  const file = resolve(name)
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    throw new ChainsConfigError(`CHAINS_FILE: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`)
+  }
+  return parseChainsConfig(text, 'CHAINS_FILE')
+}
+
+/** The configuration of `chain`, or undefined when it is off. */
+export function chainConfigOf(config: ChainsConfig | undefined, chain: string): ChainConfig | undefined {
+  return config?.chains.find((candidate) => candidate.chain === chain)
+}

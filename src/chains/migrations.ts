@@ -1,0 +1,79 @@
+import { sql } from 'kysely'
+import type { MigrationStep } from '../modules/module.js'
+
+/** Its part of each migration that changes its tables, by the migration's name (see Module.migrations). */
+export const chainsMigrations: Readonly<Record<string, MigrationStep>> = {
+  '0020_chains': async (db) => {
+    await db.schema
+      .createTable('chain_address_counter')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('next_index', 'integer', (c) => c.notNull())
+      .execute()
+    await sql`insert into chain_address_counter (name, next_index) values ('receiving', 0)`.execute(db)
+    await db.schema
+      .createTable('chain_addresses')
+      .addColumn('address', 'text', (c) => c.primaryKey())
+      .addColumn('derivation_index', 'integer', (c) => c.notNull().unique())
+      .addColumn('chain', 'text', (c) => c.notNull())
+      .addColumn('environment', 'text', (c) => c.notNull())
+      .addColumn('app_id', 'text', (c) => c.notNull())
+      .addColumn('owner_type', 'text', (c) => c.notNull())
+      .addColumn('owner_id', 'text')
+      .addColumn('currency', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute()
+    // The watcher loads a chain's addresses in index order, from the last it knows.
+    await db.schema.createIndex('chain_addresses_chain').on('chain_addresses').columns(['chain', 'derivation_index']).execute()
+    await db.schema.createIndex('chain_addresses_owner').on('chain_addresses').columns(['owner_type', 'owner_id']).execute()
+    await db.schema
+      .createTable('chain_cursors')
+      .addColumn('chain', 'text', (c) => c.primaryKey())
+      .addColumn('next_block', 'integer', (c) => c.notNull())
+      .addColumn('head_block', 'integer')
+      .addColumn('head_seen_at', 'text')
+      .addColumn('last_error', 'text')
+      .addColumn('last_error_at', 'text')
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute()
+    await db.schema
+      .createTable('chain_blocks')
+      .addColumn('chain', 'text', (c) => c.notNull())
+      .addColumn('number', 'integer', (c) => c.notNull())
+      .addColumn('hash', 'text', (c) => c.notNull())
+      .addPrimaryKeyConstraint('chain_blocks_key', ['chain', 'number'])
+      .execute()
+    await db.schema
+      .createTable('chain_deposits')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('chain', 'text', (c) => c.notNull())
+      .addColumn('tx_hash', 'text', (c) => c.notNull())
+      .addColumn('log_index', 'integer', (c) => c.notNull())
+      .addColumn('block_number', 'integer', (c) => c.notNull())
+      .addColumn('block_hash', 'text', (c) => c.notNull())
+      .addColumn('token', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('from_address', 'text', (c) => c.notNull())
+      .addColumn('to_address', 'text', (c) => c.notNull())
+      .addColumn('amount', 'text', (c) => c.notNull())
+      .addColumn('environment', 'text', (c) => c.notNull())
+      .addColumn('app_id', 'text', (c) => c.notNull())
+      .addColumn('owner_type', 'text', (c) => c.notNull())
+      .addColumn('owner_id', 'text')
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('confirmations', 'integer', (c) => c.notNull())
+      .addColumn('reason', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      // Exactly once per log: a log read twice (a restart, two watchers for a moment) is one deposit.
+      .addUniqueConstraint('chain_deposits_log', ['chain', 'tx_hash', 'log_index'])
+      .execute()
+    await db.schema.createIndex('chain_deposits_status').on('chain_deposits').columns(['chain', 'status', 'block_number']).execute()
+    await db.schema.createIndex('chain_deposits_app').on('chain_deposits').columns(['app_id', 'environment', 'created_at', 'id']).execute()
+    await db.schema
+      .createTable('chain_leases')
+      .addColumn('name', 'text', (c) => c.primaryKey())
+      .addColumn('holder', 'text', (c) => c.notNull())
+      .addColumn('expires_at', 'text', (c) => c.notNull())
+      .execute()
+  },
+}

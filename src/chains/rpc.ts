@@ -1,0 +1,114 @@
+import { createPublicClient, http, parseAbiItem, type PublicClient } from 'viem'
+import type { ChainConfig } from './config.js'
+
+/** The ERC-20 Transfer event, the one log the watcher reads. */
+export const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)')
+
+const DECIMALS_ABI = [{ type: 'function', name: 'decimals', stateMutability: 'view', inputs: [], outputs: [{ type: 'uint8' }] }] as const
+
+/** A fault of every RPC URL of a chain: the last one's, with which URL it was. */
+export class RpcUnavailable extends Error {}
+
+/** One token transfer as the chain logged it. */
+export interface TransferLog {
+  token: string
+  from: string
+  to: string
+  value: bigint
+  blockNumber: number
+  blockHash: string
+  txHash: string
+  logIndex: number
+}
+
+export interface BlockHeader {
+  number: number
+  hash: string
+  parentHash: string
+}
+
+/** What one URL's fault says, without the URL's credentials (an API key in a path or query is common). */
+function describeFault(url: string, error: unknown): string {
+  const { origin } = new URL(url)
+  const message = error instanceof Error ? (error.message.split('\n')[0] ?? error.name) : String(error)
+  return `${origin}: ${message.replaceAll(url, origin).slice(0, 300)}`
+}
+
+/**
+ * A chain's RPC endpoints: each call goes to the current URL, and on a fault (an error answer, a
+ * timeout, a refused connection) to the next, in order; the URL that answered stays current. Each
+ * call is bounded by the chain's rpcTimeoutMs, so nothing waits on a node that hangs.
+ */
+export class ChainRpc {
+  private readonly clients: readonly PublicClient[]
+  private current = 0
+  /** the last fault seen, for `chains status` and /metrics; cleared by nothing: it has a time */
+  lastFault: { message: string; at: number } | undefined
+
+  constructor(private readonly config: ChainConfig) {
+    this.clients = config.rpcUrls.map((url) => createPublicClient({ transport: http(url, { timeout: config.rpcTimeoutMs, retryCount: 0 }) }))
+  }
+
+  private async call<T>(what: (client: PublicClient) => Promise<T>): Promise<T> {
+    let fault = ''
+    for (let tried = 0; tried < this.clients.length; tried++) {
+      const index = (this.current + tried) % this.clients.length
+      try {
+        const result = await what(this.clients[index] as PublicClient)
+        this.current = index
+        return result
+      } catch (error) {
+        fault = describeFault(this.config.rpcUrls[index] as string, error)
+        this.lastFault = { message: fault, at: Date.now() }
+      }
+    }
+    throw new RpcUnavailable(`${this.config.chain}: no RPC URL answered (${fault})`)
+  }
+
+  chainId(): Promise<number> {
+    return this.call((client) => client.getChainId())
+  }
+
+  async head(): Promise<number> {
+    return Number(await this.call((client) => client.getBlockNumber({ cacheTime: 0 })))
+  }
+
+  /** The header of block `number`, or undefined when the node has no such block (yet, or any more). */
+  async block(number: number): Promise<BlockHeader | undefined> {
+    const block = await this.call((client) =>
+      client.getBlock({ blockNumber: BigInt(number) }).catch((error: unknown) => {
+        if (error instanceof Error && error.name === 'BlockNotFoundError') return undefined
+        throw error
+      }),
+    )
+    if (block === undefined || block.hash === null) return undefined
+    return { number, hash: block.hash.toLowerCase(), parentHash: block.parentHash.toLowerCase() }
+  }
+
+  async decimals(token: string): Promise<number> {
+    return Number(await this.call((client) => client.readContract({ address: token as `0x${string}`, abi: DECIMALS_ABI, functionName: 'decimals' })))
+  }
+
+  /** Every Transfer log of `tokens` in blocks from..to (inclusive), in chain order. */
+  async transfers(tokens: readonly string[], from: number, to: number): Promise<TransferLog[]> {
+    const logs = await this.call((client) =>
+      client.getLogs({ address: tokens.map((token) => token as `0x${string}`), event: TRANSFER_EVENT, fromBlock: BigInt(from), toBlock: BigInt(to), strict: true }),
+    )
+    return logs.flatMap((log) =>
+      log.blockHash === null || log.transactionHash === null || log.logIndex === null || log.blockNumber === null
+        ? []
+        : [
+            {
+              token: log.address.toLowerCase(),
+              from: log.args.from.toLowerCase(),
+              to: log.args.to.toLowerCase(),
+              value: log.args.value,
+              blockNumber: Number(log.blockNumber),
+              blockHash: log.blockHash.toLowerCase(),
+              txHash: log.transactionHash.toLowerCase(),
+              logIndex: log.logIndex,
+            },
+          ],
+    )
+  }
+}

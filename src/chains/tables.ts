@@ -1,0 +1,102 @@
+import type { TableDeclaration } from '../modules/module.js'
+
+/**
+ * A receiving address the platform derived (derivation.ts) and who it belongs to: an address is
+ * allocated once, to one object, on one chain. Live only: the sandbox's addresses are made up.
+ */
+export interface ChainAddressesTable {
+  /** lower-case 0x hex */
+  address: string
+  /** its index below m/44'/60'/0'/0 */
+  derivation_index: number
+  chain: string
+  environment: string
+  app_id: string
+  /** what the funds are for: 'liquidation_address', 'wallet', 'transfer' (a payment intent or direct-wallet transfer), or 'unassigned' (allocated for a liquidation address not created yet) */
+  owner_type: string
+  owner_id: string | null
+  /** the one token accepted there, or null for every token of the chain (a wallet) */
+  currency: string | null
+  created_at: string
+}
+
+/** The next derivation index: one row, taken under its row lock so no two allocations share one. */
+export interface ChainAddressCounterTable {
+  name: string
+  next_index: number
+}
+
+/** How far the watcher of a chain has read. */
+export interface ChainCursorsTable {
+  chain: string
+  /** the first block not read yet */
+  next_block: number
+  /** the newest head seen, its time, and the last fault (for `chains status` and /metrics) */
+  head_block: number | null
+  head_seen_at: string | null
+  last_error: string | null
+  last_error_at: string | null
+  updated_at: string
+}
+
+/** The hashes of the recent blocks the watcher read: how it sees a reorg. */
+export interface ChainBlocksTable {
+  chain: string
+  number: number
+  hash: string
+}
+
+/** One token transfer to a receiving address, seen on chain; amounts are integer text of the token's smallest unit. */
+export interface ChainDepositsTable {
+  id: string
+  chain: string
+  tx_hash: string
+  log_index: number
+  block_number: number
+  block_hash: string
+  /** the token contract, lower-case */
+  token: string
+  currency: string
+  from_address: string
+  to_address: string
+  amount: string
+  environment: string
+  app_id: string
+  owner_type: string
+  owner_id: string | null
+  /** pending → confirmed | held, pending → removed (a reorg), confirmed | held → reversed (a reorg deeper than the confirmations) */
+  status: string
+  confirmations: number
+  /** why a confirmed deposit was not credited (held), or what the reorg did */
+  reason: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** A lease: one holder at a time across every instance, taken over once it expires. */
+export interface ChainLeasesTable {
+  name: string
+  holder: string
+  /** ISO 8601 */
+  expires_at: string
+}
+
+declare module '../db/schema.js' {
+  interface Database {
+    chain_addresses: ChainAddressesTable
+    chain_address_counter: ChainAddressCounterTable
+    chain_cursors: ChainCursorsTable
+    chain_blocks: ChainBlocksTable
+    chain_deposits: ChainDepositsTable
+    chain_leases: ChainLeasesTable
+  }
+}
+
+export const chainsTables: readonly TableDeclaration[] = [
+  { name: 'chain_address_counter', appDeletion: 'untouched', reason: "the platform's: derivation indexes are never given twice" },
+  { name: 'chain_addresses', appDeletion: 'kept', reason: 'an address is never given to anyone else, and funds sent to it later must still be found' },
+  { name: 'chain_cursors', appDeletion: 'untouched', reason: "the platform's: how far each chain was read" },
+  { name: 'chain_blocks', appDeletion: 'untouched', reason: "the platform's: the recent blocks' hashes" },
+  { name: 'chain_deposits', appDeletion: 'kept', reason: 'money records: what arrived on chain, and the ledger entries it made' },
+  { name: 'chain_leases', appDeletion: 'untouched', reason: "the platform's: which instance watches each chain" },
+]
