@@ -62,6 +62,8 @@ export const chainsMigrations: Readonly<Record<string, MigrationStep>> = {
       .addColumn('status', 'text', (c) => c.notNull())
       .addColumn('confirmations', 'integer', (c) => c.notNull())
       .addColumn('reason', 'text')
+      .addColumn('credited_type', 'text')
+      .addColumn('credited_id', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       // Exactly once per log: a log read twice (a restart, two watchers for a moment) is one deposit.

@@ -69,6 +69,9 @@ export interface ChainDepositsTable {
   confirmations: number
   /** why a confirmed deposit was not credited (held), or what the reorg did */
   reason: string | null
+  /** what the deposit became once credited (a drain, a wallet, a transfer: ChainDepositConfirmed.credited); null while not credited */
+  credited_type: string | null
+  credited_id: string | null
   created_at: string
   updated_at: string
 }

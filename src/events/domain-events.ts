@@ -26,7 +26,37 @@ export interface FundsArrived {
   at: string
 }
 
+/**
+ * A deposit seen on chain has its confirmations (src/chains/), published in the transaction that
+ * marks it confirmed: the module owning the receiving address credits it (a liquidation address's
+ * drain, a wallet, a payment intent or direct-wallet transfer) and says so in `credited`. A
+ * subscriber's refusal (a domain error: a deactivated address, an intent already paid, an amount
+ * other than the one awaited) rolls that back, and the chains module holds the deposit instead.
+ */
+export interface ChainDepositConfirmed {
+  type: 'chain.deposit_confirmed'
+  depositId: string
+  chain: string
+  environment: LedgerEnvironment
+  appId: string
+  ownerType: ReceivingOwnerType
+  ownerId: string
+  /** the token's ledger currency */
+  currency: 'usdc' | 'eurc'
+  /** in the currency's smallest unit */
+  amount: bigint
+  txHash: string
+  fromAddress: string
+  /** when it was confirmed (ISO 8601) */
+  at: string
+  /** set by the handler that credited it: what the funds became ({ type: 'drain', id }) */
+  credited: { type: string; id: string } | undefined
+}
+
+/** What a receiving address is for (src/chains/tables.ts): the module that credits its deposits. */
+export type ReceivingOwnerType = 'liquidation_address' | 'wallet' | 'transfer'
+
 /** Every domain event, told apart by `type`. */
-export type DomainEvent = FundsArrived
+export type DomainEvent = FundsArrived | ChainDepositConfirmed
 
 export type DomainEventType = DomainEvent['type']

@@ -31,9 +31,12 @@ export class DomainHooks implements DomainEventSink {
 
   /** Runs each subscriber's handler of `event`, one after the other, on `tx`. */
   async publish(tx: Transaction, event: DomainEvent): Promise<void> {
-    for (const subscription of this.subscriptions) {
-      const handler = subscription[event.type]
-      if (handler !== undefined) await handler(tx, event, this.settings)
-    }
+    for (const subscription of this.subscriptions) await this.run(subscription, tx, event)
+  }
+
+  private async run<T extends DomainEventType>(subscription: DomainSubscriptions, tx: Transaction, event: Extract<DomainEvent, { type: T }>): Promise<void> {
+    // The handler of the event's own type: indexing by a generic key keeps the pairing the compiler can't see through a union.
+    const handler = subscription[event.type as T] as DomainEventHandler<T> | undefined
+    if (handler !== undefined) await handler(tx, event, this.settings)
   }
 }
