@@ -7,6 +7,7 @@ import { MemoryRateLimiter, type RateLimiter } from './auth/rate-limiter.js'
 import { FailureThrottle, MAX_TRACKED } from './auth/failure-throttle.js'
 import { FallbackPeekableRateLimiter, FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
 import { circuitOf } from './auth/redis-circuit.js'
+import { Receiving } from './chains/receiving.js'
 import { type Config, defaultPublicUrl } from './config.js'
 import type { Db } from './db/database.js'
 import { answerClientError } from './http/client-errors.js'
@@ -167,6 +168,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     publicUrl,
     redisState,
     urlAddressProblem,
+    receiving: new Receiving(config.chains),
   }
   await app.register(
     async (api) => {

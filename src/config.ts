@@ -1,5 +1,6 @@
 import { REDIS_CALL_BUDGET_MS } from './auth/redis-circuit.js'
 import { resolve } from 'node:path'
+import { type ChainsConfig, ChainsConfigError, loadChainsConfig } from './chains/config.js'
 
 export type NodeEnv = 'development' | 'production' | 'test'
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
@@ -49,6 +50,8 @@ export interface Config {
    * Required in production; undefined elsewhere: http://127.0.0.1:<the port the server listens on>.
    */
   publicUrl: string | undefined
+  /** CHAINS_FILE: the EVM chains live money is received on (src/chains/config.ts); undefined: every chain is off */
+  chains: ChainsConfig | undefined
 }
 
 /** The money scheduler (src/scheduler/money-scheduler.ts: drains and transfers) and its sandbox timings. */
@@ -222,6 +225,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     exchangeRateMaxAgeMs: integer(env, 'EXCHANGE_RATE_MAX_AGE_SECONDS', 3_600, 1, 31_536_000) * 1000,
     exchangeRatesFile: env.EXCHANGE_RATES_FILE === undefined || env.EXCHANGE_RATES_FILE === '' ? undefined : resolve(env.EXCHANGE_RATES_FILE),
     publicUrl: loadPublicUrl(env),
+    chains: loadChains(env),
+  }
+}
+
+function loadChains(env: NodeJS.ProcessEnv): ChainsConfig | undefined {
+  try {
+    return loadChainsConfig(env)
+  } catch (error) {
+    if (error instanceof ChainsConfigError) throw new ConfigError(error.message)
+    throw error
   }
 }
 

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyPluginOptions } from 'fastify'
 import type { TSchema } from 'typebox'
+import type { Receiving } from '../chains/receiving.js'
 import type { Config } from '../config.js'
 import type { DomainSubscriptions } from '../events/hooks.js'
 import type { ExchangeRates } from '../ledger/rates.js'
@@ -27,6 +28,8 @@ export interface Platform {
   redisState: () => Promise<RedisState>
   /** production: why a url's host may not receive webhooks (it resolves to a private address), or undefined */
   urlAddressProblem: ((url: string) => Promise<string | undefined>) | undefined
+  /** live receiving addresses on the configured chains (src/chains/receiving.ts) */
+  receiving: Receiving
   /** every event type of the resources being registered */
   eventTypes: readonly string[]
 }

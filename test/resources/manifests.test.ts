@@ -8,6 +8,7 @@ import { defineResource, type Resource } from '../../src/resources/resource.js'
 import { taxesManifest } from '../../src/resources/taxes/manifest.js'
 import { loadConfig } from '../../src/config.js'
 import { ExchangeRates } from '../../src/ledger/rates.js'
+import { Receiving } from '../../src/chains/receiving.js'
 import { MIGRATIONS, openDatabase } from '../../src/modules/database.js'
 import { MODULES, TABLES } from '../../src/modules/index.js'
 import type { TableDeclaration } from '../../src/modules/module.js'
@@ -178,4 +179,5 @@ const PLATFORM = {
   publicUrl: () => 'http://127.0.0.1:3000',
   redisState: async () => 'not configured' as const,
   urlAddressProblem: undefined,
+  receiving: new Receiving(undefined),
 }
