@@ -45,14 +45,15 @@ export default defineConfig(async () => {
         // test/multi-instance/ starts several processes on one PostgreSQL + Redis: the second run only.
         { test: { ...shared, name: 'sqlite', exclude: ['test/multi-instance/**'], env: { TEST_BACKEND: 'sqlite' } } },
         // test/sqlite/ is about SQLite's own locking (another process holding the file's lock): the first run only;
-        // so are the docs page in Chromium, which reads no data, and the guide's resource followed in a copy (it runs SQLite).
+        // so are the docs page in Chromium, which reads no data, and the guide's resource followed in a copy (it runs SQLite),
+        // and the anvil harness's own tests (a chain and a token, no database); the platform's chain tests run on both.
         ...(postgres
           ? [
               {
                 test: {
                   ...shared,
                   name: 'postgres',
-                  exclude: ['test/sqlite/**', 'test/docs/docs-page.test.ts', 'test/docs/add-a-resource.test.ts'],
+                  exclude: ['test/sqlite/**', 'test/docs/docs-page.test.ts', 'test/docs/add-a-resource.test.ts', 'test/chains/anvil-*.test.ts'],
                   env: { TEST_BACKEND: 'postgres', TEST_DATABASE_URL: databaseUrl, TEST_REDIS_URL: redisUrl },
                 },
               },
