@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { type Address, parseAbiItem } from 'viem'
+import { type Address, createPublicClient, http, parseAbiItem } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { TcpProxy } from '../helpers/tcp-proxy.js'
 import { balanceOf, deployToken, mint, TEST_TOKEN_ABI, transfer, transferRequest } from '../helpers/test-token.js'
 import { cleanUp, tempDir, waitUntil } from '../processes.js'
 
@@ -105,6 +106,21 @@ describe('the anvil harness', () => {
     await anvil.mine()
     expect((await anvil.publicClient.getBlock({ blockNumber: receipt.blockNumber })).hash).not.toBe(receipt.blockHash)
     expect(await anvil.publicClient.getLogs({ address: usdc, event: TRANSFER, fromBlock: receipt.blockNumber, toBlock: receipt.blockNumber })).toEqual([])
+  })
+
+  it('a TcpProxy in front of the node cuts and restores its RPC', async () => {
+    const proxy = await TcpProxy.start('127.0.0.1', anvil.port)
+    try {
+      const client = createPublicClient({ chain: anvil.chain, transport: http(proxy.urlFor(anvil.url), { retryCount: 0 }), cacheTime: 0 })
+      const head = await anvil.publicClient.getBlockNumber()
+      expect(await client.getBlockNumber()).toBe(head)
+      proxy.setMode('refuse')
+      await expect(client.getBlockNumber()).rejects.toThrow()
+      proxy.setMode('pass')
+      expect(await client.getBlockNumber()).toBe(head)
+    } finally {
+      await proxy.close()
+    }
   })
 
   for (const how of ['stop', 'kill'] as const) {

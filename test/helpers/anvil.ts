@@ -104,11 +104,13 @@ export class Anvil {
       nativeCurrency: { name: 'Ether', symbol: 'ETH', decimals: 18 },
       rpcUrls: { default: { http: [this.url] } },
     })
-    // No retries: a test sees what the node answers, and a node that is down fails at once.
+    // No retries: a test sees what the node answers, and a node that is down fails at once. No cache:
+    // viem would otherwise answer getBlockNumber from its last call, from before a mine or a revert.
     const transport = http(this.url, { retryCount: 0 })
-    this.publicClient = createPublicClient({ chain: this.chain, transport, pollingInterval: 50 })
-    this.walletClient = createWalletClient({ chain: this.chain, transport, pollingInterval: 50 })
-    this.testClient = createTestClient({ chain: this.chain, transport, mode: 'anvil', pollingInterval: 50 })
+    const settings = { chain: this.chain, transport, pollingInterval: 50, cacheTime: 0 }
+    this.publicClient = createPublicClient(settings)
+    this.walletClient = createWalletClient(settings)
+    this.testClient = createTestClient({ ...settings, mode: 'anvil' })
     this.accounts = testAccounts(accountCount)
   }
 
