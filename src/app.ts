@@ -8,6 +8,7 @@ import { FailureThrottle, MAX_TRACKED } from './auth/failure-throttle.js'
 import { FallbackPeekableRateLimiter, FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
 import { circuitOf } from './auth/redis-circuit.js'
 import { Receiving } from './chains/receiving.js'
+import { chainWatchers } from './chains/watcher.js'
 import { type Config, defaultPublicUrl } from './config.js'
 import type { Db } from './db/database.js'
 import { answerClientError } from './http/client-errors.js'
@@ -143,6 +144,14 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHook('onReady', async () => scheduler.start())
     // Before the database closes: the step under way commits or rolls back first.
     app.addHook('preClose', async () => scheduler.stop())
+    // Where the scheduler runs, the chains are watched too (one reader per chain across instances: a lease).
+    const watchers = chainWatchers(config.chains, { db: options.db, transact: app.transact, log: app.log })
+    app.addHook('onReady', async () => {
+      for (const watcher of watchers) await watcher.start()
+    })
+    app.addHook('preClose', async () => {
+      await Promise.all(watchers.map((watcher) => watcher.stop()))
+    })
   }
   // Before any route is registered: every route gets its manifest's operationId and scope.
   app.addHook('onRoute', applyManifest)

@@ -1,3 +1,4 @@
+import { chainWatchers } from '../../chains/watcher.js'
 import { pino } from 'pino'
 import { type Config, ConfigError, defaultPublicUrl, describeDatabase, loadConfig, startError } from '../../config.js'
 import { DeliveryNotifier, PostgresSignalListener } from '../../delivery/notifier.js'
@@ -81,8 +82,11 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   dispatcher.start()
   const money = { rates: new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs }), timings: config.drains, now: Date.now }
   const hooks = domainHooks({ publicUrl: () => config.publicUrl ?? defaultPublicUrl(config.port), money })
-  const drains = new MoneyScheduler(db, transactOn(db, notifier, hooks), money, log, config.drains)
+  const transact = transactOn(db, notifier, hooks)
+  const drains = new MoneyScheduler(db, transact, money, log, config.drains)
   drains.start()
+  const watchers = chainWatchers(config.chains, { db, transact, log })
+  for (const watcher of watchers) await watcher.start()
   log.info(
     {
       database: describeDatabase(config.database),
@@ -98,6 +102,7 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   const graceMs = shutdownGraceMs(config)
   log.info({ signal, graceMs }, 'webhook worker stopping: finishing attempts on the wire')
   await drains.stop()
+  await Promise.all(watchers.map((watcher) => watcher.stop()))
   notifier.detach()
   await listener?.close()
   await dispatcher.stop(graceMs)
