@@ -1,3 +1,4 @@
+import { secp256k1 } from '@noble/curves/secp256k1'
 import { HDKey, publicKeyToAddress } from 'viem/accounts'
 import { bytesToHex } from 'viem'
 
@@ -30,6 +31,8 @@ export class ReceivingKey {
     if (!Number.isSafeInteger(index) || index < 0 || index > MAX_DERIVATION_INDEX) throw new RangeError(`derivation index out of range: ${index}`)
     const publicKey = this.external.deriveChild(index).publicKey
     if (publicKey === null) throw new Error('the extended key has no public key')
-    return publicKeyToAddress(bytesToHex(publicKey)).toLowerCase()
+    // BIP-32 keeps the compressed point; an address is the hash of the uncompressed one.
+    const uncompressed = secp256k1.ProjectivePoint.fromHex(publicKey).toRawBytes(false)
+    return publicKeyToAddress(bytesToHex(uncompressed)).toLowerCase()
   }
 }
