@@ -1,4 +1,6 @@
 import { pbkdf2Sync } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HDKey } from 'viem/accounts'
 import type { Address } from 'viem'
@@ -14,6 +16,7 @@ import { ExchangeRates } from '../../src/ledger/rates.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
 import { deployToken, mint, transfer, transferRequest } from '../helpers/test-token.js'
 import { startTestServer, type TestServer } from '../helper.js'
+import { freePort } from '../helpers/private-postgres.js'
 
 /**
  * The watcher against a real anvil and a real ERC-20: deposits recorded once, counted, credited
@@ -153,5 +156,51 @@ describe('the chain watcher on a real anvil', () => {
     expect(reversed.reason).toMatch(/deeper than 3 confirmations, after it was credited/)
     await waitFor('the alert', async () => (server.logs().includes('ALERT a credited deposit left the chain') ? true : undefined))
     expect(watcher.status().reversed).toBeGreaterThanOrEqual(1)
+  })
+
+  it('keeps the API answering while the node is stopped, records the fault, and catches up once the node is back', async () => {
+    const to = await allocate('wallet')
+    const before = await mint(anvil, token, to, 1_000n)
+    await anvil.mine(3)
+    await waitFor('the deposit before the stop', () => depositOf(before.transactionHash, 'confirmed'))
+    await anvil.stop()
+    const fault = await waitFor('the fault recorded', async () => (await new ChainsRepository(server.app.db).cursor('base'))?.last_error ?? undefined)
+    expect(fault).toMatch(/base: no RPC URL answered/)
+    const started = Date.now()
+    const health = await server.request('GET', '/api/v0/health/public')
+    expect(health.status).toBe(200)
+    expect(Date.now() - started).toBeLessThan(1_000)
+    await anvil.restart()
+    const after = await mint(anvil, token, to, 2_000n)
+    await anvil.mine(3)
+    const confirmed = await waitFor('the deposit after the restart', () => depositOf(after.transactionHash, 'confirmed'), 45_000)
+    expect(confirmed.amount).toBe('2000')
+  }, 60_000)
+
+  it('moves to the next RPC URL when one refuses connections or answers errors, and reads the chain from the one that answers', async () => {
+    const erroring = createServer((_request, response) => {
+      response.writeHead(200, { 'content-type': 'application/json' })
+      response.end(JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: -32000, message: 'header not found' } }))
+    })
+    await new Promise<void>((resolve) => erroring.listen(0, '127.0.0.1', resolve))
+    const port = (erroring.address() as AddressInfo).port
+    const refusing = await freePort()
+    const other: ChainConfig = { ...config, chain: 'ethereum', rpcUrls: [`http://127.0.0.1:${refusing}`, `http://127.0.0.1:${port}`, anvil.url] }
+    const second = new ChainWatcher(other, { db: server.app.db, transact, log: server.app.log })
+    try {
+      await second.start()
+      const receiving = new Receiving({ file: 'test', receivingXpub: testXpub(), chains: [other] })
+      const to = (await transact((tx) => receiving.allocate(tx.db, 'ethereum', { appId, ownerType: 'wallet', ownerId: 'wallet-2', currency: 'usdc' }, Date.now()))) as Address
+      const receipt = await mint(anvil, token, to, 31n)
+      await anvil.mine(3)
+      const confirmed = await waitFor('the deposit read through the third URL', async () => {
+        const rows = await new ChainsRepository(server.app.db).depositsFrom('ethereum', 0, ['confirmed'])
+        return rows.find((row) => row.tx_hash === receipt.transactionHash.toLowerCase())
+      })
+      expect(confirmed.owner_id).toBe('wallet-2')
+    } finally {
+      await second.stop()
+      erroring.close()
+    }
   })
 })
