@@ -1,4 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { Socket } from 'node:net'
+import { join, relative } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test'
@@ -20,6 +23,27 @@ function answers(url: string, defaultPort: number): Promise<boolean> {
 }
 
 /**
+ * A test file whose outcome cannot depend on the backend (pure functions, the documents, a child
+ * process always on SQLite) or that only exercises Redis runs in one project, named by a line
+ * `// vitest: sqlite project only — why` or `// vitest: postgres project only — why`:
+ * the other run would repeat it on the same code and the same services.
+ */
+const ONE_PROJECT_MARKER = /^\/\/ vitest: (sqlite|postgres) project only\b/m
+
+/** The test files marked for one project, by project, as paths relative to the repository root. */
+function oneProjectFiles(): Record<'sqlite' | 'postgres', string[]> {
+  const root = fileURLToPath(new URL('.', import.meta.url))
+  const files: Record<'sqlite' | 'postgres', string[]> = { sqlite: [], postgres: [] }
+  for (const entry of readdirSync(join(root, 'test'), { recursive: true, encoding: 'utf8' })) {
+    if (!entry.endsWith('.test.ts')) continue
+    const path = join(root, 'test', entry)
+    const project = ONE_PROJECT_MARKER.exec(readFileSync(path, 'utf8'))?.[1]
+    if (project === 'sqlite' || project === 'postgres') files[project].push(relative(root, path))
+  }
+  return files
+}
+
+/**
  * Two runs of the same suite: on SQLite, and on PostgreSQL + Redis. The second runs when
  * TEST_DATABASE_URL / TEST_REDIS_URL are set (then a missing server fails the run, as in CI) or
  * when both answer on their local defaults; otherwise one line says it did not run.
@@ -32,6 +56,7 @@ export default defineConfig(async () => {
   if (!postgres) {
     process.stdout.write(`PostgreSQL + Redis half not run: nothing answers at ${new URL(databaseUrl).host} and ${new URL(redisUrl).host} (set TEST_DATABASE_URL and TEST_REDIS_URL)\n`)
   }
+  const only = oneProjectFiles()
   const shared = {
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
@@ -43,17 +68,15 @@ export default defineConfig(async () => {
     test: {
       projects: [
         // test/multi-instance/ starts several processes on one PostgreSQL + Redis: the second run only.
-        { test: { ...shared, name: 'sqlite', exclude: ['test/multi-instance/**'], env: { TEST_BACKEND: 'sqlite' } } },
-        // test/sqlite/ is about SQLite's own locking (another process holding the file's lock): the first run only;
-        // so are the docs page in Chromium, which reads no data, and the guide's resource followed in a copy (it runs SQLite),
-        // and the anvil harness's own tests (a chain and a token, no database); the platform's chain tests run on both.
+        { test: { ...shared, name: 'sqlite', exclude: ['test/multi-instance/**', ...only.postgres], env: { TEST_BACKEND: 'sqlite' } } },
+        // test/sqlite/ is about SQLite's own locking (another process holding the file's lock): the first run only.
         ...(postgres
           ? [
               {
                 test: {
                   ...shared,
                   name: 'postgres',
-                  exclude: ['test/sqlite/**', 'test/docs/docs-page.test.ts', 'test/docs/add-a-resource.test.ts', 'test/chains/anvil-*.test.ts'],
+                  exclude: ['test/sqlite/**', ...only.sqlite],
                   env: { TEST_BACKEND: 'postgres', TEST_DATABASE_URL: databaseUrl, TEST_REDIS_URL: redisUrl },
                 },
               },

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — configuration parsing and a server on SQLite whatever the run.
 import { existsSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
 import { ConfigError, defaultPublicUrl, loadConfig, publicUrlOf } from '../src/config.js'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — reads the source files, no backend.
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { domainHttpViolations, importCircles, importGraph, moduleBoundaryViolations, moduleGraph, moneyCoreViolations, repositoryLayerViolations } from './imports.js'

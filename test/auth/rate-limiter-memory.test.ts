@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the in-memory limiter, no backend.
 import { describe, expect, it } from 'vitest'
 import { HOUR_MS, MemoryRateLimiter } from '../../src/auth/rate-limiter.js'
 

@@ -1,3 +1,4 @@
+// vitest: postgres project only — the Redis circuit against Redis, no database: the run that has Redis.
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

@@ -1,3 +1,4 @@
+// vitest: postgres project only — the Redis limiter against Redis, no database: the run that has Redis.
 import { circuitOf } from '../../src/auth/redis-circuit.js'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server, type Socket } from 'node:net'

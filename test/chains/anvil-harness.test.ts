@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the anvil harness's own tests: a chain and a token, no database.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'

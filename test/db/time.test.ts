@@ -1,3 +1,4 @@
+// vitest: sqlite project only — pure functions, no backend.
 import { describe, expect, it } from 'vitest'
 import { isoOf, newId, nowIso } from '../../src/db/time.js'
 

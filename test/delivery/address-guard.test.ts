@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the address guard and its resolver, no backend.
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { LookupAddress, LookupOptions } from 'node:dns'

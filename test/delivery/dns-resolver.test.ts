@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the resolver against a DNS server on loopback, no backend.
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram'
 import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'

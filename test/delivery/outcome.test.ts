@@ -1,3 +1,4 @@
+// vitest: sqlite project only — a pure function, no backend.
 import { expect, it } from 'vitest'
 import type { DueDelivery } from '../../src/events/deliveries-repository.js'
 import { decideOutcome, type StopReason } from '../../src/delivery/outcome.js'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — pure functions, no backend.
 import { describe, expect, it } from 'vitest'
 import { parseRetryAfter, RETRY_SCHEDULE_MS, retryDelay } from '../../src/delivery/retry.js'
 

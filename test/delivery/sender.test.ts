@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the sender against a receiver on loopback, no backend.
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { AttemptAbort, WebhookSender } from '../../src/delivery/sender.js'
 import { type Receiver, startReceiver } from '../receiver.js'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the guide's resource is followed in a copy whose tests run on SQLite.
 import { spawnSync } from 'node:child_process'
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'

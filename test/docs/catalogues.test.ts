@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the documents against the code, no backend.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'

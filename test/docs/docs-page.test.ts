@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the docs page in Chromium reads no data.
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the documents' links, no backend.
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the README's Quickstart runs the server on SQLite whatever the run.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer, Socket } from 'node:net'

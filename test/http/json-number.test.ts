@@ -1,3 +1,4 @@
+// vitest: sqlite project only — a pure function, no backend.
 import { describe, expect, it } from 'vitest'
 import { topLevelNumberText } from '../../src/http/json-number.js'
 

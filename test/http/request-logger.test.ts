@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the request logger, no backend.
 import { Writable } from 'node:stream'
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — pure functions, no backend.
 import { describe, expect, it } from 'vitest'
 import { AmountError, CURRENCY_DECIMALS, type Currency, feeOf, formatAmount, parseAmount } from '../../src/ledger/amount.js'
 

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — configuration parsing, no backend.
 import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
 

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the served document is built from the schemas, whatever the backend.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { OPERATIONS } from '../../src/resources/index.js'
 import { PUBLIC } from '../../src/resources/manifest.js'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the served document is built from the schemas, whatever the backend.
 import { execFile } from 'node:child_process'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the served document is built from the schemas, whatever the backend.
 import Fastify from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openapiPlugin } from '../../src/http/openapi.js'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the resources' declarations, on an in-memory SQLite whatever the run.
 import { tmpdir } from 'node:os'
 import Fastify from 'fastify'
 import { describe, expect, expectTypeOf, it } from 'vitest'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — npm start runs the server on SQLite whatever the run.
 import { spawn } from 'node:child_process'
 import { connect } from 'node:net'
 import { join } from 'node:path'

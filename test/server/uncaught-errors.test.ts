@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the built server and CLI run on SQLite whatever the run.
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — pure functions, no backend.
 import { describe, it, expect } from 'vitest'
 import { base32nopad, base58, createBase58check } from '@scure/base'
 import { sha256 } from '@noble/hashes/sha2.js'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — pure functions, no backend.
 import { describe, expect, it } from 'vitest'
 import { exactPercent, formatCents, parsePercentText, percentText, taxOn } from '../../../src/resources/invoices/money.js'
 

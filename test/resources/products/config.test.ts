@@ -1,3 +1,4 @@
+// vitest: sqlite project only — configuration parsing, no backend.
 import { resolve } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../../src/config.js'

@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the multipart parser, no backend.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { boundaryOf, MultipartError, type MultipartEvent, MultipartParser, type PartHeaders } from '../../../src/http/multipart.js'

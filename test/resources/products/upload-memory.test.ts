@@ -1,3 +1,4 @@
+// vitest: sqlite project only — the built server runs on SQLite whatever the run.
 import { readFileSync } from 'node:fs'
 import { request as httpRequest } from 'node:http'
 import { Readable } from 'node:stream'
