@@ -117,9 +117,19 @@ export class Anvil {
   static async start(options: AnvilOptions = {}): Promise<Anvil> {
     const stateDir = mkdtempSync(join(tmpdir(), 'devplatform-anvil-'))
     stateDirs.add(stateDir)
-    const anvil = new Anvil(await freePort(), options.chainId ?? 31337, options.blockTime, options.accounts ?? 10, stateDir)
-    await anvil.launch()
-    return anvil
+    // Another process can take the free port before anvil binds it: a new port then.
+    for (let attempt = 1; ; attempt++) {
+      const anvil = new Anvil(await freePort(), options.chainId ?? 31337, options.blockTime, options.accounts ?? 10, stateDir)
+      try {
+        await anvil.launch()
+        return anvil
+      } catch (error) {
+        if (attempt === 3 || !(error instanceof Error) || !error.message.includes('Address already in use')) {
+          await anvil.close()
+          throw error
+        }
+      }
+    }
   }
 
   /** The running anvil's process id (a new one after restart()). */
@@ -142,10 +152,15 @@ export class Anvil {
     child.on('exit', () => running.delete(child))
     this.stderr = ''
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (this.stderr = (this.stderr + chunk).slice(-4000)))
+    const stderrRead = new Promise((resolve) => child.stderr?.once('close', resolve))
     this.child = child
     const deadline = Date.now() + 15_000
     for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`anvil exited at start (${child.exitCode ?? child.signalCode}): ${this.stderr}`)
+      if (child.exitCode !== null || child.signalCode !== null) {
+        this.child = undefined
+        await stderrRead
+        throw new Error(`anvil exited at start (${child.exitCode ?? child.signalCode}): ${this.stderr}`)
+      }
       const answer = await this.rpc('eth_chainId', []).catch(() => undefined)
       if (answer !== undefined) {
         if (answer !== `0x${this.chainId.toString(16)}`) throw new Error(`anvil answers chain id ${String(answer)}, not ${this.chainId}`)
