@@ -1,4 +1,5 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
 import type { Db } from '../db/database.js'
 import { isoOf } from '../db/time.js'
 import type { Transact } from '../events/transact.js'
@@ -61,7 +62,7 @@ export interface WatcherOptions {
   transact: Transact
   log: WatcherLog
   now?: () => number
-  /** this process's name in the lease */
+  /** this process's name in the lease (default host:pid:random, so `chains status` says which process watches) */
   holder?: string
 }
 
@@ -103,7 +104,7 @@ export class ChainWatcher {
   ) {
     this.rpc = new ChainRpc(config)
     this.now = options.now ?? Date.now
-    this.holder = options.holder ?? randomUUID()
+    this.holder = options.holder ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
   }
 
   private get leaseName(): string {

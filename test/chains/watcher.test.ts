@@ -1,8 +1,6 @@
-import { pbkdf2Sync } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { HDKey } from 'viem/accounts'
 import type { Address } from 'viem'
 import type { ChainConfig } from '../../src/chains/config.js'
 import { Receiving } from '../../src/chains/receiving.js'
@@ -17,6 +15,7 @@ import { type Anvil, startAnvil } from '../helpers/anvil.js'
 import { deployToken, mint, transfer, transferRequest } from '../helpers/test-token.js'
 import { startTestServer, type TestServer } from '../helper.js'
 import { freePort } from '../helpers/private-postgres.js'
+import { testXpub } from '../helpers/receiving-key.js'
 
 /**
  * The watcher against a real anvil and a real ERC-20: deposits recorded once, counted, credited
@@ -24,12 +23,6 @@ import { freePort } from '../helpers/private-postgres.js'
  * before and after the confirmations. The owner here is a test subscriber, so this file is about
  * the chains module alone (the resources' crediting has its own tests).
  */
-
-/** An operator's seed of its own (not anvil's), and its account-level xpub: what CHAINS_FILE holds. */
-export function testXpub(): string {
-  const seed = pbkdf2Sync('legal winner thank year wave sausage worth useful legal winner thank yellow', 'mnemonic', 2048, 64, 'sha512')
-  return HDKey.fromMasterSeed(seed).derive("m/44'/60'/0'").publicExtendedKey
-}
 
 const noSignals: SignalSink = { signalStatements: () => undefined, committed: () => undefined }
 const money = { rates: new ExchangeRates({ maxAgeMs: 0 }), timings: { fastDelayMs: 0, achDelayMs: 0 }, now: Date.now }
