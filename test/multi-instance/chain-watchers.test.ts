@@ -71,7 +71,7 @@ async function unassignedAddresses(appId: string, count: number): Promise<Addres
 }
 
 describe('chain watchers across instances', () => {
-  it('one server watches the chain; after its kill -9 the other takes over within seconds; deposits made around 4 kills are each credited once', async () => {
+  it('one server watches the chain; after its kill -9 the other takes over within seconds; 48 deposits made around 4 kills are each credited once', async () => {
     const first = await start('a')
     const second = await start('b')
     const app = await fresh.query<{ id: string }>(`select id from apps limit 1`)
@@ -81,7 +81,7 @@ describe('chain watchers across instances', () => {
       await exitWithin(created, 20_000)
       appId = (JSON.parse(created.stdout()) as { id: string }).id
     }
-    const addresses = await unassignedAddresses(appId, 8)
+    const addresses = await unassignedAddresses(appId, 24)
     await waitUntil('a lease holder', () => holderPid(), 10_000)
     expect([first.pid, second.pid]).toContain(await holderPid())
 
