@@ -29,6 +29,8 @@ export interface ChainConfig {
   startBlock: number | undefined
   /** how long one RPC call may take before it counts as a fault */
   rpcTimeoutMs: number
+  /** a head that has not moved for this long means the node lags: the next URL is tried; undefined: never (a chain with blocks only on demand) */
+  maxHeadAgeMs?: number | undefined
 }
 
 /** What CHAINS_FILE configures: the extended public key receiving addresses derive from, and each chain. */
@@ -78,7 +80,7 @@ function rpcUrl(value: Json, where: string): string {
 
 function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
   if (!isObject(value)) throw new ChainsConfigError(`${where} must be an object`)
-  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs'])
+  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs', 'maxHeadAgeMs'])
   const urls = value.rpcUrls
   if (!Array.isArray(urls) || urls.length === 0 || urls.length > 16) throw new ChainsConfigError(`${where}.rpcUrls must be a list of 1 to 16 http(s) URLs`)
   const tokens = value.tokens
@@ -101,6 +103,8 @@ function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
     maxBlockRange: integerField(value, 'maxBlockRange', where, 500, 1, 100_000),
     startBlock: value.startBlock === undefined ? undefined : integerField(value, 'startBlock', where, undefined, 0, Number.MAX_SAFE_INTEGER),
     rpcTimeoutMs: integerField(value, 'rpcTimeoutMs', where, 5_000, 100, 120_000),
+    // 0 turns it off: a local node that mines only on demand has a still head by design.
+    maxHeadAgeMs: ((ms) => (ms === 0 ? undefined : ms))(integerField(value, 'maxHeadAgeMs', where, 60_000, 0, 86_400_000)),
   }
 }
 

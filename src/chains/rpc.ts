@@ -65,6 +65,20 @@ export class ChainRpc {
     throw new RpcUnavailable(`${this.config.chain}: no RPC URL answered (${fault})`)
   }
 
+  /** The URL calls go to now, without its credentials (for messages). */
+  currentOrigin(): string {
+    return new URL(this.config.rpcUrls[this.current] as string).origin
+  }
+
+  /**
+   * Moves on to the next URL: the current one answers, but with a head that does not move (a node
+   * that lags or is stuck syncing), which no single call can see.
+   */
+  moveOn(reason: string): void {
+    this.lastFault = { message: `${this.currentOrigin()}: ${reason}`, at: Date.now() }
+    this.current = (this.current + 1) % this.clients.length
+  }
+
   chainId(): Promise<number> {
     return this.call((client) => client.getChainId())
   }

@@ -94,6 +94,7 @@ export class ChainWatcher {
   private nextPollAt = 0
   private backoffMs = 0
   private head: number | undefined
+  private headMovedAt = 0
   private cursor: number | undefined
   private reorgs = 0
   private reversed = 0
@@ -195,12 +196,30 @@ export class ChainWatcher {
     }
   }
 
+  /**
+   * A node whose head has not moved for the chain's maxHeadAgeMs lags behind or is stuck: the
+   * watcher moves on to the next URL (with one URL it stays, and says so in the fault).
+   */
+  private followHeadAge(head: number): void {
+    const now = this.now()
+    if (this.head !== head) {
+      this.head = head
+      this.headMovedAt = now
+      return
+    }
+    const maxAge = this.config.maxHeadAgeMs
+    if (maxAge !== undefined && now - this.headMovedAt > maxAge) {
+      this.rpc.moveOn(`head stuck at block ${head} for ${Math.round((now - this.headMovedAt) / 1000)} s`)
+      this.headMovedAt = now
+    }
+  }
+
   /** Reads the next range; true when the chain's head is still ahead. */
   private async read(): Promise<boolean> {
     const { config } = this
     const repository = new ChainsRepository(this.options.db)
     const head = await this.rpc.head()
-    this.head = head
+    this.followHeadAge(head)
     const stored = await repository.cursor(config.chain)
     const from = stored?.next_block ?? config.startBlock ?? head
     this.cursor = from

@@ -196,4 +196,46 @@ describe('the chain watcher on a real anvil', () => {
       erroring.close()
     }
   })
+
+  it('moves on from a node whose head does not move (it lags) to one that answers with the chain', async () => {
+    // A node that answers every call as the chain does, but for a head frozen where it was.
+    const frozenHead = await anvil.publicClient.getBlockNumber()
+    const lagging = createServer((request, response) => {
+      let body = ''
+      request.on('data', (chunk: Buffer) => (body += chunk.toString()))
+      request.on('end', () => {
+        const call = JSON.parse(body) as { id: number; method: string }
+        if (call.method === 'eth_blockNumber') {
+          response.writeHead(200, { 'content-type': 'application/json' })
+          response.end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result: `0x${frozenHead.toString(16)}` }))
+          return
+        }
+        fetch(anvil.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+          .then(async (answer) => {
+            response.writeHead(answer.status, { 'content-type': 'application/json' })
+            response.end(await answer.text())
+          })
+          .catch(() => response.destroy())
+      })
+    })
+    await new Promise<void>((resolve) => lagging.listen(0, '127.0.0.1', resolve))
+    const other: ChainConfig = { ...config, chain: 'optimism', rpcUrls: [`http://127.0.0.1:${(lagging.address() as AddressInfo).port}`, anvil.url], maxHeadAgeMs: 300, startBlock: Number(frozenHead) }
+    const third = new ChainWatcher(other, { db: server.app.db, transact, log: server.app.log })
+    try {
+      await third.start()
+      const receiving = new Receiving({ file: 'test', receivingXpub: testXpub(), chains: [other] })
+      const to = (await transact((tx) => receiving.allocate(tx.db, 'optimism', { appId, ownerType: 'wallet', ownerId: 'wallet-3', currency: 'usdc' }, Date.now()))) as Address
+      const receipt = await mint(anvil, token, to, 32n)
+      await anvil.mine(3)
+      const confirmed = await waitFor('the deposit read from the node that keeps up', async () => {
+        const rows = await new ChainsRepository(server.app.db).depositsFrom('optimism', 0, ['confirmed'])
+        return rows.find((row) => row.tx_hash === receipt.transactionHash.toLowerCase())
+      })
+      expect(confirmed.owner_id).toBe('wallet-3')
+      expect(third.status().lastError?.message).toMatch(/head stuck at block/)
+    } finally {
+      await third.stop()
+      lagging.close()
+    }
+  })
 })
