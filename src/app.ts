@@ -113,7 +113,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const money: MoneyContext = { rates: exchangeRates, timings: config.drains, now: Date.now }
   await app.register(databasePlugin, { db: options.db, notifier, hooks: domainHooks({ publicUrl, money }) })
   // Before any route: the metrics' onResponse hook counts every answer.
-  if (config.metricsPort !== undefined) await registerMetrics(app, { port: config.metricsPort, host: config.host, db: options.db, redis: options.redis })
+  if (config.metricsPort !== undefined) await registerMetrics(app, { port: config.metricsPort, host: config.host, db: options.db, redis: options.redis, chains: config.chains })
   if (config.webhooks.dispatcher) {
     const dispatcher = createDispatcher(config, options.db, notifier, app.log, options.delivery)
     notifier.attach(dispatcher)

@@ -63,6 +63,7 @@ const SERVICE_VARIABLES = [
   'DRAIN_CONCURRENCY',
   'EXCHANGE_RATE_MAX_AGE_SECONDS',
   'EXCHANGE_RATES_FILE',
+  'CHAINS_FILE',
 ]
 
 /** The parent's environment without any of the service's variables, plus the given ones. */

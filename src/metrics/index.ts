@@ -2,6 +2,8 @@ import type { AddressInfo } from 'node:net'
 import Fastify, { type FastifyInstance } from 'fastify'
 import type { Redis } from 'ioredis'
 import { circuitOf } from '../auth/redis-circuit.js'
+import type { ChainsConfig } from '../chains/config.js'
+import { readChainsStatus } from '../chains/status.js'
 import type { Db } from '../db/database.js'
 import { Incident } from '../incident.js'
 import { errorsPlugin } from '../http/error-handler.js'
@@ -22,6 +24,8 @@ export interface MetricsOptions {
   host: string
   db: Db
   redis: Redis | undefined
+  /** CHAINS_FILE's chains: shown even before any instance read them */
+  chains: ChainsConfig | undefined
 }
 
 /**
@@ -42,6 +46,7 @@ export async function registerMetrics(app: FastifyInstance, options: MetricsOpti
   const listener = Fastify({ logger: false })
   await listener.register(errorsPlugin)
   const failures = new Incident()
+  const chainFailures = new Incident()
   listener.get('/metrics', async (_request, reply) => {
     try {
       metrics.setQueue(await readQueueState(options.db))
@@ -52,6 +57,15 @@ export async function registerMetrics(app: FastifyInstance, options: MetricsOpti
       metrics.setQueue(undefined)
       const report = failures.failed()
       if (report !== undefined) app.log.error({ err: error, ...report }, 'metrics: reading the delivery queue failed; its series are left out')
+    }
+    try {
+      metrics.setChains(await readChainsStatus(options.db, options.chains))
+      const ended = chainFailures.ended()
+      if (ended !== undefined) app.log.info(ended, 'metrics: reading the chains works again')
+    } catch (error) {
+      metrics.setChains(undefined)
+      const report = chainFailures.failed()
+      if (report !== undefined) app.log.error({ err: error, ...report }, 'metrics: reading the chains failed; their series are left out')
     }
     return reply.type(metrics.contentType).send(await metrics.exposition())
   })

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
+import type { ChainStatus } from '../chains/status.js'
 import { moneyActivity } from '../ledger/activity.js'
 import { PUBLIC } from '../resources/manifest.js'
 
@@ -67,6 +68,16 @@ export class Metrics {
   private readonly transfersInFlight: Gauge
   private readonly transfersOldestDue: Gauge
   private readonly series = new Map<string, RouteSeries>()
+  private readonly chainGauges: Gauge<'chain'>[]
+  private readonly chainHead: Gauge<'chain'>
+  private readonly chainCursor: Gauge<'chain'>
+  private readonly chainLag: Gauge<'chain'>
+  private readonly chainHeadAge: Gauge<'chain'>
+  private readonly chainLastError: Gauge<'chain'>
+  private readonly chainReversed: Gauge<'chain'>
+  private readonly chainAddresses: Gauge<'chain'>
+  private readonly chainAlert: Gauge<'chain'>
+  private readonly chainDeposits: Gauge<'chain' | 'status'>
 
   constructor(options: { redisAvailable?: () => boolean } = {}) {
     const registers = [this.registry]
@@ -159,6 +170,17 @@ export class Metrics {
         for (const [status, count] of moneyActivity.ledgerEntries) this.inc({ status }, count)
       },
     })
+    const chainGauge = (name: string, help: string) => new Gauge({ name, help, labelNames: ['chain'], registers })
+    this.chainHead = chainGauge('devplatform_chain_head_block', 'The newest block number the watcher saw on the chain (from the database: any instance may watch)')
+    this.chainCursor = chainGauge('devplatform_chain_cursor_block', 'The first block the watcher has not read yet')
+    this.chainLag = chainGauge('devplatform_chain_lag_blocks', 'Blocks seen on the chain and not read yet (head + 1 - cursor)')
+    this.chainHeadAge = chainGauge('devplatform_chain_head_age_seconds', 'Seconds since the watcher last saw the head; absent until it saw one')
+    this.chainLastError = chainGauge('devplatform_chain_last_error_timestamp_seconds', "Unix time of the watcher's last RPC fault on the chain; 0 when none")
+    this.chainReversed = chainGauge('devplatform_chain_reversed_deposits', 'Credited deposits a reorg deeper than the confirmations took away: alert when above 0 (docs/chains.md#reorgs)')
+    this.chainAddresses = chainGauge('devplatform_chain_watched_addresses', 'Receiving addresses allocated on the chain')
+    this.chainAlert = chainGauge('devplatform_chain_alert', '1 when `devplatform chains status` would exit 1 for the chain (reversed deposits, or a head unseen too long)')
+    this.chainDeposits = new Gauge({ name: 'devplatform_chain_deposits', help: 'Deposits seen on the chain, by status', labelNames: ['chain', 'status'], registers })
+    this.chainGauges = [this.chainHead, this.chainCursor, this.chainLag, this.chainHeadAge, this.chainLastError, this.chainReversed, this.chainAddresses, this.chainAlert]
     const { redisAvailable } = options
     if (redisAvailable !== undefined) {
       new Gauge({
@@ -236,6 +258,24 @@ export class Metrics {
       lines.push(`${DURATION}_count{${labels}} ${series.count}`)
     }
     return `${lines.join('\n')}\n`
+  }
+
+  /** The chains' figures (src/chains/status.ts), read at scrape time; undefined (the read failed) removes them until the next read. */
+  setChains(chains: readonly ChainStatus[] | undefined): void {
+    for (const gauge of this.chainGauges) gauge.reset()
+    this.chainDeposits.reset()
+    for (const status of chains ?? []) {
+      const labels = { chain: status.chain }
+      if (status.head !== null) this.chainHead.set(labels, status.head)
+      if (status.cursor !== null) this.chainCursor.set(labels, status.cursor)
+      if (status.lag !== null) this.chainLag.set(labels, status.lag)
+      if (status.headAgeSeconds !== null) this.chainHeadAge.set(labels, status.headAgeSeconds)
+      this.chainLastError.set(labels, status.lastErrorAt === null ? 0 : Date.parse(status.lastErrorAt) / 1000)
+      this.chainReversed.set(labels, status.deposits.reversed)
+      this.chainAddresses.set(labels, status.watchedAddresses)
+      this.chainAlert.set(labels, status.alerts.length > 0 ? 1 : 0)
+      for (const [state, count] of Object.entries(status.deposits)) this.chainDeposits.set({ chain: status.chain, status: state }, count)
+    }
   }
 
   /** The delivery queue's figures, read at scrape time; undefined (the read failed) removes them until the next read. */
