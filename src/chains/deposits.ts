@@ -1,3 +1,4 @@
+import type { Db } from '../db/database.js'
 import { DomainError } from '../errors.js'
 import type { ChainDepositConfirmed } from '../events/domain-events.js'
 import type { Transact, Transaction } from '../events/transact.js'
@@ -17,6 +18,11 @@ import type { TransferLog } from './rpc.js'
  * confirmed or held → reversed when a reorg deeper than the confirmations takes it away after it
  * was credited: an alert, never a silent rewrite of the ledger.
  */
+
+/** What a payer's page shows of a live deposit to one of the application's addresses: the latest still on the chain, or undefined when none was seen. */
+export function latestDepositTo(db: Db, appId: string, chain: string, address: string): Promise<ChainDepositRow | undefined> {
+  return new ChainsRepository(db).latestDepositTo(appId, 'live', chain, address)
+}
 
 /** The token's ledger currency on this chain, or undefined for a contract the chain does not accept. */
 export function currencyOf(config: ChainConfig, token: string): ChainToken | undefined {

@@ -128,6 +128,22 @@ export class ChainsRepository {
     return this.db.selectFrom('chain_deposits').selectAll().where('id', '=', id).executeTakeFirst()
   }
 
+  /** The latest deposit still on the chain (not removed, reorged or reversed) to an application's `address` on `chain`, through the application's index. */
+  latestDepositTo(appId: string, environment: string, chain: string, address: string): Promise<ChainDepositRow | undefined> {
+    return this.db
+      .selectFrom('chain_deposits')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where('environment', '=', environment)
+      .where('chain', '=', chain)
+      .where('to_address', '=', address.toLowerCase())
+      .where('status', 'in', ['pending', 'confirmed', 'held'])
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst()
+  }
+
   /** A chain's deposits in `statuses` from block `from` up. */
   depositsFrom(chain: string, from: number, statuses: readonly DepositStatus[]): Promise<ChainDepositRow[]> {
     return this.db

@@ -1,6 +1,7 @@
 /**
- * The checkout pages' HTML: plain server-rendered documents, one small stylesheet inline, no
- * script. Every value from the database or the request goes through `escapeHtml`.
+ * The checkout pages' HTML: plain server-rendered documents, one small stylesheet inline, and one
+ * small script of our own (PAGE_SCRIPT) that only improves a page that works without it. Every
+ * value from the database or the request goes through `escapeHtml`.
  */
 
 const ENTITIES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
@@ -57,6 +58,8 @@ button { font: inherit; font-weight: 600; margin-top: 1rem; padding: 0.6rem 1.2r
 code { word-break: break-all; font-size: 1rem; }
 dt { font-weight: 600; margin-top: 0.5rem; }
 dd { margin: 0; }
+.qr { display: block; max-width: 100%; height: auto; margin: 1rem 0; }
+.warning { border-left: 4px solid #b26a00; padding-left: 0.75rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 `
 
@@ -69,6 +72,7 @@ export function layout(title: string, main: Html, environment: 'sandbox' | 'live
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
 <style>${new Html(STYLE)}</style>
+<script src="${PAGE_SCRIPT_PATH}" defer></script>
 </head>
 <body>
 <header><p><strong>devplatform checkout</strong>${environment === 'sandbox' ? ' — sandbox: no real money moves' : ''}</p></header>
@@ -80,13 +84,46 @@ ${main}
 </html>`.markup}`
 }
 
+/** Where the pages' script is served, from this server (the only script the CSP allows). */
+export const PAGE_SCRIPT_PATH = '/checkout/page.js'
+
 /**
- * The response headers of every page: no script, no frame, no referrer (the page's address is
+ * The pages' script: a payment's page asks its status route every few seconds and reloads when
+ * the state changes (without script its Refresh link does it), and a copy button puts the
+ * address on the clipboard (without script the address is selectable text).
+ */
+export const PAGE_SCRIPT = `'use strict'
+document.addEventListener('DOMContentLoaded', () => {
+  for (const button of document.querySelectorAll('button[data-copy]')) {
+    const source = document.getElementById(button.dataset.copy)
+    if (source === null || navigator.clipboard === undefined) continue
+    button.hidden = false
+    button.addEventListener('click', () => {
+      navigator.clipboard.writeText(source.textContent.trim()).then(() => { button.textContent = 'Copied' }, () => { button.textContent = 'Select the address to copy it' })
+    })
+  }
+  const watched = document.querySelector('[data-status-url]')
+  if (watched === null) return
+  const url = watched.dataset.statusUrl
+  const state = watched.dataset.state
+  const poll = () => {
+    fetch(url, { credentials: 'omit', cache: 'no-store' })
+      .then((response) => (response.ok ? response.json() : undefined))
+      .then((body) => { if (body !== undefined && body.state !== state) location.reload(); else setTimeout(poll, 2000) })
+      .catch(() => setTimeout(poll, 5000))
+  }
+  setTimeout(poll, 2000)
+})
+`
+
+/**
+ * The response headers of every page: only our own script (and fetches back here, its status
+ * polls), no frame, no referrer (the page's address is
  * what lets a payer pay), forms posted only back here, and nothing kept in a cache.
  */
 export const PAGE_HEADERS: Readonly<Record<string, string>> = {
   'content-type': 'text/html; charset=utf-8',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src https: http:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy': "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'unsafe-inline'; img-src https: http:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',

@@ -12,7 +12,7 @@ import { checkoutTables } from './tables.js'
  */
 export const checkout = defineResource({
   manifest: defineManifest({ name: 'checkout', scopes: [], eventTypes: [], operations: [] }),
-  configure: ({ config, exchangeRates, publicUrl }): CheckoutPagesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl }),
+  configure: ({ config, exchangeRates, publicUrl, receiving }): CheckoutPagesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl, receiving }),
   tables: checkoutTables,
   migrations: checkoutMigrations,
   pages: checkoutPages,

@@ -14,7 +14,12 @@ import type { ExchangeRates } from '../../ledger/rates.js'
 import type { DrainTimings } from '../drains/public.js'
 import { createTransfer, depositAddress, findTransfer, receiveFunds, type Transfer, type TransferContext } from '../transfers/public.js'
 import { type Charge, invoiceCharge, linkCharge, MAX_PAYER_AMOUNT } from './charges.js'
-import { Html, html, layout, PAGE_HEADERS } from './html.js'
+import { Html, html, layout, PAGE_HEADERS, PAGE_SCRIPT, PAGE_SCRIPT_PATH } from './html.js'
+import { qrSvg } from './qr.js'
+import type { Receiving } from '../../chains/receiving.js'
+import type { ChainConfig, ChainToken } from '../../chains/config.js'
+import { latestDepositTo } from '../../chains/deposits.js'
+import type { ChainDepositRow } from '../../chains/repository.js'
 import { type BoughtItem, type CheckoutPaymentRow, CheckoutRepository } from './repository.js'
 import { invoiceClosedMessage, limitReached } from './settlement.js'
 
@@ -24,6 +29,7 @@ import { invoiceClosedMessage, limitReached } from './settlement.js'
  *   GET/POST /invoices/{id}/pay          an invoice: what is due, the payer's email (and amount when partial payments are allowed)
  *   GET/POST /pay/{appId}/{slug}         a payment link: its products, tax and total, the fields it asks for
  *   GET      /checkout/{intentId}        the payment intent "Pay" made: where to send how much, and its state
+ *   GET      /checkout/{intentId}/status the page's state as JSON, which the page's script polls to reload when it changes
  *   POST     /checkout/{intentId}/complete  sandbox only: the funds arrive (receiveFunds), which pays the invoice or link
  *
  * "Pay" makes a stablecoin payment intent (usdc or eurc on Base, settling into the application's
@@ -66,9 +72,12 @@ function crossSite(request: FastifyRequest, publicUrl: string): boolean {
 }
 
 const CROSS_SITE = "This payment's page completes it only from the page itself: a request from another site was refused. Open the page and press its button."
-const LIVE_NOT_WATCHED =
-  'This is a payment in real money. This platform does not watch for live deposits yet, so funds sent now would not be seen and would not pay for this. Do not send funds here: ask the seller for another way to pay.'
-const LIVE_NO_SANDBOX = 'This is a payment in real money: only the payer\'s funds arriving complete it, never a button, and live deposits are not watched yet. Nothing was paid.'
+const NETWORK_NAME = 'Base'
+/** Why a live payment in `currency` cannot be taken: the chain, or its token, is off (CHAINS_FILE). */
+function liveOffMessage(currency: string): string {
+  return `Live payments of ${upper(currency)} on ${NETWORK_NAME} are not enabled on this platform, so this cannot be paid here now. Do not send funds: ask the seller for another way to pay.`
+}
+const LIVE_NO_SANDBOX = "This is a payment in real money: only the payer's funds arriving on the chain complete it, never a button. Nothing was paid."
 
 function upper(currency: string): string {
   return currency.toUpperCase()
@@ -179,6 +188,11 @@ function notFoundPage(): Page {
   return { status: 404, title: 'Not found', main: html`<h1>Not found</h1>${alertOf(NOT_FOUND)}`, environment: undefined }
 }
 
+/** Live money is only taken on a chain that is on (CHAINS_FILE): elsewhere nothing would see it arrive. */
+function refuseLiveOff(checkout: Checkout, environment: string, currency: string): void {
+  if (environment === 'live' && checkout.receiving.offReason(NETWORK, currency) !== undefined) throw new Refusal(409, liveOffMessage(currency))
+}
+
 /** Where a Pay button leads: the payment intent's page. */
 function toPayment(reply: FastifyReply, intentId: string): FastifyReply {
   return reply.code(303).header('location', `/checkout/${intentId}`).send()
@@ -189,6 +203,7 @@ interface Checkout {
   app: FastifyInstance
   context: TransferContext
   publicUrl: () => string
+  receiving: Receiving
 }
 
 export interface CheckoutPagesOptions {
@@ -201,10 +216,12 @@ export interface CheckoutPagesOptions {
    * machine on the port it listens on), never the request's Host: a caller can't choose it.
    */
   publicUrl: () => string
+  /** the chains live money is received on (CHAINS_FILE): a live payment's page shows where to send it only on a chain that is on */
+  receiving: Receiving
 }
 
 export const checkoutPages: FastifyPluginAsync<CheckoutPagesOptions> = async (app, options) => {
-  const checkout: Checkout = { app, context: { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }, publicUrl: options.publicUrl }
+  const checkout: Checkout = { app, context: { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }, publicUrl: options.publicUrl, receiving: options.receiving }
   const hidden = { schema: { hide: true } }
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => done(null, formFields(body)))
   app.setErrorHandler(answerError)
@@ -212,6 +229,8 @@ export const checkoutPages: FastifyPluginAsync<CheckoutPagesOptions> = async (ap
   app.post<{ Params: { id: string }; Body: unknown }>('/invoices/:id/pay', hidden, (request, reply) => payInvoice(checkout, request.params.id, formOf(request.body), reply))
   app.get<{ Params: { appId: string; slug: string } }>('/pay/:appId/:slug', hidden, (request, reply) => showLink(checkout, request.params, reply))
   app.post<{ Params: { appId: string; slug: string }; Body: unknown }>('/pay/:appId/:slug', hidden, (request, reply) => payLink(checkout, request.params, formOf(request.body), reply))
+  app.get(PAGE_SCRIPT_PATH, hidden, (_request, reply) => reply.headers({ 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=300', 'x-content-type-options': 'nosniff' }).send(PAGE_SCRIPT))
+  app.get<{ Params: { intentId: string } }>('/checkout/:intentId/status', hidden, (request, reply) => paymentStatusAnswer(checkout, request.params.intentId, reply))
   app.get<{ Params: { intentId: string } }>('/checkout/:intentId', hidden, (request, reply) => showPayment(checkout, request.params.intentId, reply))
   app.post<{ Params: { intentId: string } }>('/checkout/:intentId/complete', hidden, (request, reply) => completePayment(checkout, request, request.params.intentId, reply))
 }
@@ -256,6 +275,7 @@ async function payInvoice(checkout: Checkout, id: string, form: Form, reply: Fas
   if (invoice === undefined) return sendPage(reply, notFoundPage())
   try {
     const { email, cents } = invoicePayment(invoice, form)
+    refuseLiveOff(checkout, invoice.environment, invoice.currency)
     return toPayment(reply, await checkout.app.transact((tx) => startInvoicePayment(tx, checkout.context, invoice, email, cents)))
   } catch (error) {
     if (error instanceof Refusal) return sendPage(reply, invoicePage(invoice, form, error))
@@ -341,6 +361,7 @@ async function payLink(checkout: Checkout, params: { appId: string; slug: string
   if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
   try {
     const payment = await linkPayment(checkout.app.db, link, form)
+    refuseLiveOff(checkout, payment.environment, payment.currency)
     return toPayment(reply, await checkout.app.transact((tx) => startPayment(tx, checkout.context, payment)))
   } catch (error) {
     if (error instanceof Refusal) return sendPage(reply, linkPage(link, await linkState(checkout.app.db, link, form, error), form, error))
@@ -487,7 +508,7 @@ async function findPayment(db: Db, id: string): Promise<CheckoutPaymentRow | und
 async function showPayment(checkout: Checkout, intentId: string, reply: FastifyReply): Promise<FastifyReply> {
   const payment = await findPayment(checkout.app.db, intentId)
   if (payment === undefined) return sendPage(reply, notFoundPage())
-  return sendPage(reply, await paymentPageOf(checkout.app.db, payment))
+  return sendPage(reply, await paymentPageOf(checkout, payment))
 }
 
 /** Sandbox only, from the payment's own page: the funds arrive (receiveFunds), which pays the invoice or link. */
@@ -495,13 +516,13 @@ async function completePayment(checkout: Checkout, request: FastifyRequest, inte
   const db = checkout.app.db
   const payment = await findPayment(db, intentId)
   if (payment === undefined) return sendPage(reply, notFoundPage())
-  if (crossSite(request, checkout.publicUrl())) return sendPage(reply, await paymentPageOf(db, payment, new Refusal(403, CROSS_SITE)))
-  if ((await paidObjectOf(db, payment)).environment === 'live') return sendPage(reply, await paymentPageOf(db, payment, new Refusal(403, LIVE_NO_SANDBOX)))
+  if (crossSite(request, checkout.publicUrl())) return sendPage(reply, await paymentPageOf(checkout, payment, new Refusal(403, CROSS_SITE)))
+  if ((await paidObjectOf(db, payment)).environment === 'live') return sendPage(reply, await paymentPageOf(checkout, payment, new Refusal(403, LIVE_NO_SANDBOX)))
   try {
     await checkout.app.transact((tx) => receiveFunds(tx, checkout.context, 'payment_intent', 'sandbox', payment.app_id, payment.transfer_id, undefined))
   } catch (error) {
     if (!(error instanceof DomainError)) throw error
-    return sendPage(reply, await paymentPageOf(db, payment, new Refusal(domainErrorStatus(error), error.message)))
+    return sendPage(reply, await paymentPageOf(checkout, payment, new Refusal(domainErrorStatus(error), error.message)))
   }
   return toPayment(reply, payment.transfer_id)
 }
@@ -532,39 +553,127 @@ async function paidObjectOf(db: Db, payment: CheckoutPaymentRow): Promise<PaidOb
   return { what, environment: payment.environment === 'live' || owed === 'live' ? 'live' : 'sandbox' }
 }
 
-/** The payment's page, read now: not found when its payment intent is gone. */
-async function paymentPageOf(db: Db, payment: CheckoutPaymentRow, refusal?: Refusal): Promise<Page> {
-  const intent = await findTransfer(db, payment.environment as LedgerEnvironment, payment.app_id, 'payment_intent', payment.transfer_id)
-  if (intent === undefined) return notFoundPage()
-  return paymentPage(payment, intent, await paidObjectOf(db, payment), refusal)
+/** Where live money is sent and what the chain has seen of it; undefined for sandbox money. */
+interface LiveChain {
+  /** the chain's configuration and the token's contract, or undefined when live receiving on it is off */
+  on: { config: ChainConfig; contract: string } | undefined
+  /** the latest deposit to the payment's address still on the chain */
+  deposit: ChainDepositRow | undefined
 }
 
-function paymentPage(payment: CheckoutPaymentRow, intent: Transfer, paidObject: PaidObject, refusal?: Refusal): Page {
+/** Everything a payment's page and its status show, read now. */
+interface PaymentView {
+  payment: CheckoutPaymentRow
+  intent: Transfer
+  paidObject: PaidObject
+  live: LiveChain | undefined
+}
+
+/** The payment's view, read now: undefined when its payment intent is gone. */
+async function paymentViewOf(checkout: Checkout, payment: CheckoutPaymentRow): Promise<PaymentView | undefined> {
+  const db = checkout.app.db
+  const intent = await findTransfer(db, payment.environment as LedgerEnvironment, payment.app_id, 'payment_intent', payment.transfer_id)
+  if (intent === undefined) return undefined
+  const paidObject = await paidObjectOf(db, payment)
+  if (paidObject.environment !== 'live') return { payment, intent, paidObject, live: undefined }
+  const config = checkout.receiving.chain(NETWORK)
+  const contract = config?.tokens[payment.currency as ChainToken]
+  const address = intent.source_deposit_instructions?.to_address
+  const deposit = address === undefined ? undefined : await latestDepositTo(db, payment.app_id, NETWORK, address)
+  return { payment, intent, paidObject, live: { on: config === undefined || contract === undefined ? undefined : { config, contract }, deposit } }
+}
+
+/**
+ * The page's state in one word, which its script compares with the status route's to reload:
+ * paid, the intent's own state once it is not awaiting funds, a live deposit seen with its
+ * confirmations, or awaiting.
+ */
+function stateOf(view: PaymentView): string {
+  if (view.payment.state === 'paid') return 'paid'
+  if (view.intent.state !== 'awaiting_funds') return view.intent.state
+  const deposit = view.live?.deposit
+  if (deposit !== undefined && deposit.status === 'pending') return `seen:${deposit.confirmations}`
+  return 'awaiting'
+}
+
+/** The status route: the page's state as JSON, under the page's own rule (a payment of a deleted application does not exist). */
+async function paymentStatusAnswer(checkout: Checkout, intentId: string, reply: FastifyReply): Promise<FastifyReply> {
+  const payment = await findPayment(checkout.app.db, intentId)
+  const view = payment === undefined ? undefined : await paymentViewOf(checkout, payment)
+  const headers = { 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' }
+  if (view === undefined) return reply.code(404).headers(headers).send({ message: NOT_FOUND })
+  return reply.code(200).headers(headers).send({ state: stateOf(view) })
+}
+
+/** The payment's page, read now: not found when its payment intent is gone. */
+async function paymentPageOf(checkout: Checkout, payment: CheckoutPaymentRow, refusal?: Refusal): Promise<Page> {
+  const view = await paymentViewOf(checkout, payment)
+  if (view === undefined) return notFoundPage()
+  return paymentPage(view, refusal)
+}
+
+function paymentPage(view: PaymentView, refusal?: Refusal): Page {
+  const { payment, intent, paidObject, live } = view
   const currency = payment.currency as Currency
   const amount = `${shown(BigInt(payment.amount), currency)} ${upper(currency)}`
   const instructions = intent.source_deposit_instructions
-  const live = paidObject.environment === 'live'
   const paid = payment.state === 'paid'
   const awaiting = intent.state === 'awaiting_funds'
   // A live payment is never offered the sandbox's button, whatever else is true.
-  const sandbox = !paid && awaiting && !live ? sandboxForm(payment, amount) : html``
-  // Where to send live funds is not shown while no one watches for them: they would be lost.
-  const howToPay = paid || live ? '' : howToPayOf(payment, instructions, amount)
+  const sandbox = !paid && awaiting && live === undefined ? sandboxForm(payment, amount) : html``
+  // Live funds are sent only where a chain that is on watches for them: elsewhere they would be lost.
+  const howToPay = paid ? '' : live === undefined ? howToPayOf(payment, instructions, amount) : !awaiting || live.on === undefined ? '' : liveHowToPay(payment, instructions?.to_address ?? '', amount, live.on)
+  const state = stateOf(view)
+  const watch = paid || !awaiting || (live !== undefined && live.on === undefined) ? '' : html`<p data-status-url="/checkout/${payment.transfer_id}/status" data-state="${state}">This page updates by itself. <a href="/checkout/${payment.transfer_id}">Refresh</a></p>`
   const main = html`<h1>Pay ${amount}</h1>
 ${alertOf(refusal?.message)}
 <p>For ${paidObject.what}.</p>
-${paymentStatus(payment, intent, amount, live)}
+${paymentStatus(view, amount)}
+${watch}
 ${howToPay}
 ${sandbox}`
   return { status: refusal?.status ?? 200, title: `Pay ${amount}`, main, environment: paidObject.environment }
 }
 
-/** Where the payment stands: received, awaiting (live funds are not watched yet), or its intent's state. */
-function paymentStatus(payment: CheckoutPaymentRow, intent: Transfer, amount: string, live: boolean): Html {
-  if (payment.state === 'paid') return html`<div class="notice" role="status"><h2>Payment received</h2><p>${amount} arrived on ${(payment.paid_at ?? '').slice(0, 19).replace('T', ' ')} UTC. Thank you.</p></div>`
+/** Where the payment stands: received (with the live transaction), awaiting (a live deposit seen, live receiving off), or its intent's state. */
+function paymentStatus(view: PaymentView, amount: string): Html {
+  const { payment, intent, live } = view
+  if (payment.state === 'paid') {
+    const deposit = live?.deposit
+    const transaction = deposit === undefined ? '' : html`<p>Transaction: <code id="transaction-hash">${deposit.tx_hash}</code></p>`
+    return html`<div class="notice" role="status"><h2>Payment received</h2><p>${amount} arrived on ${(payment.paid_at ?? '').slice(0, 19).replace('T', ' ')} UTC. Thank you.</p>${transaction}</div>`
+  }
   if (intent.state !== 'awaiting_funds') return html`<div class="alert" role="status"><p>This payment is ${intent.state.replaceAll('_', ' ')}.</p></div>`
-  if (live) return html`<div class="alert" role="status"><h2>Live payments are not received yet</h2><p>${LIVE_NOT_WATCHED}</p></div>`
-  return html`<div role="status"><p>Waiting for your payment. Reload this page once you have sent it.</p></div>`
+  if (live !== undefined && live.on === undefined) return html`<div class="alert" role="status"><h2>Live payments of ${upper(payment.currency)} on ${NETWORK_NAME} are not enabled</h2><p>${liveOffMessage(payment.currency)}</p></div>`
+  const deposit = live?.deposit
+  if (live?.on !== undefined && deposit !== undefined && deposit.status === 'pending') {
+    return html`<div class="notice" role="status"><h2>Payment seen, ${Math.min(deposit.confirmations, live.on.config.confirmations)} of ${live.on.config.confirmations} confirmations</h2><p>Your transaction is on the chain; it counts once it has ${live.on.config.confirmations} confirmations. Nothing more to do.</p></div>`
+  }
+  return html`<div role="status"><p>Waiting for your payment.</p></div>`
+}
+
+/** The EIP-681 request a wallet opens: a `transfer` of the token's smallest units to the address, on the chain by its id. */
+function paymentUri(contract: string, chainId: number, to: string, units: bigint): string {
+  return `ethereum:${contract}@${chainId}/transfer?address=${to}&uint256=${units.toString()}`
+}
+
+/** How to pay live money: the address (with a copy button), the network and token with a warning, the EIP-681 link and its QR code. */
+function liveHowToPay(payment: CheckoutPaymentRow, to: string, amount: string, on: { config: ChainConfig; contract: string }): Html {
+  const token = upper(payment.currency)
+  // Ledger units are the token's smallest units: the stablecoins received have 6 decimals, as the ledger does.
+  const uri = paymentUri(on.contract, on.config.chainId, to, BigInt(payment.amount))
+  return html`<h2>How to pay</h2>
+<p>Send exactly <strong>${amount}</strong> on <strong>${NETWORK_NAME}</strong> to this address:</p>
+<p><code id="deposit-address">${to}</code> <button type="button" data-copy="deposit-address" hidden>Copy address</button></p>
+<p class="warning"><strong>Only ${token} on ${NETWORK_NAME}.</strong> Funds sent on another network, or another token, do not pay for this and may be lost.</p>
+<p><a id="payment-uri" href="${uri}">Open in your wallet</a></p>
+${qrSvg(uri, `QR code to pay ${amount} on ${NETWORK_NAME} from a wallet`)}
+<dl>
+<dt>Amount</dt><dd>${amount}</dd>
+<dt>Token</dt><dd>${token} (contract <code>${on.contract}</code>)</dd>
+<dt>Network</dt><dd>${NETWORK_NAME} (chain id ${on.config.chainId})</dd>
+<dt>Payment reference</dt><dd><code>${payment.transfer_id}</code></dd>
+</dl>`
 }
 
 function howToPayOf(payment: CheckoutPaymentRow, instructions: Transfer['source_deposit_instructions'], amount: string): Html {

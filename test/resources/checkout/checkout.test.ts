@@ -3,12 +3,19 @@ import { deleteApp } from '../../../src/cli/delete-app.js'
 import type { Invoice } from '../../../src/resources/invoices/schemas.js'
 import type { PaymentLink } from '../../../src/resources/payment-links/schemas.js'
 import type { Transfer } from '../../../src/resources/transfers/schemas.js'
+import type { ChainConfig } from '../../../src/chains/config.js'
+import { loadConfig } from '../../../src/config.js'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../../helper.js'
+import { testXpub } from '../../helpers/receiving-key.js'
+import { decodedQr } from './qr-decode.js'
 
 /**
  * The hosted checkout pages over real HTTP, as a browser's forms use them (url-encoded POSTs,
  * 303 redirects): paying invoices and payment links in the sandbox, and every rule of paying.
  */
+
+/** A made-up USDC contract on Base for the tests' configuration (no node is asked about it). */
+const USDC_ON_BASE = '0x833589fcd6edb6e08f4c7c32d4f71b54bda02913'
 
 let server: TestServer
 /** a development key: the checkout's sandbox intents are its to read */
@@ -112,7 +119,10 @@ async function complete(intentId: string): Promise<Page> {
 }
 
 beforeAll(async () => {
-  server = await startTestServer()
+  // Live receiving on Base for USDC only (no watcher reads it here: its node is never asked): EURC is a token that is off.
+  const base: ChainConfig = { chain: 'base', chainId: 8453, rpcUrls: ['http://127.0.0.1:9'], tokens: { usdc: USDC_ON_BASE }, confirmations: 3, pollIntervalMs: 60_000, maxBlockRange: 500, startBlock: 0, rpcTimeoutMs: 1_000 }
+  const defaults = loadConfig({ NODE_ENV: 'test' })
+  server = await startTestServer({ config: { chains: { file: 'test', receivingXpub: testXpub(), chains: [base] }, drains: { ...defaults.drains, scheduler: false } } })
   key = await server.createKey({ environment: 'development' })
   customer = (await created<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })).id
   product = (await created<{ id: string }>('/api/v0/products', { name: 'Widget', price: '10.00' })).id
@@ -389,15 +399,20 @@ describe("a hosted payment takes the money of the key that made its invoice or l
     expect(checkout.text).not.toContain('Complete payment (sandbox)')
     expect(checkout.text).not.toContain('/complete')
     expect(checkout.text).not.toContain('no real money moves')
-    // Live deposits are not watched: the page says so, and shows no address to send real money to.
-    expect(checkout.text).toContain('Live payments are not received yet')
-    expect(checkout.text).toContain('This platform does not watch for live deposits yet')
-    expect(checkout.text).not.toContain('deposit-address')
+    // Live USDC on Base is on: the address of the intent's instructions, the EIP-681 request as a link and as a QR code.
+    const to = (await liveIntent(intentId)).source_deposit_instructions?.to_address ?? ''
+    expect(checkout.text).toContain(`<code id="deposit-address">${to}</code>`)
+    const uri = `ethereum:${USDC_ON_BASE}@8453/transfer?address=${to}&amp;uint256=10000000`
+    expect(checkout.text).toContain(`href="${uri}"`)
+    expect(decodedQr(checkout.text)).toBe(uri.replace('&amp;', '&'))
+    expect(checkout.text).toContain('Only USDC on Base.')
+    expect(checkout.text).toContain(`data-status-url="/checkout/${intentId}/status" data-state="awaiting"`)
+    expect(checkout.headers.get('content-security-policy')).toContain("script-src 'self';")
 
     const refused = await complete(intentId)
     expect(refused.status).toBe(403)
     expect(refused.text).toContain('role="alert"')
-    expect(refused.text).toContain('This is a payment in real money: only the payer&#39;s funds arriving complete it, never a button')
+    expect(refused.text).toContain('This is a payment in real money: only the payer&#39;s funds arriving on the chain complete it, never a button')
     expect(refused.text).not.toContain('Complete payment (sandbox)')
     expect(await server.request<Invoice>('GET', `/api/v0/invoices/${invoice.id}`, { key: live }).then((res) => res.body)).toMatchObject({ status: 'OPEN', amount_paid: '0.00' })
     expect((await liveIntent(intentId)).state).toBe('awaiting_funds')
@@ -413,10 +428,34 @@ describe("a hosted payment takes the money of the key that made its invoice or l
     expect((await liveIntent(intentId)).livemode).toBe(true)
     const checkout = await page('GET', `/checkout/${intentId}`)
     expect(checkout.text).not.toContain('Complete payment (sandbox)')
-    expect(checkout.text).toContain('Live payments are not received yet')
+    expect(checkout.text).toContain('id="payment-uri"')
     expect((await complete(intentId)).status).toBe(403)
     expect((await server.request<PaymentLink>('GET', `/api/v0/payment-links/${link.id}`, { key: live })).body.payments_count).toBe(0)
     expect(await eventsOf(live.appId, 'payment_link.paid')).toEqual([])
+  })
+
+  it('a live payment in a token that is off is refused on the page, clearly, and makes no intent', async () => {
+    const link = await newLink({ amount: '5', currency: 'eurc' }, live)
+    const before = await server.database.query<{ n: number }>('select count(*) as n from checkout_payments')
+    const refused = await page('POST', `/pay/${live.appId}/${link.url}`, { email: 'payer@example.com' })
+    expect(refused.status).toBe(409)
+    expect(refused.text).toContain('role="alert"')
+    expect(refused.text).toContain('Live payments of EURC on Base are not enabled on this platform')
+    expect(await server.database.query<{ n: number }>('select count(*) as n from checkout_payments')).toEqual(before)
+  })
+
+  it('the status route answers the page state as JSON under the page rule, and the page script is served from here', async () => {
+    const link = await newLink({ amount: '5' }, live)
+    const intentId = await pay(`/pay/${live.appId}/${link.url}`, { email: 'payer@example.com' })
+    const status = await page('GET', `/checkout/${intentId}/status`)
+    expect(status.status).toBe(200)
+    expect(JSON.parse(status.text)).toEqual({ state: 'awaiting' })
+    expect(status.headers.get('cache-control')).toBe('no-store')
+    expect((await page('GET', `/checkout/${MISSING_UUID}/status`)).status).toBe(404)
+    const script = await page('GET', '/checkout/page.js')
+    expect(script.status).toBe(200)
+    expect(script.headers.get('content-type')).toContain('text/javascript')
+    expect(script.text).toContain('data-status-url')
   })
 
   it("a development key's invoice and link are sandbox: the button is offered and pays them", async () => {
