@@ -156,7 +156,7 @@ interface WatcherProcess {
 }
 
 function startWatcher(url: string, config: ChainConfig, sampleMs: number, profileName?: string): Promise<WatcherProcess> {
-  const execArgv = ['--import', 'tsx']
+  const execArgv = ['--import', 'tsx', '--expose-gc']
   if (values['cpu-prof'] !== undefined && profileName !== undefined) execArgv.push('--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`, `--cpu-prof-name=${profileName}.cpuprofile`)
   const child = fork(fileURLToPath(new URL('chains-watcher.ts', import.meta.url)), [url, JSON.stringify(config), String(sampleMs)], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'], execArgv })
   const samples: WatcherSample[] = []
@@ -331,7 +331,7 @@ async function scale(backend: Backend, watched: number): Promise<string> {
       `${backend.padEnd(9)} ${String(watched).padStart(6)} watched: ${endHead - start + 1} blocks, ${blocksRead > 0 ? ((last.logs - first.logs) / blocksRead).toFixed(0) : '-'} logs/block read; ` +
       `lag max ${maxLag(0, half)} blocks (first half) / ${maxLag(half, Infinity)} (second half), caught up at end: ${end.cursor !== undefined && end.cursor > endHead ? 'yes' : `no (cursor ${end.cursor}, head ${endHead})`}; ` +
       `CPU ${blocksRead > 0 ? ((last.cpuMs - first.cpuMs) / blocksRead).toFixed(0) : '-'} ms/block, eth_getLogs ${blocksRead > 0 ? ((last.getLogsMs - first.getLogsMs) / blocksRead).toFixed(0) : '-'} ms/block; ` +
-      `heap ${mb(end.heapUsed)} MB (max ${mb(maxHeap)}), RSS ${mb(end.rss)} MB (max ${mb(maxRss)}); ${credited}/${ours} of ours credited (${sent} transfers sent)`
+      `heap ${mb(end.heapUsed)} MB after GC (max ${mb(maxHeap)}), RSS ${mb(end.rss)} MB (max ${mb(maxRss)}); ${credited}/${ours} of ours credited (${sent} transfers sent)`
     log(line)
     return line
   } finally {
