@@ -11,6 +11,7 @@ import type { Operation } from './manifest.js'
 import { paymentLinks } from './payment-links/index.js'
 import { paymentIntents } from './payment-intents/index.js'
 import { products } from './products/index.js'
+import { receivingAddresses } from './receiving-addresses/index.js'
 import type { Resource } from './resource.js'
 import { taxes } from './taxes/index.js'
 import { transfers } from './transfers/index.js'
@@ -22,7 +23,7 @@ import { webhooks } from './webhooks/index.js'
  * Every resource of the API: the one place one is registered. The routes, the scopes, the
  * operationIds and the event types are all derived from this list.
  */
-export const RESOURCES: readonly Resource[] = [health, webhooks, customers, liquidationAddresses, drains, taxes, wallets, exchangeRates, balances, transfers, paymentIntents, products, invoices, paymentLinks, testPayments, checkout]
+export const RESOURCES: readonly Resource[] = [health, webhooks, customers, receivingAddresses, liquidationAddresses, drains, taxes, wallets, exchangeRates, balances, transfers, paymentIntents, products, invoices, paymentLinks, testPayments, checkout]
 
 /** Every scope a key may be given, resource by resource. */
 export const SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes)

@@ -367,10 +367,12 @@ describe('apps delete', () => {
     const key = await server.createKey()
     const sandbox = await server.createKey({ appId: key.appId, environment: 'development' })
     const customer = await server.request<{ id: string }>('POST', '/api/v0/customers', { key, body: { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' } })
+    // The sandbox's: a live liquidation address takes a receiving address of the platform, which this server has none of.
     const address = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses`, {
-      key,
+      key: sandbox,
       body: { chain: 'ethereum', currency: 'usdc', address: randomEvmAddress(), external_account_id: 'ext_1' },
     })
+    expect((await server.request('POST', '/api/v0/receiving-addresses', { key: sandbox, body: { chain: 'base', currency: 'usdc' } })).status).toBe(201)
     const tax = await server.request('POST', '/api/v0/taxes', { key, body: { name: 'VAT', percentage: 20 } })
     const product = await send<{ id: string; images: string[] }>(
       server,
@@ -414,7 +416,7 @@ describe('apps delete', () => {
     const deletion = JSON.parse(result.stdout) as { app: { id: string; deleted_at: string }; already_deleted: boolean; removed: Record<string, number>; webhooks_stopped: number; image_files: { removed: number } }
     expect(deletion.app.id).toBe(key.appId)
     expect(deletion.already_deleted).toBe(false)
-    expect(deletion.removed).toEqual({ idempotency_keys: 0, payment_links: 0, products: 1, taxes: 2, liquidation_addresses: 1, customers: 1, api_keys: 2 })
+    expect(deletion.removed).toEqual({ idempotency_keys: 0, payment_links: 0, products: 1, receiving_addresses: 1, taxes: 2, liquidation_addresses: 1, customers: 1, api_keys: 2 })
     expect(deletion.webhooks_stopped).toBe(1)
     expect(deletion.image_files).toEqual({ removed: 1, not_removed: 0 })
 

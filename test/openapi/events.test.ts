@@ -118,12 +118,13 @@ describe("the document's webhooks section", () => {
     })
     expect(customer.status).toBe(201)
     expect((await server.request('PATCH', `/api/v0/customers/${customer.body.id}`, { key, body: { customer_type: 'Startup' } })).status).toBe(200)
+    // The sandbox's: a live liquidation address takes a receiving address of the platform, which this server has none of.
+    const sandboxKey = await server.createKey({ appId: key.appId, environment: 'development' })
     const address = await server.request<{ id: string }>('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses`, {
-      key,
+      key: sandboxKey,
       body: { chain: 'ethereum', currency: 'usdc', address: randomEvmAddress(), external_account_id: 'ext_acct_1' },
     })
     expect(address.status).toBe(201)
-    const sandboxKey = await server.createKey({ appId: key.appId, environment: 'development' })
     const deposit = await server.request('POST', `/api/v0/customers/${customer.body.id}/liquidation_addresses/${address.body.id}/simulate_deposit`, {
       key: sandboxKey,
       body: { amount: '12.5' },

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createClient as generateClient } from '@hey-api/openapi-ts'
 import { afterAll, beforeAll, expect } from 'vitest'
-import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { testChainsConfig } from '../helpers/chains.js'
 import { type Receiver, startReceiver } from '../receiver.js'
 
 /**
@@ -95,11 +96,14 @@ export async function created(path: string, body: Record<string, unknown>): Prom
 export const newCustomer = () =>
   created('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100', email: `${crypto.randomUUID()}@example.com` })
 export const newTax = () => created('/api/v0/taxes', { name: `VAT ${crypto.randomUUID()}`, percentage: 20 })
-export const newLiquidationAddress = (customerId: string) =>
+/** A receiving address of the platform (the key's are live: the server receives on ethereum and base, test/helpers/chains.ts). */
+export const newReceivingAddress = (chain = 'ethereum', currency = 'usdc') => created('/api/v0/receiving-addresses', { chain, currency }) as Promise<Fixture & { address: string }>
+/** A live liquidation address takes a receiving address (docs/chains.md). */
+export const newLiquidationAddress = async (customerId: string) =>
   created(`/api/v0/customers/${customerId}/liquidation_addresses`, {
     chain: 'ethereum',
     currency: 'usdc',
-    address: randomEvmAddress(),
+    address: (await newReceivingAddress()).address,
     external_account_id: 'ext_acct_1',
   })
 
@@ -123,7 +127,7 @@ export function useGeneratedClient(): void {
   beforeAll(async () => {
     receiver = await startReceiver()
     // The dispatcher on, so deliveries end and the delivery routes have something to show and retry.
-    server = await startTestServer({ webhooks: { dispatcher: true, timeoutMs: 1000, pollIntervalMs: 20 }, config: { productImagesDir: PRODUCT_IMAGES } })
+    server = await startTestServer({ webhooks: { dispatcher: true, timeoutMs: 1000, pollIntervalMs: 20 }, config: { productImagesDir: PRODUCT_IMAGES, chains: testChainsConfig() } })
     key = await server.createKey()
     directory = await mkdtemp(join(tmpdir(), 'devplatform-client-'))
     await generateClient({

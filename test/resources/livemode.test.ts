@@ -6,6 +6,7 @@ import { receiveDeposit } from '../../src/resources/drains/lifecycle.js'
 import { EVENT_TYPES } from '../../src/resources/index.js'
 import { receiveFunds } from '../../src/resources/transfers/lifecycle.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { testChainsConfig } from '../helpers/chains.js'
 
 /**
  * Every money event says which money it is: `livemode` in its `data` (false for the sandbox, made
@@ -218,7 +219,7 @@ function dataSchema(type: string): SchemaObject {
 }
 
 beforeAll(async () => {
-  server = await startTestServer({ config: { drains: { scheduler: true, fastDelayMs: 20, achDelayMs: 20, pollIntervalMs: 20, concurrency: 4 } } })
+  server = await startTestServer({ config: { chains: testChainsConfig(), drains: { scheduler: true, fastDelayMs: 20, achDelayMs: 20, pollIntervalMs: 20, concurrency: 4 } } })
   document = (await server.request<Document>('GET', '/api/v0/openapi.json')).body
   for (const [environment, keyEnvironment] of [
     ['sandbox', 'development'],
@@ -228,7 +229,9 @@ beforeAll(async () => {
     const partial = { environment, key, customer: '', product: '', address: '', wallet: '' }
     partial.customer = (await created<Made>(partial, '/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })).id
     partial.product = (await created<Made>(partial, '/api/v0/products', { name: 'Widget', price: '10.00' })).id
-    partial.address = (await created<Made>(partial, `/api/v0/customers/${partial.customer}/liquidation_addresses`, { chain: 'ethereum', currency: 'usdc', address: randomEvmAddress(), external_account_id: 'ext_acct_1' })).id
+    // A live liquidation address takes a receiving address of the platform (docs/chains.md); the sandbox takes any.
+    const address = environment === 'live' ? (await created<Made & { address: string }>(partial, '/api/v0/receiving-addresses', { chain: 'ethereum', currency: 'usdc' })).address : randomEvmAddress()
+    partial.address = (await created<Made>(partial, `/api/v0/customers/${partial.customer}/liquidation_addresses`, { chain: 'ethereum', currency: 'usdc', address, external_account_id: 'ext_acct_1' })).id
     const wallets = await server.request<{ data: { id: string; chain: string }[] }>('GET', '/api/v0/wallets', { key })
     partial.wallet = wallets.body.data.find((wallet) => wallet.chain === 'base')?.id ?? ''
     worlds.set(environment, partial)

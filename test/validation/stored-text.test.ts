@@ -189,7 +189,8 @@ describe('control characters', () => {
     let key: TestKey
     let path: string
     beforeAll(async () => {
-      key = await server.createKey()
+      // A development key: a live liquidation address takes a receiving address of the platform (docs/chains.md).
+      key = await server.createKey({ environment: 'development' })
       const customer = await server.request<{ id: string }>('POST', '/api/v0/customers', { key, body: { first_name: 'A', last_name: 'B', phone_number: '1' } })
       path = `/api/v0/customers/${customer.body.id}/liquidation_addresses`
     })

@@ -1,10 +1,13 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
+import type { Receiving } from '../../chains/receiving.js'
+import { ledgerEnvironmentOf } from '../../ledger/environment.js'
+import { RECEIVING_ADDRESSES_HOW, takeReceivingAddress } from '../receiving-addresses/public.js'
 import { findCustomer } from '../customers/public.js'
 import { toLiquidationAddress } from './objects.js'
 import { LiquidationAddressesRepository } from './repository.js'
-import { NotFound } from '../../errors.js'
+import { InvalidRequest, NotFound } from '../../errors.js'
 import { errorResponses } from '../../schemas/common.js'
 import {
   CreateLiquidationAddressBody,
@@ -17,7 +20,11 @@ import { liquidationAddressesManifest } from './manifest.js'
 
 const CUSTOMER_NOT_FOUND = 'Customer not found'
 
-export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) => {
+export interface LiquidationAddressesOptions {
+  receiving: Receiving
+}
+
+export const liquidationAddressRoutes: FastifyPluginAsyncTypebox<LiquidationAddressesOptions> = async (app, { receiving }) => {
   const liquidationAddresses = new LiquidationAddressesRepository(app.db)
 
   /** 404 unless the customer belongs to the caller's application. */
@@ -35,10 +42,21 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox = async (app) =
       response: { 201: LiquidationAddressSchema, ...errorResponses(400, 401, 403, 404, 409, 429) },
     },
     handler: async (request, reply) => {
-      const { appId } = callerOf(request)
+      const { appId, environment: keyEnvironment } = callerOf(request)
+      const environment = ledgerEnvironmentOf(keyEnvironment)
+      const { chain, currency } = request.body
       const address = await app.transact(async (tx) => {
         if ((await findCustomer(tx.db, appId, request.params.customerId)) === undefined) throw new NotFound(CUSTOMER_NOT_FOUND)
+        // Live, funds sent to the address must reach the platform: only an address it receives on (docs/chains.md).
+        const off = environment === 'live' ? receiving.offReason(chain, currency) : undefined
+        if (off !== undefined) throw new InvalidRequest(off)
         const created = toLiquidationAddress(await new LiquidationAddressesRepository(tx.db).create(appId, request.params.customerId, request.body))
+        const taken = await takeReceivingAddress(tx.db, { environment, appId, chain, currency, address: request.body.address, liquidationAddressId: created.id })
+        if (!taken && environment === 'live') {
+          throw new InvalidRequest(
+            `A live liquidation address must be a receiving address of this application for ${chain} ${currency} that no liquidation address has taken yet: get one with ${RECEIVING_ADDRESSES_HOW}`,
+          )
+        }
         await tx.events.emit(appId, 'liquidation_address.created', created)
         return created
       })

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { A_UUID, A_VALID_DATE, call, newCustomer, newLiquidationAddress } from '../../openapi/generated-client.js'
-import { randomEvmAddress } from '../../helper.js'
+import { A_UUID, A_VALID_DATE, call, newCustomer, newLiquidationAddress, newReceivingAddress } from '../../openapi/generated-client.js'
 
 const LIQUIDATION_ADDRESS_SHAPE = { id: A_UUID, state: 'active', chain: 'ethereum', currency: 'usdc', created_at: A_VALID_DATE, updated_at: A_VALID_DATE }
 
@@ -8,7 +7,7 @@ export function generatedClientCases(): void {
   describe('liquidation addresses', () => {
     it('liquidationAddressControllerCreateLiquidationAddress: POST /customers/{customerId}/liquidation_addresses', async () => {
       const customer = await newCustomer()
-      const address = randomEvmAddress()
+      const { address } = await newReceivingAddress()
       const { data, response } = await call('liquidationAddressControllerCreateLiquidationAddress', {
         path: { customerId: customer.id },
         body: { chain: 'ethereum', currency: 'usdc', address, external_account_id: 'ext_acct_1', destination_payment_rail: 'ach' },

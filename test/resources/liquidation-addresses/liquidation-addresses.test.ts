@@ -207,8 +207,10 @@ const CONFLICT = { statusCode: 409, error: 'Conflict', message: 'Liquidation add
 
 beforeAll(async () => {
   server = await startTestServer()
-  key = await server.createKey()
-  otherKey = await server.createKey()
+  // The contract's rules, on sandbox keys: a live create also needs a receiving address of the
+  // platform (test/resources/receiving-addresses/), which the sandbox does not.
+  key = await server.createKey({ environment: 'development' })
+  otherKey = await server.createKey({ environment: 'development' })
   customerId = await createCustomer(key)
   otherAppCustomerId = await createCustomer(otherKey)
 })

@@ -7,12 +7,13 @@ const tenancy = { notFound: 'Customer not found', readBack: 'customerControllerF
 const addressBody = () => ({ chain: 'ethereum', currency: 'usdc', address: randomEvmAddress(), external_account_id: 'ext_1' })
 
 export const securityKit = defineSecurityKit(liquidationAddressesManifest, {
-  fixtures: async ({ server, key, made }) => ({
-    liquidationAddress: await created(server, key, `/api/v0/customers/${made.id('customer')}/liquidation_addresses`, addressBody()),
+  // Made with the sandbox key: a live one takes a receiving address of the platform (test/resources/receiving-addresses/); any key reads it.
+  fixtures: async ({ server, sandboxKey, made }) => ({
+    liquidationAddress: await created(server, sandboxKey, `/api/v0/customers/${made.id('customer')}/liquidation_addresses`, addressBody()),
   }),
   params: { customerId: 'customer', liquidationAddressId: 'liquidationAddress' },
   operations: {
-    liquidationAddressControllerCreateLiquidationAddress: { body: addressBody, tenancy },
+    liquidationAddressControllerCreateLiquidationAddress: { body: addressBody, tenancy, environment: 'development' },
     liquidationAddressControllerGetLiquidationAddresses: { tenancy },
     liquidationAddressControllerGetLiquidationAddress: { tenancy },
   },
