@@ -61,7 +61,7 @@ export default defineConfig(async () => {
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
-    // Each test file gets its own database (SQLite file or PostgreSQL database); files run in parallel worker processes.
+    // Each test file gets its own database (SQLite file or PostgreSQL database) and its own worker process.
     pool: 'forks' as const,
   }
   return {
