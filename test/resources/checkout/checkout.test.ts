@@ -4,7 +4,9 @@ import type { Invoice } from '../../../src/resources/invoices/schemas.js'
 import type { PaymentLink } from '../../../src/resources/payment-links/schemas.js'
 import type { Transfer } from '../../../src/resources/transfers/schemas.js'
 import type { ChainConfig } from '../../../src/chains/config.js'
-import { loadConfig } from '../../../src/config.js'
+import { ChainsRepository } from '../../../src/chains/repository.js'
+import { loadConfig, parseDatabaseUrl } from '../../../src/config.js'
+import { openDatabase } from '../../../src/modules/database.js'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../../helper.js'
 import { testXpub } from '../../helpers/receiving-key.js'
 import { decodedQr } from './qr-decode.js'
@@ -442,6 +444,25 @@ describe("a hosted payment takes the money of the key that made its invoice or l
     expect(refused.text).toContain('role="alert"')
     expect(refused.text).toContain('Live payments of EURC on Base are not enabled on this platform')
     expect(await server.database.query<{ n: number }>('select count(*) as n from checkout_payments')).toEqual(before)
+  })
+
+  it('a live deposit the watcher recorded to the address shows on the page as seen, with its confirmations, and in the status', async () => {
+    const link = await newLink({ amount: '5' }, live)
+    const intentId = await pay(`/pay/${live.appId}/${link.url}`, { email: 'payer@example.com' })
+    const to = (await liveIntent(intentId)).source_deposit_instructions?.to_address ?? ''
+    expect(JSON.parse((await page('GET', `/checkout/${intentId}/status`)).text)).toEqual({ state: 'awaiting' })
+    // The row the chain watcher writes when it sees the transfer's log (src/chains/deposits.ts recordSeen), one block deep of the 3 required.
+    const db = await openDatabase(parseDatabaseUrl(server.database.url, 'DATABASE_URL', 1))
+    const chains = new ChainsRepository(db)
+    const at = new Date().toISOString()
+    const deposit = { id: crypto.randomUUID(), chain: 'base', tx_hash: `0x${'ab'.repeat(32)}`, log_index: 0, block_number: 100, block_hash: `0x${'cd'.repeat(32)}`, token: USDC_ON_BASE, currency: 'usdc', from_address: `0x${'11'.repeat(20)}`, to_address: to.toLowerCase(), amount: '5000000', environment: 'live', app_id: live.appId, owner_type: 'transfer', owner_id: intentId, status: 'pending', confirmations: 1, reason: null, credited_type: null, credited_id: null, created_at: at, updated_at: at }
+    expect(await chains.insertDeposit(deposit)).toBe(true)
+    const seen = await page('GET', `/checkout/${intentId}`)
+    expect(seen.text).toContain('Payment seen, 1 of 3 confirmations')
+    expect(JSON.parse((await page('GET', `/checkout/${intentId}/status`)).text)).toEqual({ state: 'seen:1' })
+    expect(await chains.move(deposit.id, 'pending', { confirmations: 2 })).toBe(true)
+    await db.destroy()
+    expect(JSON.parse((await page('GET', `/checkout/${intentId}/status`)).text)).toEqual({ state: 'seen:2' })
   })
 
   it('the status route answers the page state as JSON under the page rule, and the page script is served from here', async () => {
