@@ -453,15 +453,18 @@ describe("a hosted payment takes the money of the key that made its invoice or l
     expect(JSON.parse((await page('GET', `/checkout/${intentId}/status`)).text)).toEqual({ state: 'awaiting' })
     // The row the chain watcher writes when it sees the transfer's log (src/chains/deposits.ts recordSeen), one block deep of the 3 required.
     const db = await openDatabase(parseDatabaseUrl(server.database.url, 'DATABASE_URL', 1))
-    const chains = new ChainsRepository(db)
-    const at = new Date().toISOString()
-    const deposit = { id: crypto.randomUUID(), chain: 'base', tx_hash: `0x${'ab'.repeat(32)}`, log_index: 0, block_number: 100, block_hash: `0x${'cd'.repeat(32)}`, token: USDC_ON_BASE, currency: 'usdc', from_address: `0x${'11'.repeat(20)}`, to_address: to.toLowerCase(), amount: '5000000', environment: 'live', app_id: live.appId, owner_type: 'transfer', owner_id: intentId, status: 'pending', confirmations: 1, reason: null, credited_type: null, credited_id: null, created_at: at, updated_at: at }
-    expect(await chains.insertDeposit(deposit)).toBe(true)
-    const seen = await page('GET', `/checkout/${intentId}`)
-    expect(seen.text).toContain('Payment seen, 1 of 3 confirmations')
-    expect(JSON.parse((await page('GET', `/checkout/${intentId}/status`)).text)).toEqual({ state: 'seen:1' })
-    expect(await chains.move(deposit.id, 'pending', { confirmations: 2 })).toBe(true)
-    await db.destroy()
+    try {
+      const chains = new ChainsRepository(db)
+      const at = new Date().toISOString()
+      const deposit = { id: crypto.randomUUID(), chain: 'base', tx_hash: `0x${'ab'.repeat(32)}`, log_index: 0, block_number: 100, block_hash: `0x${'cd'.repeat(32)}`, token: USDC_ON_BASE, currency: 'usdc', from_address: `0x${'11'.repeat(20)}`, to_address: to.toLowerCase(), amount: '5000000', environment: 'live', app_id: live.appId, owner_type: 'transfer', owner_id: intentId, status: 'pending', confirmations: 1, reason: null, credited_type: null, credited_id: null, created_at: at, updated_at: at }
+      expect(await chains.insertDeposit(deposit)).toBe(true)
+      const seen = await page('GET', `/checkout/${intentId}`)
+      expect(seen.text).toContain('Payment seen, 1 of 3 confirmations')
+      expect(JSON.parse((await page('GET', `/checkout/${intentId}/status`)).text)).toEqual({ state: 'seen:1' })
+      expect(await chains.move(deposit.id, 'pending', { confirmations: 2 })).toBe(true)
+    } finally {
+      await db.destroy()
+    }
     expect(JSON.parse((await page('GET', `/checkout/${intentId}/status`)).text)).toEqual({ state: 'seen:2' })
   })
 
