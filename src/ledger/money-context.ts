@@ -1,3 +1,4 @@
+import type { Db } from '../db/database.js'
 import type { ExchangeRates } from './rates.js'
 
 /** How long each step of a sandbox movement takes (a live one waits for its rail instead). */
@@ -8,6 +9,17 @@ export interface MoneyTimings {
   achDelayMs: number
 }
 
+/**
+ * Where live money arrives on chain: src/chains/receiving.ts's Receiving, seen from the money it
+ * moves (declared here so the ledger's context does not import the chains module).
+ */
+export interface LiveReceiving {
+  /** why live money cannot arrive on `chain` in `currency`, or undefined when it can */
+  offReason(chain: string, currency: string | undefined): string | undefined
+  /** a new receiving address on `chain`, recorded for its owner in the caller's transaction */
+  allocate(db: Db, chain: string, owner: { appId: string; ownerType: 'transfer'; ownerId: string; currency: 'usdc' | 'eurc' | undefined }, now: number): Promise<string>
+}
+
 /** What every movement of money (drains, transfers, deposits seen on chain) is run with. */
 export interface MoneyContext {
   rates: ExchangeRates
@@ -15,4 +27,6 @@ export interface MoneyContext {
   now: () => number
   /** rows each hot account is spread over; HOT_ACCOUNT_SHARDS when unset (bench:money measures others) */
   hotAccountShards?: number
+  /** live receiving addresses; needed only where live money is asked for on chain (a payment intent, a direct-wallet transfer) */
+  receiving?: LiveReceiving
 }

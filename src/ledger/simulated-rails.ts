@@ -25,6 +25,16 @@ export function sandboxFailureOf(environment: string, units: bigint, currency: C
   return undefined
 }
 
+/**
+ * Whether a movement's next step would pay out of the platform for real: live money going
+ * anywhere but one of the application's wallets. The platform does not send live payouts yet, so
+ * such a movement is not scheduled: it waits, funds held, where it is (docs/chains.md); only the
+ * sandbox simulates payouts.
+ */
+export function awaitsPayoutSender(environment: string, destination: { bridge_wallet_id?: string | null | undefined }): boolean {
+  return environment === 'live' && (destination.bridge_wallet_id === undefined || destination.bridge_wallet_id === null)
+}
+
 /** Writes to hot accounts (the fee account, the outside world's) spread over this many rows. */
 export const HOT_ACCOUNT_SHARDS = 8
 

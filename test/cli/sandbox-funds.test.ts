@@ -1,3 +1,4 @@
+import { testChainsConfig } from '../helpers/chains.js'
 import { execFile } from 'node:child_process'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -20,7 +21,7 @@ let key: TestKey
 let wallet: Wallet
 
 beforeAll(async () => {
-  server = await startTestServer({ config: { drains: { scheduler: true, fastDelayMs: 40, achDelayMs: 40, pollIntervalMs: 20, concurrency: 2 } } })
+  server = await startTestServer({ config: { chains: testChainsConfig(), drains: { scheduler: true, fastDelayMs: 40, achDelayMs: 40, pollIntervalMs: 20, concurrency: 2 } } })
   key = await server.createKey({ environment: 'development' })
   wallet = await baseWallet(server, key)
 })

@@ -1,3 +1,5 @@
+import { confirmDeposit } from '../../src/chains/deposits.js'
+import { insertDeposit } from './deposits/fixtures.js'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LedgerEnvironment } from '../../src/ledger/ledger.js'
@@ -114,6 +116,22 @@ async function newDrain(w: World): Promise<Made> {
   return server.app.transact((tx) => receiveDeposit(tx, context, { environment: 'live', appId: w.key.appId, customerId: w.customer, liquidationAddressId: w.address, amount: '2' }))
 }
 
+/**
+ * A deposit seen on chain to an address no liquidation address has taken yet, confirmed: the
+ * watcher's crediting holds it (deposit.held). Live only; the watcher itself is tested on a real
+ * chain in test/chains/.
+ */
+async function newHeldDeposit(w: World): Promise<Made> {
+  const row = await insertDeposit(server, w.key.appId, { owner_type: 'unassigned', owner_id: null, block_number: 1 })
+  const config = testChainsConfig().chains.find((chain) => chain.chain === 'base')
+  if (config === undefined) throw new Error('no base in the test chains')
+  await confirmDeposit(server.app.transact, config, row.id, Date.now)
+  return { id: row.id }
+}
+
+/** The deposit.* types the watcher emits with deposit.held's schema (the deposit), made on a real chain in test/chains/. */
+const WATCHER_EVENTS = ['deposit.pending', 'deposit.confirmed', 'deposit.removed', 'deposit.reversed']
+
 /** Test payments are made with development keys only: sandbox money. */
 async function newTestPayment(w: World): Promise<Made> {
   return created(w, '/api/v0/test-payment', { amount: 2, currency: 'USD', description: 'Order #1' }, idempotencyKey())
@@ -153,6 +171,7 @@ const MONEY_EVENTS: [type: string, environments: LedgerEnvironment[], make: (w: 
       return drain
     },
   ],
+  ['deposit.held', ['live'], newHeldDeposit],
   ['test_payment.created', ['sandbox'], newTestPayment],
   [
     'test_payment.refunded',
@@ -231,9 +250,12 @@ beforeAll(async () => {
     partial.product = (await created<Made>(partial, '/api/v0/products', { name: 'Widget', price: '10.00' })).id
     // A live liquidation address takes a receiving address of the platform (docs/chains.md); the sandbox takes any.
     const address = environment === 'live' ? (await created<Made & { address: string }>(partial, '/api/v0/receiving-addresses', { chain: 'ethereum', currency: 'usdc' })).address : randomEvmAddress()
-    partial.address = (await created<Made>(partial, `/api/v0/customers/${partial.customer}/liquidation_addresses`, { chain: 'ethereum', currency: 'usdc', address, external_account_id: 'ext_acct_1' })).id
     const wallets = await server.request<{ data: { id: string; chain: string }[] }>('GET', '/api/v0/wallets', { key })
     partial.wallet = wallets.body.data.find((wallet) => wallet.chain === 'base')?.id ?? ''
+    // Into the application's own wallet: live payouts out of the platform wait for a sender (docs/chains.md), a wallet's drain moves on.
+    partial.address = (
+      await created<Made>(partial, `/api/v0/customers/${partial.customer}/liquidation_addresses`, { chain: 'ethereum', currency: 'usdc', address, destination_payment_rail: 'bridge_wallet', bridge_wallet_id: partial.wallet, destination_currency: 'usdc' })
+    ).id
     worlds.set(environment, partial)
   }
 })
@@ -267,6 +289,6 @@ describe('livemode on every money event', () => {
       const schema = dataSchema(type)
       return schema.properties?.livemode?.type === 'boolean' && schema.required?.includes('livemode') === true
     })
-    expect([...new Set(declaring)].sort()).toEqual(MONEY_EVENTS.map(([type]) => type).sort())
+    expect([...new Set(declaring)].sort()).toEqual([...MONEY_EVENTS.map(([type]) => type), ...WATCHER_EVENTS].sort())
   })
 })

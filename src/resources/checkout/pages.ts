@@ -221,7 +221,7 @@ export interface CheckoutPagesOptions {
 }
 
 export const checkoutPages: FastifyPluginAsync<CheckoutPagesOptions> = async (app, options) => {
-  const checkout: Checkout = { app, context: { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }, publicUrl: options.publicUrl, receiving: options.receiving }
+  const checkout: Checkout = { app, context: { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now, receiving: options.receiving }, publicUrl: options.publicUrl, receiving: options.receiving }
   const hidden = { schema: { hide: true } }
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: FORM_LIMIT }, (_request, body, done) => done(null, formFields(body)))
   app.setErrorHandler(answerError)

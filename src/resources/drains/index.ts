@@ -1,4 +1,5 @@
 import { defineResource } from '../resource.js'
+import { creditLiquidationAddress } from './chain-deposits.js'
 import { drainsManifest } from './manifest.js'
 import { drainsMigrations } from './migrations.js'
 import { drainRoutes, type DrainRoutesOptions } from './routes.js'
@@ -11,5 +12,6 @@ export const drains = defineResource({
   tables: drainsTables,
   migrations: drainsMigrations,
   routes: drainRoutes,
+  subscriptions: { 'chain.deposit_confirmed': creditLiquidationAddress },
   events: { 'liquidation_address.drain.created': DrainSchema, 'liquidation_address.drain.updated': DrainSchema },
 })

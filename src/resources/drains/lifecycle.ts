@@ -5,7 +5,7 @@ import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
 import { findWallet, WALLET_CURRENCIES, walletAccountKey } from '../wallets/public.js'
 import { isoOf, newId } from '../../db/time.js'
 import { moneyActivity } from '../../ledger/activity.js'
-import { ACH_RAILS, bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
+import { ACH_RAILS, awaitsPayoutSender, bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
 import type { Transaction } from '../../events/transact.js'
 import type { MoneyContext, MoneyTimings } from '../../ledger/money-context.js'
 import { type Chain, isValidChainAddress, describeAddressFormat } from '../../validation/chain-address.js'
@@ -132,7 +132,7 @@ export async function receiveDeposit(tx: Transaction, context: DrainContext, dep
     refund_tx_hash: null,
     return_reason: null,
     pending_entry_id: null,
-    next_step_at: isoOf(context.now() + stepDelayMs(address.destination_payment_rail, context.timings)),
+    next_step_at: awaitsPayoutSender(deposit.environment, { bridge_wallet_id: address.bridge_wallet_id }) ? null : isoOf(context.now() + stepDelayMs(address.destination_payment_rail, context.timings)),
     created_at: now,
     updated_at: now,
   }

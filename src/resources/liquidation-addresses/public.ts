@@ -9,6 +9,11 @@ import { type LiquidationAddressRow, LiquidationAddressesRepository } from './re
 export type { LiquidationAddressRow } from './repository.js'
 export { CURRENCIES, DESTINATION_CURRENCIES, PAYMENT_RAILS } from './schemas.js'
 
+/** The application's liquidation address of any of its customers, or undefined: where a deposit seen on chain arrives. */
+export function findApplicationLiquidationAddress(db: Db, appId: string, addressId: string): Promise<LiquidationAddressRow | undefined> {
+  return db.selectFrom('liquidation_addresses').selectAll().where('app_id', '=', appId).where('id', '=', addressId.toLowerCase()).executeTakeFirst()
+}
+
 /** The customer's liquidation address, or undefined (another application's or another customer's address is undefined). */
 export function findLiquidationAddress(db: Db, appId: string, customerId: string, addressId: string): Promise<LiquidationAddressRow | undefined> {
   return new LiquidationAddressesRepository(db).find(appId, customerId, addressId)

@@ -92,7 +92,7 @@ function intentAmount(request: FastifyRequest, value: string | number | undefine
 }
 
 export const paymentIntentRoutes: FastifyPluginAsyncTypebox<TransferRoutesOptions> = async (app, options) => {
-  const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
+  const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now, receiving: options.receiving }
   const post = creationRoutes(app, context, PaymentIntentSchema, errorResponses(400, 401, 403, 404, 409, 429))
 
   post(

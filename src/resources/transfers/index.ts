@@ -1,4 +1,5 @@
 import { defineResource } from '../resource.js'
+import { creditTransfer } from './chain-deposits.js'
 import { transfersManifest } from './manifest.js'
 import { transfersMigrations } from './migrations.js'
 import { transferRoutes, type TransferRoutesOptions } from './routes.js'
@@ -7,9 +8,10 @@ import { transfersTables } from './tables.js'
 
 export const transfers = defineResource({
   manifest: transfersManifest,
-  configure: ({ config, exchangeRates, publicUrl }): TransferRoutesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl }),
+  configure: ({ config, exchangeRates, publicUrl, receiving }): TransferRoutesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl, receiving }),
   tables: transfersTables,
   migrations: transfersMigrations,
   routes: transferRoutes,
+  subscriptions: { 'chain.deposit_confirmed': creditTransfer },
   events: { 'transfer.created': TransferSchema, 'transfer.updated': TransferSchema },
 })

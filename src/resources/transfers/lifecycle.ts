@@ -1,4 +1,5 @@
 import { Conflict, InvalidRequest, NotFound } from '../../errors.js'
+import { EVM_CHAINS } from '../../chains/config.js'
 import { moneyActivity } from '../../ledger/activity.js'
 import { type Currency, formatAmount } from '../../ledger/amount.js'
 import { type AccountKey, InsufficientFunds, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
@@ -6,7 +7,7 @@ import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
 import { findWallet, walletAccountKey, type WalletRow } from '../wallets/public.js'
 import { isoOf, newId } from '../../db/time.js'
 import type { Transaction } from '../../events/transact.js'
-import { bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
+import { awaitsPayoutSender, bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
 import { type DrainContext, RATE_RETRY_MS, stepDelayMs } from '../drains/public.js'
 import { toTransfer } from './objects.js'
 import { isInbound, type TransferFamily, type TransferRow, TransfersRepository } from './repository.js'
@@ -85,6 +86,23 @@ export interface NewTransfer {
 }
 
 /**
+ * The deposit instructions of money asked for: live money on an EVM chain is paid to a receiving
+ * address of its own, derived for this transfer in its transaction (src/chains/receiving.ts), so
+ * the chain watcher credits it; refused when live receiving on that chain and token is off. The
+ * sandbox keeps its made-up address, and money by bank its bank details.
+ */
+async function liveInstructions(tx: Transaction, context: TransferContext, spec: NewTransfer, id: string, nowMs: number): Promise<NewTransfer['instructions']> {
+  const chain = spec.source.payment_rail
+  if (spec.environment !== 'live' || !(EVM_CHAINS as readonly string[]).includes(chain)) return spec.instructions
+  const currency = spec.currency === 'usdc' || spec.currency === 'eurc' ? spec.currency : undefined
+  const receiving = context.receiving
+  const off = receiving === undefined ? `live deposits on ${chain} are off` : receiving.offReason(chain, currency ?? spec.currency)
+  if (receiving === undefined || off !== undefined || currency === undefined) throw new InvalidRequest(`${off ?? `live deposits of ${spec.currency} on ${chain} are off`}: live money on ${chain} can't be asked for`)
+  const address = await receiving.allocate(tx.db, chain, { appId: spec.appId, ownerType: 'transfer', ownerId: id, currency }, nowMs)
+  return { ...spec.instructions, to_address: address }
+}
+
+/**
  * Records a new transfer in the caller's transaction and emits its `.created` event. Money out
  * and conversions reserve their funds at once (409 when the wallet does not hold them); a
  * conversion at a rate that is not fresh is refused (503), not guessed.
@@ -93,8 +111,10 @@ export async function createTransfer(tx: Transaction, context: TransferContext, 
   const nowMs = context.now()
   const now = isoOf(nowMs)
   const inbound = spec.instructions !== undefined
+  const id = newId()
+  const instructions = inbound ? await liveInstructions(tx, context, spec, id, nowMs) : spec.instructions
   const row: TransferRow = {
-    id: newId(),
+    id,
     environment: spec.environment,
     app_id: spec.appId,
     kind: spec.kind,
@@ -111,7 +131,7 @@ export async function createTransfer(tx: Transaction, context: TransferContext, 
           payment_rail: spec.source.payment_rail,
           currency: spec.currency,
           amount: spec.amount === null ? null : formatAmount(spec.amount, spec.currency),
-          ...spec.instructions,
+          ...instructions,
         })
       : null,
     customer: spec.customer === undefined ? null : JSON.stringify(spec.customer),
@@ -121,7 +141,7 @@ export async function createTransfer(tx: Transaction, context: TransferContext, 
     refund_tx_hash: null,
     return_reason: null,
     pending_entry_id: null,
-    next_step_at: inbound ? null : isoOf(nowMs + stepDelayMs(spec.destination.payment_rail, context.timings)),
+    next_step_at: inbound || awaitsPayoutSender(spec.environment, spec.destination) ? null : isoOf(nowMs + stepDelayMs(spec.destination.payment_rail, context.timings)),
     created_at: now,
     updated_at: now,
   }
@@ -237,7 +257,8 @@ export async function receiveFunds(
     'posted',
   )
   const destination = JSON.parse(row.destination) as Endpoint
-  return applyChanges(tx, row, { state: 'funds_received', amount: received.toString(), next_step_at: isoOf(nowMs + stepDelayMs(destination.payment_rail, context.timings)) }, nowMs, ['posted'])
+  const nextStep = awaitsPayoutSender(row.environment, destination) ? null : isoOf(nowMs + stepDelayMs(destination.payment_rail, context.timings))
+  return applyChanges(tx, row, { state: 'funds_received', amount: received.toString(), next_step_at: nextStep }, nowMs, ['posted'])
 }
 
 /** Cancels a transfer still awaiting funds (nothing was moved); 409 in any other state. */

@@ -1,3 +1,4 @@
+import type { LiveReceiving } from '../../ledger/money-context.js'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyRequest, RawRequestDefaultExpression, RawServerDefault, RouteGenericInterface } from 'fastify'
 import type { TSchema } from 'typebox'
@@ -57,6 +58,8 @@ export interface TransferRoutesOptions {
    * machine on the port it listens on), never the request's Host: a caller can't choose it.
    */
   publicUrl: () => string
+  /** live receiving addresses for money asked for on chain */
+  receiving: LiveReceiving
 }
 
 export const WALLET_NOT_FOUND = 'Bridge wallet not found'
@@ -215,7 +218,7 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
 }
 
 export const transferRoutes: FastifyPluginAsyncTypebox<TransferRoutesOptions> = async (app, options) => {
-  const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now }
+  const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now, receiving: options.receiving }
   const post = creationRoutes(app, context, TransferSchema, errorResponses(400, 401, 403, 404, 409, 429, 503))
 
   post(

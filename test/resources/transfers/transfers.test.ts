@@ -1,3 +1,4 @@
+import { testChainsConfig } from '../../helpers/chains.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyLedger } from '../../../src/ledger/ledger.js'
 import type { Transfer } from '../../../src/resources/transfers/schemas.js'
@@ -15,7 +16,7 @@ let liveKey: TestKey
 let wallet: Wallet
 
 beforeAll(async () => {
-  server = await startTestServer({ config: { drains: { scheduler: true, fastDelayMs: 30, achDelayMs: 60, pollIntervalMs: 15, concurrency: 4 } } })
+  server = await startTestServer({ config: { chains: testChainsConfig(), drains: { scheduler: true, fastDelayMs: 30, achDelayMs: 60, pollIntervalMs: 15, concurrency: 4 } } })
   key = await server.createKey({ environment: 'development' })
   liveKey = await server.createKey({ appId: key.appId, environment: 'production' })
   wallet = await baseWallet(server, key)
