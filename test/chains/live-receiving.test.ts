@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto'
+import type { Address } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ChainsConfig } from '../../src/chains/config.js'
+import { verifyLedger } from '../../src/ledger/ledger.js'
+import { startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { testXpub } from '../helpers/receiving-key.js'
+import { balanceOf, deployToken, mint, transfer } from '../helpers/test-token.js'
+
+/**
+ * Live money from a real chain to the API, end to end: a server whose CHAINS_FILE points at a
+ * real anvil with real USDC and EURC contracts, a production key, and token transfers to the
+ * addresses its answers give. A deposit to a liquidation address becomes a drain through the same
+ * intake as the sandbox's (and waits there for a payout sender); one to a payment intent is its
+ * funds; odd payments are held, recorded, never lost; the chain and the ledger agree.
+ */
+
+interface Deposit {
+  id: string
+  status: string
+  amount: string
+  tx_hash: string
+  confirmations: number
+  credited_to: { type: string; id: string } | null
+  reason: string | null
+}
+
+let server: TestServer
+let anvil: Anvil
+let usdc: Address
+let eurc: Address
+let key: TestKey
+
+async function waitFor<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await read()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+async function depositOf(txHash: string, status: string): Promise<Deposit | undefined> {
+  const answer = await server.request<{ data: Deposit[] }>('GET', `/api/v0/deposits?status=${status}&take=100`, { key })
+  return answer.body.data.find((deposit) => deposit.tx_hash === txHash.toLowerCase())
+}
+
+async function post<T>(path: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
+  const answer = await server.request<T>('POST', path, { key, body, headers })
+  expect(answer.status, JSON.stringify(answer.body)).toBe(201)
+  return answer.body
+}
+
+async function stableIntent(amount: string): Promise<{ id: string; to: Address }> {
+  const intent = await post<{ id: string; source_deposit_instructions: { to_address: string } }>(
+    '/api/v0/payment-intents/stablecoin',
+    { sourceCurrency: 'usdc', sourceNetwork: 'base', destinationNetwork: 'base', amount, customer_first_name: 'Ada', customer_last_name: 'Lovelace' },
+    { 'idempotency-key': randomUUID() },
+  )
+  return { id: intent.id, to: intent.source_deposit_instructions.to_address as Address }
+}
+
+beforeAll(async () => {
+  anvil = await startAnvil()
+  usdc = await deployToken(anvil, { name: 'USD Coin', symbol: 'USDC' })
+  eurc = await deployToken(anvil, { name: 'EURC', symbol: 'EURC' })
+  const chains: ChainsConfig = {
+    file: 'test',
+    receivingXpub: testXpub(),
+    chains: [{ chain: 'base', chainId: anvil.chainId, rpcUrls: [anvil.url], tokens: { usdc: usdc.toLowerCase(), eurc: eurc.toLowerCase() }, confirmations: 2, pollIntervalMs: 50, maxBlockRange: 100, startBlock: 0, rpcTimeoutMs: 2_000 }],
+  }
+  server = await startTestServer({ config: { chains, drains: { scheduler: true, fastDelayMs: 20, achDelayMs: 20, pollIntervalMs: 20, concurrency: 2 } } })
+  key = await server.createKey({ environment: 'production' })
+}, 60_000)
+
+afterAll(async () => {
+  await server?.close()
+  await anvil?.close()
+})
+
+describe('live money received on a real chain', () => {
+  it('a deposit to a live liquidation address: pending, then after 2 confirmations a drain with the chain\'s transaction hash, waiting for a payout sender; chain and ledger agree', async () => {
+    const receiving = await post<{ address: Address }>('/api/v0/receiving-addresses', { chain: 'base', currency: 'usdc' })
+    const customer = await post<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
+    const address = await post<{ id: string }>(`/api/v0/customers/${customer.id}/liquidation_addresses`, { chain: 'base', currency: 'usdc', address: receiving.address, external_account_id: 'ext_acct_1' })
+    const receipt = await mint(anvil, usdc, receiving.address, 25_000_000n)
+    const pending = await waitFor('the pending deposit', () => depositOf(receipt.transactionHash, 'pending'))
+    expect(pending).toMatchObject({ amount: '25.000000', confirmations: 1, credited_to: null })
+    await anvil.mine(1)
+    const confirmed = await waitFor('the confirmed deposit', () => depositOf(receipt.transactionHash, 'confirmed'))
+    expect(confirmed.credited_to?.type).toBe('drain')
+    const drains = await server.request<{ data: { id: string; state: string; amount: string; deposit_tx_hash: string }[] }>('GET', `/api/v0/customers/${customer.id}/liquidation_addresses/${address.id}/drains`, { key })
+    expect(drains.body.data).toEqual([expect.objectContaining({ id: confirmed.credited_to?.id, state: 'funds_received', amount: '25.000000', deposit_tx_hash: receipt.transactionHash.toLowerCase() })])
+    // Nothing fakes a live payout: the drain is still where the deposit left it.
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    const row = await server.app.db.selectFrom('drains').select(['state', 'next_step_at']).where('id', '=', confirmed.credited_to?.id ?? '').executeTakeFirstOrThrow()
+    expect(row).toEqual({ state: 'funds_received', next_step_at: null })
+    expect(await balanceOf(anvil, usdc, receiving.address)).toBe(25_000_000n)
+    const clearing = await server.app.db.selectFrom('ledger_accounts').select(['available']).where('environment', '=', 'live').where('kind', '=', 'clearing').where('reference', '=', address.id).executeTakeFirstOrThrow()
+    expect(clearing.available).toBe('25000000')
+    expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+  })
+
+  it('a payment to a live payment intent is its funds; a second payment and an underpayment are held, recorded in the ledger, never lost', async () => {
+    const payer = anvil.accounts[2]
+    if (payer === undefined) throw new Error('no account')
+    await mint(anvil, usdc, payer.address, 100_000_000n)
+    const intent = await stableIntent('10.00')
+    const paid = await transfer(anvil, usdc, payer, intent.to, 10_000_000n)
+    const again = await transfer(anvil, usdc, payer, intent.to, 10_000_000n)
+    const short = await stableIntent('10.00')
+    const under = await transfer(anvil, usdc, payer, short.to, 4_000_000n)
+    await anvil.mine(2)
+    const confirmed = await waitFor('the intent paid', () => depositOf(paid.transactionHash, 'confirmed'))
+    expect(confirmed.credited_to).toEqual({ type: 'payment_intent', id: intent.id })
+    const second = await waitFor('the second payment held', () => depositOf(again.transactionHash, 'held'))
+    expect(second.reason).toMatch(/Funds can only arrive while awaiting funds/)
+    const underpaid = await waitFor('the underpayment held', () => depositOf(under.transactionHash, 'held'))
+    expect(underpaid.reason).toBe('amount must be 10.000000, the amount awaited')
+    const intentNow = await server.request<{ state: string }>('GET', `/api/v0/payment-intents/${intent.id}`, { key })
+    expect(intentNow.body.state).not.toBe('awaiting_funds')
+    expect((await server.request<{ state: string }>('GET', `/api/v0/payment-intents/${short.id}`, { key })).body.state).toBe('awaiting_funds')
+    const held = await server.app.db.selectFrom('ledger_accounts').select(['reference', 'available']).where('environment', '=', 'live').where('reference', 'in', [`deposit:${second.id}`, `deposit:${underpaid.id}`]).execute()
+    expect(held.map((account) => account.available).sort()).toEqual(['10000000', '4000000'])
+    expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+  })
+
+  it('EURC sent to an address that takes USDC is held, and a live payment intent on a chain that is off is refused with why', async () => {
+    const intent = await stableIntent('3.00')
+    const wrong = await mint(anvil, eurc, intent.to, 3_000_000n)
+    await anvil.mine(2)
+    const held = await waitFor('the wrong token held', () => depositOf(wrong.transactionHash, 'held'))
+    expect(held.reason).toBe('a eurc deposit to an address awaiting usdc')
+    const off = await server.request<{ message: string }>('POST', '/api/v0/payment-intents/stablecoin', {
+      key,
+      headers: { 'idempotency-key': randomUUID() },
+      body: { sourceCurrency: 'usdc', sourceNetwork: 'polygon', destinationNetwork: 'base', amount: '3.00', customer_first_name: 'Ada', customer_last_name: 'Lovelace' },
+    })
+    expect(off.status).toBe(400)
+    expect(off.body.message).toBe("live deposits on polygon are off: this platform has no configuration for polygon (CHAINS_FILE, docs/chains.md): live money on polygon can't be asked for")
+  })
+})
