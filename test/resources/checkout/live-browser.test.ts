@@ -10,6 +10,9 @@ import type { Invoice } from '../../../src/resources/invoices/schemas.js'
 import { startTestServer, type TestKey, type TestServer } from '../../helper.js'
 import { testXpub } from '../../helpers/receiving-key.js'
 import { decodedQr } from './qr-decode.js'
+import type { Address } from 'viem'
+import { startAnvil } from '../../helpers/anvil.js'
+import { deployToken, mint, transfer } from '../../helpers/test-token.js'
 
 /**
  * The payment page in Debian's Chromium: a live one shows where to send the money (address, the
@@ -31,25 +34,26 @@ let browser: BrowserContext
 let page: Page
 const pageErrors: string[] = []
 
-async function created<T extends { id: string }>(path: string, body: Record<string, unknown>, key: TestKey): Promise<T> {
-  const res = await server.request<T>('POST', path, { key, body })
+async function created<T extends { id: string }>(path: string, body: Record<string, unknown>, key: TestKey, on: TestServer = server): Promise<T> {
+  const res = await on.request<T>('POST', path, { key, body })
   expect(res.status, res.text).toBe(201)
   return res.body
 }
 
-async function newInvoice(key: TestKey): Promise<Invoice> {
-  const customer = (await created<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' }, key)).id
-  const product = (await created<{ id: string }>('/api/v0/products', { name: 'Consulting hour', price: '120.00' }, key)).id
+async function newInvoice(key: TestKey, on: TestServer = server): Promise<Invoice> {
+  const customer = (await created<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' }, key, on)).id
+  const product = (await created<{ id: string }>('/api/v0/products', { name: 'Consulting hour', price: '120.00' }, key, on)).id
   return created<Invoice>(
     '/api/v0/invoices',
     { name: 'April services', email: 'billing@example.com', customer_id: customer, currency: 'usdc', items: [{ product_id: product, quantity: 1 }], due_date: '2099-04-30T00:00:00Z', delivery: 'EMAIL', payment_link: false, payment_methods: ['CRYPTO'], status: 'OPEN', partial_payment: false },
     key,
+    on,
   )
 }
 
 /** Opens the invoice's page and pays: the payment's page, and its intent's id. */
-async function payInBrowser(invoice: Invoice): Promise<string> {
-  await page.goto(`${server.baseUrl}/invoices/${invoice.id}/pay`)
+async function payInBrowser(invoice: Invoice, on: TestServer = server): Promise<string> {
+  await page.goto(`${on.baseUrl}/invoices/${invoice.id}/pay`)
   await page.getByRole('button', { name: 'Pay 120.00 USDC' }).click()
   await page.waitForURL(/\/checkout\/[0-9a-f-]{36}$/)
   return page.url().split('/').at(-1) ?? ''
@@ -70,7 +74,8 @@ beforeAll(async () => {
   liveKey = await server.createKey({ environment: 'production' })
   userDataDir = mkdtempSync(join(tmpdir(), 'devplatform-chromium-'))
   browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, viewport: { width: 1024, height: 800 } })
-  await browser.route('**/*', (route) => (route.request().url().startsWith(server.baseUrl) ? route.continue() : route.abort()))
+  // The page may ask nothing of anyone but the servers of this file, on this machine.
+  await browser.route('**/*', (route) => (route.request().url().startsWith('http://127.0.0.1:') ? route.continue() : route.abort()))
   page = browser.pages()[0] ?? (await browser.newPage())
   page.on('pageerror', (error) => pageErrors.push(error.message))
   page.on('console', (message) => {
@@ -78,8 +83,12 @@ beforeAll(async () => {
   })
 }, 60_000)
 
+/** What a test started that must close after the browser. */
+const closeLater: (() => Promise<void>)[] = []
+
 afterAll(async () => {
   await browser?.close()
+  for (const close of closeLater) await close()
   if (userDataDir !== undefined) rmSync(userDataDir, { recursive: true, force: true })
   await server?.close()
 })
@@ -115,4 +124,38 @@ describe('the payment page in Chromium', () => {
     expect(await axeViolations()).toEqual([])
     expect(pageErrors).toEqual([])
   })
+
+  it('a live invoice paid by a real token transfer on a real chain: the open page turns to paid by itself, with the transaction hash', async () => {
+    const anvil = await startAnvil()
+    const usdc = await deployToken(anvil, { name: 'USD Coin', symbol: 'USDC' })
+    const base: ChainConfig = { chain: 'base', chainId: anvil.chainId, rpcUrls: [anvil.url], tokens: { usdc: usdc.toLowerCase() }, confirmations: 2, pollIntervalMs: 100, maxBlockRange: 100, startBlock: 0, rpcTimeoutMs: 2_000 }
+    const defaults = loadConfig({ NODE_ENV: 'test' })
+    const chainServer = await startTestServer({ config: { chains: { file: 'test', receivingXpub: testXpub(), chains: [base] }, drains: { ...defaults.drains, scheduler: true, pollIntervalMs: 50 } } })
+    try {
+      const key = await chainServer.createKey({ environment: 'production' })
+      const invoice = await newInvoice(key, chainServer)
+      const intentId = await payInBrowser(invoice, chainServer)
+      const to = (await page.locator('#deposit-address').innerText()) as Address
+      expect(await page.getByRole('link', { name: 'Open in your wallet' }).getAttribute('href')).toBe(`ethereum:${usdc.toLowerCase()}@${anvil.chainId}/transfer?address=${to}&uint256=120000000`)
+      const payer = anvil.accounts[3]
+      if (payer === undefined) throw new Error('no account')
+      await mint(anvil, usdc, payer.address, 120_000_000n)
+      const paid = await transfer(anvil, usdc, payer, to, 120_000_000n)
+      await anvil.mine(1)
+      // No click, no navigation by the test: the watcher credits it and the page's script reloads it.
+      await expect.poll(() => page.getByRole('status').innerText(), { timeout: 20_000 }).toContain('Payment received')
+      expect(await page.content()).toContain(paid.transactionHash.toLowerCase())
+      expect(page.url()).toBe(`${chainServer.baseUrl}/checkout/${intentId}`)
+      expect((await chainServer.request<Invoice>('GET', `/api/v0/invoices/${invoice.id}`, { key })).body.status).toBe('PAID')
+      const events = await chainServer.app.db.selectFrom('events').select(['type', 'payload']).where('app_id', '=', key.appId).execute()
+      const livemodes = events.filter((event) => ['invoice.updated', 'payment_intent.updated', 'deposit.confirmed'].includes(event.type)).map((event) => (JSON.parse(event.payload) as { data: { livemode?: boolean } }).data.livemode)
+      expect(livemodes.length).toBeGreaterThanOrEqual(3)
+      expect(new Set(livemodes)).toEqual(new Set([true]))
+      expect(await axeViolations()).toEqual([])
+      expect(pageErrors).toEqual([])
+    } finally {
+      // Closed after the browser (afterAll): Chromium keeps its connections to the server open until then.
+      closeLater.push(() => chainServer.close(), () => anvil.close())
+    }
+  }, 60_000)
 })
