@@ -3,6 +3,7 @@ import { IDEMPOTENCY } from '../../src/idempotency/plugin.js'
 import { IdempotencyKeysRepository } from '../../src/idempotency/repository.js'
 import type { Environment } from '../../src/keys/credentials.js'
 import { type ApiResponse, startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { testChainsConfig } from '../helpers/chains.js'
 import { errorBody, expectReplay, freshKey, KEY_IN_PROGRESS, postWithKey } from './helpers.js'
 
 /**
@@ -13,7 +14,7 @@ import { errorBody, expectReplay, freshKey, KEY_IN_PROGRESS, postWithKey } from 
 let server: TestServer
 
 beforeAll(async () => {
-  server = await startTestServer()
+  server = await startTestServer({ config: { chains: testChainsConfig() } })
 })
 afterAll(async () => server.close())
 

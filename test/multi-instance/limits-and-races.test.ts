@@ -340,7 +340,8 @@ describe('several instances on one PostgreSQL + Redis', () => {
       const others = await Promise.all([1, 2].map(() => startServer({ DATABASE_URL: db.url, REDIS_URL: TEST_REDIS_URL }, false)))
       const servers = [first, ...others]
       try {
-        const key = await createKey(db.url, 'races', 1_000_000)
+        // A development key: a live liquidation address (c) takes only a receiving address of the platform (docs/chains.md).
+        const key = await createKey(db.url, 'races', 1_000_000, 'development')
 
         // (a) 30 deletes of one webhook: one 200, the rest 404.
         const webhook = await call(first.baseUrl, 'POST', '/api/v0/webhooks', { key, body: { name: 'race', url: 'https://example.com/hook' } })

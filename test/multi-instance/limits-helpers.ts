@@ -72,9 +72,9 @@ export async function cliJson(databaseUrl: string, args: string[]): Promise<unkn
 }
 
 /** A new application and a production key with every scope and the given hourly limit. */
-export async function createKey(databaseUrl: string, name: string, rateLimit: number): Promise<DevelopmentKey & { id: string }> {
+export async function createKey(databaseUrl: string, name: string, rateLimit: number, environment: 'production' | 'development' = 'production'): Promise<DevelopmentKey & { id: string }> {
   const app = await cliJson(databaseUrl, ['apps', 'create', '--name', name])
-  const key = await cliJson(databaseUrl, ['keys', 'create', '--app', stringField(app, 'id'), '--rate-limit', String(rateLimit)])
+  const key = await cliJson(databaseUrl, ['keys', 'create', '--app', stringField(app, 'id'), '--rate-limit', String(rateLimit), '--environment', environment])
   return { id: stringField(key, 'id'), 'x-client-key': stringField(key, 'client_key'), 'x-client-secret': stringField(key, 'client_secret') }
 }
 
