@@ -1,12 +1,12 @@
 // vitest: sqlite project only — the walk-through runs the server on SQLite whatever the run.
 import { spawn } from 'node:child_process'
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
 import { afterAll, expect, it } from 'vitest'
 import { cleanUp, ROOT, serviceEnv, tempDir, track, waitUntil } from '../processes.js'
-import { fences } from './markdown.js'
+import { freePort } from '../helpers/private-postgres.js'
+import { fences, sectionOf } from './markdown.js'
 
 /**
  * Runs docs/chains.md's walk-through from its own text: its sh blocks, one after the other in one
@@ -32,26 +32,8 @@ afterAll(() => {
   cleanUp()
 })
 
-function walkthroughSection(): string {
-  const start = GUIDE.indexOf('\n### Walk-through') + 1
-  expect(start, 'docs/chains.md has a "### Walk-through" section').toBeGreaterThan(0)
-  const end = GUIDE.indexOf('\n### ', start + 1)
-  return GUIDE.slice(start, end === -1 ? undefined : end)
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
-
 it("docs/chains.md's walk-through, run as written, ends with the deposit recorded after its confirmations and chains status ok", async () => {
-  const sh = fences(walkthroughSection()).filter((block) => block.info === 'sh')
+  const sh = fences(sectionOf(GUIDE, '### Walk-through')).filter((block) => block.info === 'sh')
   expect(sh.length).toBeGreaterThanOrEqual(4)
   const install = 'npm ci && npm run build\n'
   expect(sh[0]?.text.startsWith(install), 'the first block installs and builds').toBe(true)

@@ -1,3 +1,4 @@
+import { expect } from 'vitest'
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative } from 'node:path'
 
@@ -129,3 +130,17 @@ export function brokenLinks(root: string, file: string): string[] {
   }
   return problems
 }
+
+/**
+ * The section of `markdown` that starts with the heading `heading` (its whole line, e.g.
+ * "## Quickstart" or "### Walk-through: …" by its start), up to the next heading of the same
+ * level; fails the test when there is none.
+ */
+export function sectionOf(markdown: string, heading: string): string {
+  const start = markdown.indexOf(`\n${heading}`) + 1
+  expect(start, `a "${heading}" section`).toBeGreaterThan(0)
+  const level = heading.slice(0, heading.indexOf(' ') + 1)
+  const end = markdown.indexOf(`\n${level}`, start + 1)
+  return markdown.slice(start, end === -1 ? undefined : end)
+}
+

@@ -1,12 +1,13 @@
 // vitest: sqlite project only — the README's Quickstart runs the server on SQLite whatever the run.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { createServer, Socket } from 'node:net'
+import { Socket } from 'node:net'
 import { join } from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { cleanUp, freshDb, ROOT, serviceEnv, track, waitUntil } from '../processes.js'
 import { startServerProcess } from '../helpers/server-process.js'
-import { type Fence, fences } from './markdown.js'
+import { freePort } from '../helpers/private-postgres.js'
+import { type Fence, fences, sectionOf } from './markdown.js'
 
 /**
  * Runs the README's Quickstart from its own text, so the section cannot drift from what works:
@@ -36,24 +37,6 @@ afterAll(() => {
   cleanUp()
 })
 
-function quickstartSection(): string {
-  const start = README.indexOf('\n## Quickstart\n') + 1
-  expect(start, 'README.md has a "## Quickstart" section').toBeGreaterThan(0)
-  const end = README.indexOf('\n## ', start + 1)
-  return README.slice(start, end === -1 ? undefined : end)
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address !== null ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
-
 function accepts(port: number): Promise<true | undefined> {
   return new Promise((resolve) => {
     const socket = new Socket()
@@ -66,7 +49,7 @@ function accepts(port: number): Promise<true | undefined> {
 }
 
 it('the README Quickstart, run as written, ends with the receiver printing a verified customer.created', async () => {
-  const section = quickstartSection()
+  const section = sectionOf(README, '## Quickstart\n')
   /** The README line the section's first line is on, for messages that point at a block. */
   const sectionLine = README.slice(0, README.indexOf(section)).split('\n').length
   const blocks = fences(section)
