@@ -68,14 +68,15 @@ it("docs/chains.md's walk-through, run as written, ends with the deposit recorde
 
   const db = new SQLite(join(workDir ?? '', 'live.db'), { readonly: true })
   try {
-    const deposits = db.prepare('select status, amount, owner_type from chain_deposits').all()
-    expect(deposits).toEqual([{ status: 'held', amount: '25500000', owner_type: 'unassigned' }])
+    const deposits = db.prepare('select status, amount, owner_type, credited_type from chain_deposits').all()
+    expect(deposits).toEqual([{ status: 'confirmed', amount: '25500000', owner_type: 'liquidation_address', credited_type: 'drain' }])
+    expect(db.prepare('select state, amount from drains').all()).toEqual([{ state: 'funds_received', amount: '25500000' }])
   } finally {
     db.close()
   }
   const statuses = out.split('\n').filter((line) => line.startsWith('base: '))
   expect(statuses.every((line) => line === 'base: ok'), transcript()).toBe(true)
-  expect(out).toContain('held 1')
+  expect(out).toContain('confirmed 1')
 }, 180_000)
 
 function readOr(file: string): string {
