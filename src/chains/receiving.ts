@@ -1,7 +1,7 @@
 import type { Db } from '../db/database.js'
 import { isoOf } from '../db/time.js'
 import type { ReceivingOwnerType } from '../events/domain-events.js'
-import { chainConfigOf, type ChainConfig, type ChainsConfig, type ChainToken } from './config.js'
+import { chainConfigOf, EVM_CHAINS, type ChainConfig, type ChainsConfig, type ChainToken } from './config.js'
 import { ReceivingKey } from './derivation.js'
 import { ChainsRepository } from './repository.js'
 
@@ -33,10 +33,16 @@ export class Receiving {
 
   /** Why live money cannot arrive on `chain` in `currency`, in words for an answer; undefined when it can. */
   offReason(chain: string, currency: string | undefined): string | undefined {
+    if (!(EVM_CHAINS as readonly string[]).includes(chain)) return `live deposits on ${chain} are off: this platform receives live money on EVM chains only (docs/chains.md)`
     const config = this.chain(chain)
     if (config === undefined) return `live deposits on ${chain} are off: this platform has no configuration for ${chain} (CHAINS_FILE, docs/chains.md)`
     if (currency !== undefined && config.tokens[currency as ChainToken] === undefined) return `live deposits of ${currency} on ${chain} are off: no ${currency} contract is configured for ${chain}`
     return undefined
+  }
+
+  /** The contract of `currency` on `chain` as configured (lower-case), or undefined when it is off. */
+  tokenContract(chain: string, currency: ChainToken): string | undefined {
+    return this.chain(chain)?.tokens[currency]
   }
 
   /**

@@ -17,7 +17,9 @@ export interface LiveReceiving {
   /** why live money cannot arrive on `chain` in `currency`, or undefined when it can */
   offReason(chain: string, currency: string | undefined): string | undefined
   /** a new receiving address on `chain`, recorded for its owner in the caller's transaction */
-  allocate(db: Db, chain: string, owner: { appId: string; ownerType: 'transfer'; ownerId: string; currency: 'usdc' | 'eurc' | undefined }, now: number): Promise<string>
+  allocate(db: Db, chain: string, owner: { appId: string; ownerType: 'transfer' | 'wallet'; ownerId: string; currency: 'usdc' | 'eurc' | undefined }, now: number): Promise<string>
+  /** the contract of `currency` on `chain` as configured (lower-case), or undefined when it is off */
+  tokenContract(chain: string, currency: 'usdc' | 'eurc'): string | undefined
 }
 
 /** What every movement of money (drains, transfers, deposits seen on chain) is run with. */

@@ -6,6 +6,8 @@ import { verifyLedger } from '../../src/ledger/ledger.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
 import { testXpub } from '../helpers/receiving-key.js'
+import { ReceivingKey } from '../../src/chains/derivation.js'
+import type { Wallet } from '../../src/resources/wallets/schemas.js'
 import { balanceOf, deployToken, mint, transfer } from '../helpers/test-token.js'
 
 /**
@@ -140,5 +142,46 @@ describe('live money received on a real chain', () => {
     })
     expect(off.status).toBe(400)
     expect(off.body.message).toBe("live deposits on polygon are off: this platform has no configuration for polygon (CHAINS_FILE, docs/chains.md): live money on polygon can't be asked for")
+  })
+
+  it("live wallets: base (on) gets a receiving address derived from the operator's key, once, whatever the readers; ethereum (off) shows none and says why", async () => {
+    const owner = await server.createKey({ environment: 'production' })
+    const answers = await Promise.all(Array.from({ length: 12 }, () => server.request<{ data: Wallet[] }>('GET', '/api/v0/wallets', { key: owner })))
+    expect(answers.map((answer) => answer.status)).toEqual(Array(12).fill(200))
+    const [base, ethereum, solana] = answers[0]?.body.data ?? []
+    for (const answer of answers) expect(answer.body.data).toEqual(answers[0]?.body.data)
+    const given = await server.app.db.selectFrom('chain_addresses').selectAll().where('owner_type', '=', 'wallet').where('owner_id', '=', base?.id ?? '').execute()
+    expect(given).toHaveLength(1)
+    expect(base?.address).toBe(given[0]?.address)
+    expect(base?.address).toBe(new ReceivingKey(testXpub()).addressAt(Number(given[0]?.derivation_index)))
+    expect(base?.balances.map((balance) => balance.contract_address)).toEqual([usdc.toLowerCase(), eurc.toLowerCase()])
+    expect(base?.address_unavailable_reason).toBeUndefined()
+    expect(ethereum).toMatchObject({ address: null, address_unavailable_reason: 'live deposits on ethereum are off: this platform has no configuration for ethereum (CHAINS_FILE, docs/chains.md)' })
+    expect(solana).toMatchObject({ address: null, address_unavailable_reason: 'live deposits on solana are off: this platform receives live money on EVM chains only (docs/chains.md)' })
+  })
+
+  it('a deposit of each token to a live wallet credits it after its confirmations: the API, the chain and the ledger agree', async () => {
+    const owner = await server.createKey({ environment: 'production' })
+    const base = (await server.request<{ data: Wallet[] }>('GET', '/api/v0/wallets', { key: owner })).body.data[0]
+    const to = (base?.address ?? '') as Address
+    const dollars = await mint(anvil, usdc, to, 12_345_678n)
+    const euros = await mint(anvil, eurc, to, 1n)
+    await anvil.mine(1)
+    const read = async (txHash: string) => {
+      const answer = await server.request<{ data: Deposit[] }>('GET', '/api/v0/deposits?status=confirmed&take=100', { key: owner })
+      return answer.body.data.find((deposit) => deposit.tx_hash === txHash.toLowerCase())
+    }
+    expect((await waitFor('the USDC deposit', () => read(dollars.transactionHash))).credited_to).toEqual({ type: 'wallet', id: base?.id })
+    expect((await waitFor('the EURC deposit', () => read(euros.transactionHash))).credited_to).toEqual({ type: 'wallet', id: base?.id })
+    const after = (await server.request<{ data: Wallet[] }>('GET', '/api/v0/wallets', { key: owner })).body.data[0]
+    expect(after?.balances.map((balance) => [balance.currency, balance.balance])).toEqual([
+      ['usdc', '12.345678'],
+      ['eurc', '0.000001'],
+    ])
+    expect(await balanceOf(anvil, usdc, to)).toBe(12_345_678n)
+    expect(await balanceOf(anvil, eurc, to)).toBe(1n)
+    const balance = await server.request<{ total_balance: string }>('GET', '/api/v0/balance/usdc', { key: owner })
+    expect(balance.body.total_balance).toBe('12.345678')
+    expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
   })
 })

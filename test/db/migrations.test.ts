@@ -138,4 +138,32 @@ describe(`upgrading a database written by an earlier version (${TEST_BACKEND})`,
       await db.destroy()
     }
   })
+  it("0022 drops live wallets' made-up addresses (nothing watched them) and keeps the sandbox's; the unique wallet per chain holds", async () => {
+    const { location, old } = await earlierVersion()
+    const now = new Date().toISOString()
+    try {
+      await migrateTo(old, '0021_receiving_addresses')
+      await sql`insert into apps (id, name, created_at) values ('app-1', 'old', ${now})`.execute(old)
+      for (const [id, environment, address] of [
+        ['wallet-live', 'live', '0x1111111111111111111111111111111111111111'],
+        ['wallet-sandbox', 'sandbox', '0x2222222222222222222222222222222222222222'],
+      ] as const) {
+        await sql`insert into wallets (id, environment, app_id, chain, address, created_at, updated_at) values (${id}, ${environment}, 'app-1', 'base', ${address}, ${now}, ${now})`.execute(old)
+      }
+    } finally {
+      await old.destroy()
+    }
+
+    const db = await openDatabase(location)
+    try {
+      expect(await db.selectFrom('wallets').select(['id', 'address']).orderBy('id').execute()).toEqual([
+        { id: 'wallet-live', address: null },
+        { id: 'wallet-sandbox', address: '0x2222222222222222222222222222222222222222' },
+      ])
+      const again = db.insertInto('wallets').values({ id: 'wallet-twin', environment: 'live', app_id: 'app-1', chain: 'base', address: null, created_at: now, updated_at: now }).execute()
+      await expect(again).rejects.toThrow()
+    } finally {
+      await db.destroy()
+    }
+  })
 })

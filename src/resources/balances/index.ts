@@ -4,6 +4,6 @@ import { balanceRoutes, type BalanceRoutesOptions } from './routes.js'
 
 export const balances = defineResource({
   manifest: balancesManifest,
-  configure: ({ exchangeRates }): BalanceRoutesOptions => ({ exchangeRates }),
+  configure: ({ exchangeRates, receiving }): BalanceRoutesOptions => ({ exchangeRates, receiving }),
   routes: balanceRoutes,
 })

@@ -1,9 +1,10 @@
 import { formatAmount } from '../../ledger/amount.js'
-import { type Holding, TOKEN_CONTRACTS, type WalletChain, type WalletCurrency } from '../wallets/public.js'
+import type { LiveReceiving } from '../../ledger/money-context.js'
+import { contractOf, type Holding, type WalletChain, type WalletCurrency } from '../wallets/public.js'
 import type { AggregatedBalanceResponse, AllBalancesResponse } from './schemas.js'
 
 /** The currency's total over the application's wallets, and each wallet's part (`holdings` of that currency, in wallet order). */
-export function toAggregatedBalance(currency: WalletCurrency, holdings: readonly Holding[]): AggregatedBalanceResponse {
+export function toAggregatedBalance(currency: WalletCurrency, holdings: readonly Holding[], receiving: LiveReceiving): AggregatedBalanceResponse {
   const total = holdings.reduce((sum, holding) => sum + holding.available, 0n)
   return {
     currency,
@@ -15,7 +16,7 @@ export function toAggregatedBalance(currency: WalletCurrency, holdings: readonly
         chain,
         address: holding.wallet.address,
         currency,
-        contract_address: TOKEN_CONTRACTS[chain][currency],
+        contract_address: contractOf(holding.wallet, currency, receiving),
         balance: formatAmount(holding.available, currency),
         pending_incoming: formatAmount(holding.pendingIncoming, currency),
         pending_outgoing: formatAmount(holding.pendingOutgoing, currency),
@@ -25,10 +26,10 @@ export function toAggregatedBalance(currency: WalletCurrency, holdings: readonly
 }
 
 /** Both currencies' balances and their worth in US dollars (`usdCents`, already worked out). */
-export function toAllBalances(holdings: readonly Holding[], usdCents: bigint): AllBalancesResponse {
+export function toAllBalances(holdings: readonly Holding[], usdCents: bigint, receiving: LiveReceiving): AllBalancesResponse {
   return {
-    usdc: toAggregatedBalance('usdc', holdings.filter((holding) => holding.currency === 'usdc')),
-    eurc: toAggregatedBalance('eurc', holdings.filter((holding) => holding.currency === 'eurc')),
+    usdc: toAggregatedBalance('usdc', holdings.filter((holding) => holding.currency === 'usdc'), receiving),
+    eurc: toAggregatedBalance('eurc', holdings.filter((holding) => holding.currency === 'eurc'), receiving),
     total_usd_value: formatAmount(usdCents, 'usd'),
   }
 }

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { callerOf } from '../../auth/authenticate.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
+import type { LiveReceiving } from '../../ledger/money-context.js'
 import { convert, type ExchangeRates } from '../../ledger/rates.js'
 import { type Holding, holdingsOf, WALLET_CURRENCIES, type WalletCurrency, walletsOf } from '../wallets/public.js'
 import { errorResponses } from '../../schemas/common.js'
@@ -14,6 +15,8 @@ import { balancesManifest } from './manifest.js'
 export interface BalanceRoutesOptions {
   /** the instance every conversion uses, so total_usd_value is worth what a drain would convert at */
   exchangeRates: ExchangeRates
+  /** live wallets' receiving addresses and token contracts */
+  receiving: LiveReceiving
 }
 
 const ENVIRONMENT_NOTE = 'A development key reads the sandbox, a production key live money.'
@@ -30,7 +33,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<BalanceRoutesOptions> = as
   /** The caller's holdings in `currencies`, wallet by wallet, from the ledger's stored sums. */
   async function callerHoldings(request: FastifyRequest, currencies: readonly WalletCurrency[]): Promise<Holding[]> {
     const { appId, environment } = callerOf(request)
-    return holdingsOf(app.db, await walletsOf(app, ledgerEnvironmentOf(environment), appId), currencies)
+    return holdingsOf(app.db, await walletsOf(app, ledgerEnvironmentOf(environment), appId, options.receiving), currencies)
   }
 
   /**
@@ -58,7 +61,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<BalanceRoutesOptions> = as
     },
     handler: async (request): Promise<AllBalancesResponse> => {
       const holdings = await callerHoldings(request, WALLET_CURRENCIES)
-      return toAllBalances(holdings, await usdCentsOf(ledgerEnvironmentOf(callerOf(request).environment), holdings))
+      return toAllBalances(holdings, await usdCentsOf(ledgerEnvironmentOf(callerOf(request).environment), holdings), options.receiving)
     },
   })
 
@@ -71,7 +74,7 @@ export const balanceRoutes: FastifyPluginAsyncTypebox<BalanceRoutesOptions> = as
         description: `${currency.toUpperCase()} over all the application's wallets, with each wallet's part. ${WHAT_COUNTS} ${ENVIRONMENT_NOTE}`,
         response: { 200: AggregatedBalanceResponseSchema, ...errorResponses(401, 403, 429) },
       },
-      handler: async (request): Promise<AggregatedBalanceResponse> => toAggregatedBalance(currency, await callerHoldings(request, [currency])),
+      handler: async (request): Promise<AggregatedBalanceResponse> => toAggregatedBalance(currency, await callerHoldings(request, [currency]), options.receiving),
     })
   }
 }

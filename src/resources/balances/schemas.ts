@@ -27,7 +27,12 @@ export const WalletHoldingSchema = Type.Object(
   {
     wallet_id: Type.String({ format: 'uuid', examples: [BASE_WALLET_EXAMPLE.id] }),
     chain: Type.Enum([...WALLET_CHAINS]),
-    address: Type.String({ description: "the wallet's address on the chain", examples: [BASE_WALLET_EXAMPLE.address] }),
+    // A type list, not anyOf: fast-json-stringify resolves this schema's references once per anyOf branch.
+    address: Type.Unsafe<string | null>({
+      type: ['string', 'null'],
+      description: "the wallet's address on the chain; null for a live wallet while live deposits on its chain are off",
+      examples: [BASE_WALLET_EXAMPLE.address],
+    }),
     currency: Type.Enum([...WALLET_CURRENCIES]),
     contract_address: Type.String({ description: "the token's contract on the chain (Solana: its mint)", examples: [TOKEN_CONTRACTS.base.usdc] }),
     balance: stablecoinAmount('available: posted credits − posted debits − reserved (pending) debits; what total_balance adds up', BASE_WALLET_EXAMPLE.holdings.usdc.balance),

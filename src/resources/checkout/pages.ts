@@ -477,7 +477,7 @@ async function startPayment(tx: Transaction, context: TransferContext, payment: 
     developerFee: 0n,
     destinationCurrency: payment.currency,
     source: { payment_rail: NETWORK, currency: payment.currency },
-    destination: { payment_rail: NETWORK, currency: payment.currency, bridge_wallet_id: wallet.id, to_address: wallet.address },
+    destination: { payment_rail: NETWORK, currency: payment.currency, bridge_wallet_id: wallet.id, to_address: wallet.address ?? undefined },
     instructions: { to_address: depositAddress(NETWORK) },
     customer: payment.address === null ? { email: payment.email } : { email: payment.email, address: payment.address },
   })

@@ -84,7 +84,7 @@ async function settlementOf(tx: Transaction, environment: LedgerEnvironment, app
   if (wallet === undefined) {
     throw new InvalidRequest(`destinationNetwork must be one of ${WALLET_CHAINS.join(', ')} to settle into the application's wallet; give a destinationAddress to settle elsewhere`)
   }
-  return { wallet, destination: { payment_rail: network, currency, bridge_wallet_id: wallet.id, to_address: wallet.address } }
+  return { wallet, destination: { payment_rail: network, currency, bridge_wallet_id: wallet.id, to_address: wallet.address ?? undefined } }
 }
 
 function intentAmount(request: FastifyRequest, value: string | number | undefined, currency: Currency): bigint | null {

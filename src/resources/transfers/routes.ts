@@ -248,7 +248,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<TransferRoutesOptions> = 
         developerFee,
         destinationCurrency,
         source: { payment_rail: rail, currency: sourceCurrency, ...references },
-        destination: { payment_rail: wallet.chain, currency: destinationCurrency, bridge_wallet_id: wallet.id, to_address: wallet.address },
+        destination: { payment_rail: wallet.chain, currency: destinationCurrency, bridge_wallet_id: wallet.id, to_address: wallet.address ?? undefined },
         instructions: bankInstructions(sourceCurrency),
       }
     },
@@ -278,7 +278,7 @@ export const transferRoutes: FastifyPluginAsyncTypebox<TransferRoutesOptions> = 
         developerFee,
         destinationCurrency: currency,
         source: { payment_rail: network, currency },
-        destination: { payment_rail: wallet.chain, currency, bridge_wallet_id: wallet.id, to_address: wallet.address },
+        destination: { payment_rail: wallet.chain, currency, bridge_wallet_id: wallet.id, to_address: wallet.address ?? undefined },
         instructions: { to_address: depositAddress(network) },
       }
     },

@@ -10,6 +10,7 @@ import { type Holding, type WalletCurrency, type WalletRow, WalletsRepository } 
 
 export { newWalletAddress, TOKEN_CONTRACTS, WALLET_CHAINS, WALLET_CURRENCIES, walletAccountKey, type Holding, type WalletChain, type WalletCurrency, type WalletRow } from './repository.js'
 export { walletsOf } from './provision.js'
+export { contractOf } from './objects.js'
 export { BASE_WALLET_EXAMPLE, stablecoinAmount, WALLET_EXAMPLES } from './schemas.js'
 
 /** The application's wallets in the environment, one per chain, made on first use: `db` must be a write transaction's where the backend needs one (SQLite). */

@@ -69,7 +69,8 @@ export class WalletsRepository {
 
   /**
    * The application's wallets in the environment, one per chain of WALLET_CHAINS, made on first
-   * use. Idempotent under concurrency on both backends: the missing ones are inserted with
+   * use: a sandbox wallet with a made-up address, a live one with none (giveAddress gives it its
+   * receiving address once its chain is on). Idempotent under concurrency on both backends: the missing ones are inserted with
    * `on conflict do nothing` (the unique (environment, app_id, chain)), then all are read, so
    * every caller gets the same wallets. Writes, so `db` must be a write transaction where the
    * backend needs one (SQLite).
@@ -81,10 +82,16 @@ export class WalletsRepository {
     const now = nowIso()
     await this.db
       .insertInto('wallets')
-      .values(missing.map((chain) => ({ id: newId(), environment, app_id: appId, chain, address: newWalletAddress(chain), created_at: now, updated_at: now })))
+      .values(missing.map((chain) => ({ id: newId(), environment, app_id: appId, chain, address: environment === 'sandbox' ? newWalletAddress(chain) : null, created_at: now, updated_at: now })))
       .onConflict((conflict) => conflict.doNothing())
       .execute()
     return this.list(environment, appId)
+  }
+
+  /** Gives a live wallet without an address its receiving address; false when it already has one (another process gave it first). */
+  async giveAddress(walletId: string, address: string, now: string): Promise<boolean> {
+    const result = await this.db.updateTable('wallets').set({ address, updated_at: now }).where('id', '=', walletId).where('address', 'is', null).executeTakeFirst()
+    return result.numUpdatedRows === 1n
   }
 
   /** One of the application's wallets, or undefined (another application's or another environment's wallet is undefined). */

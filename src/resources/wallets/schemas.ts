@@ -93,7 +93,13 @@ export const WalletSchema = Type.Object(
       description: 'the id a liquidation address names in bridge_wallet_id: the same as id (this platform is its own provider)',
       examples: [BASE_WALLET_EXAMPLE.id],
     }),
-    address: Type.String({ description: "the wallet's address, valid for its chain", examples: [BASE_WALLET_EXAMPLE.address] }),
+    address: Type.Union([Type.String(), Type.Null()], {
+      description: "the wallet's address, valid for its chain; in live, a receiving address the platform watches, or null while live deposits on the chain are off",
+      examples: [BASE_WALLET_EXAMPLE.address],
+    }),
+    address_unavailable_reason: Type.Optional(
+      Type.String({ description: 'only with a null address: why no live money can arrive on the chain', examples: ['live deposits on base are off: this platform has no configuration for base (CHAINS_FILE, docs/chains.md)'] }),
+    ),
     chain: Type.Enum([...WALLET_CHAINS]),
     balances: Type.Array(WalletBalanceSchema, { description: 'one per currency, usdc then eurc; zero until money arrives' }),
     created_at: Timestamp,

@@ -6,7 +6,8 @@ export interface WalletsTable {
   environment: string
   app_id: string
   chain: string
-  address: string
+  /** null: a live wallet whose chain is off (no receiving address given yet) */
+  address: string | null
   created_at: string
   updated_at: string
 }

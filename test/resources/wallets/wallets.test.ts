@@ -44,9 +44,9 @@ const balanceOf = (wallets: WalletList['data'], walletId: string, currency: 'usd
 
 describe('GET /api/v0/wallets', () => {
   it("a new application's first read makes one wallet per chain, each holding zero USDC and EURC, in the platform docs' shape", async () => {
-    const { live } = await newApplication()
-    expect(await storedCount('live', live.appId)).toBe(0)
-    const res = await server.request<WalletList>('GET', '/api/v0/wallets', { key: live })
+    const { sandbox } = await newApplication()
+    expect(await storedCount('sandbox', sandbox.appId)).toBe(0)
+    const res = await server.request<WalletList>('GET', '/api/v0/wallets', { key: sandbox })
     expect(res.status).toBe(200)
     expect(res.body.data.map((wallet) => wallet.chain)).toEqual(['base', 'ethereum', 'solana'])
     for (const wallet of res.body.data) {
@@ -61,15 +61,28 @@ describe('GET /api/v0/wallets', () => {
         ],
         created_at: expect.stringMatching(ISO_MS),
         updated_at: expect.stringMatching(ISO_MS),
-        business: { id: live.appId, name: 'test app' },
-        app: { id: live.appId, name: 'test app' },
+        business: { id: sandbox.appId, name: 'test app' },
+        app: { id: sandbox.appId, name: 'test app' },
       })
-      expect(isValidChainAddress(wallet.chain, wallet.address)).toBe(true)
+      expect(isValidChainAddress(wallet.chain, wallet.address ?? '')).toBe(true)
     }
-    expect(await storedCount('live', live.appId)).toBe(3)
+    expect(await storedCount('sandbox', sandbox.appId)).toBe(3)
     // Reading made no ledger account: a missing account is a zero balance.
-    const accounts = await server.app.db.selectFrom('ledger_accounts').select('id').where('app_id', '=', live.appId).execute()
+    const accounts = await server.app.db.selectFrom('ledger_accounts').select('id').where('app_id', '=', sandbox.appId).execute()
     expect(accounts).toEqual([])
+  })
+
+  it('a live wallet on a chain that is off shows no address, and says why (this server watches no chain)', async () => {
+    const { live } = await newApplication()
+    const wallets = await walletsOf(live)
+    expect(wallets.map((wallet) => [wallet.chain, wallet.address, wallet.address_unavailable_reason])).toEqual([
+      ['base', null, 'live deposits on base are off: this platform has no configuration for base (CHAINS_FILE, docs/chains.md)'],
+      ['ethereum', null, 'live deposits on ethereum are off: this platform has no configuration for ethereum (CHAINS_FILE, docs/chains.md)'],
+      ['solana', null, 'live deposits on solana are off: this platform receives live money on EVM chains only (docs/chains.md)'],
+    ])
+    expect(await storedCount('live', live.appId)).toBe(3)
+    const stored = await server.app.db.selectFrom('wallets').select('address').where('environment', '=', 'live').where('app_id', '=', live.appId).execute()
+    expect(stored.map((row) => row.address)).toEqual([null, null, null])
   })
 
   it('answers the same wallets, addresses and timestamps on every read', async () => {
@@ -78,15 +91,16 @@ describe('GET /api/v0/wallets', () => {
     expect(await walletsOf(live)).toEqual(first)
   })
 
-  it('addresses are valid for their chain and never shared between wallets', async () => {
+  it("sandbox addresses are valid for their chain and never shared between wallets (live ones: test/chains/live-wallets.test.ts)", async () => {
     const addresses: string[] = []
-    for (let i = 0; i < 5; i++) {
-      const { live, sandbox } = await newApplication()
-      for (const wallet of [...(await walletsOf(live)), ...(await walletsOf(sandbox))]) {
-        expect(isValidChainAddress(wallet.chain, wallet.address), wallet.address).toBe(true)
-        if (wallet.chain === 'solana') expect(wallet.address).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)
-        else expect(wallet.address).toMatch(/^0x[0-9a-f]{40}$/)
-        addresses.push(wallet.address)
+    for (let i = 0; i < 10; i++) {
+      const { sandbox } = await newApplication()
+      for (const wallet of await walletsOf(sandbox)) {
+        const address = wallet.address ?? ''
+        expect(isValidChainAddress(wallet.chain, address), address).toBe(true)
+        if (wallet.chain === 'solana') expect(address).toMatch(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/)
+        else expect(address).toMatch(/^0x[0-9a-f]{40}$/)
+        addresses.push(address)
       }
     }
     expect(addresses).toHaveLength(30)
@@ -147,9 +161,9 @@ describe('GET /api/v0/wallets', () => {
   it("another application's wallets and money are never visible", async () => {
     const owner = await newApplication()
     const other = await newApplication()
-    const ownerWallets = await walletsOf(owner.live)
-    await deposit(server.app.db, await storedWallet(server.app.db, 'live', owner.live.appId, ownerWallets[0]?.id ?? ''), 'usdc', '1')
-    const otherWallets = await walletsOf(other.live)
+    const ownerWallets = await walletsOf(owner.sandbox)
+    await deposit(server.app.db, await storedWallet(server.app.db, 'sandbox', owner.live.appId, ownerWallets[0]?.id ?? ''), 'usdc', '1')
+    const otherWallets = await walletsOf(other.sandbox)
     const ownerIds = ownerWallets.map((wallet) => wallet.id)
     const ownerAddresses = ownerWallets.map((wallet) => wallet.address)
     expect(otherWallets.filter((wallet) => ownerIds.includes(wallet.id) || ownerAddresses.includes(wallet.address))).toEqual([])
