@@ -18,7 +18,7 @@ import { idempotencyPlugin } from './idempotency/plugin.js'
 import { registerMetrics } from './metrics/index.js'
 import { databasePlugin } from './http/database-plugin.js'
 import { answerFrameworkError, errorsPlugin, MAX_PATH_PARAMETER_LENGTH } from './http/error-handler.js'
-import { openapiPlugin } from './http/openapi.js'
+import { openapiPlugin, serveDocument } from './http/openapi.js'
 import type { RedisState } from './resources/resource.js'
 import { domainHooks } from './resources/index.js'
 import { applyManifest, registerPages, registerResources } from './resources/register.js'
@@ -181,7 +181,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   }
   await app.register(
     async (api) => {
-      api.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+      api.get('/openapi.json', { schema: { hide: true } }, serveDocument(app))
       await registerResources(
         api,
         // Behind authentication: one hook authenticates every request before it is routed on.
