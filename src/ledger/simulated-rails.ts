@@ -35,6 +35,15 @@ export function awaitsPayoutSender(environment: string, destination: { bridge_wa
   return environment === 'live' && (destination.bridge_wallet_id === undefined || destination.bridge_wallet_id === null)
 }
 
+/**
+ * What a movement in `state` waits for that is not the payer or the scheduler: a live payout in
+ * `funds_received` waits for the platform's payout sender (docs/chains.md#what-waits); undefined
+ * otherwise.
+ */
+export function waitingFor(environment: string, state: string, destination: { bridge_wallet_id?: string | null | undefined }): 'payout_sender' | undefined {
+  return state === 'funds_received' && awaitsPayoutSender(environment, destination) ? 'payout_sender' : undefined
+}
+
 /** Writes to hot accounts (the fee account, the outside world's) spread over this many rows. */
 export const HOT_ACCOUNT_SHARDS = 8
 

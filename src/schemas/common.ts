@@ -20,6 +20,13 @@ export const Timestamp = Type.String({ format: 'date-time', examples: ['2026-11-
  */
 export const Livemode = Type.Boolean({ description: 'true: live money (made with a production key); false: sandbox money (a development key)' })
 
+/** What a live payout in funds_received waits for (src/ledger/simulated-rails.ts waitingFor). */
+export const WaitingFor = Type.Optional(
+  Type.Literal('payout_sender', {
+    description: "only on a live payout in funds_received: it waits for the platform's payout sender, its funds held in clearing (docs/chains.md#what-waits)",
+  }),
+)
+
 /**
  * A UUID path parameter. `x-message` is the whole 400 message when it fails, so each
  * resource answers in its own words ("Invalid webhook ID format").

@@ -94,7 +94,9 @@ describe('live money received on a real chain', () => {
     const confirmed = await waitFor('the confirmed deposit', () => depositOf(receipt.transactionHash, 'confirmed'))
     expect(confirmed.credited_to?.type).toBe('drain')
     const drains = await server.request<{ data: { id: string; state: string; amount: string; deposit_tx_hash: string }[] }>('GET', `/api/v0/customers/${customer.id}/liquidation_addresses/${address.id}/drains`, { key })
-    expect(drains.body.data).toEqual([expect.objectContaining({ id: confirmed.credited_to?.id, state: 'funds_received', amount: '25.000000', deposit_tx_hash: receipt.transactionHash.toLowerCase() })])
+    expect(drains.body.data).toEqual([
+      expect.objectContaining({ id: confirmed.credited_to?.id, state: 'funds_received', waiting_for: 'payout_sender', livemode: true, amount: '25.000000', deposit_tx_hash: receipt.transactionHash.toLowerCase() }),
+    ])
     // Nothing fakes a live payout: the drain is still where the deposit left it.
     await new Promise((resolve) => setTimeout(resolve, 300))
     const row = await server.app.db.selectFrom('drains').select(['state', 'next_step_at']).where('id', '=', confirmed.credited_to?.id ?? '').executeTakeFirstOrThrow()
@@ -127,6 +129,23 @@ describe('live money received on a real chain', () => {
     const held = await server.app.db.selectFrom('ledger_accounts').select(['reference', 'available']).where('environment', '=', 'live').where('reference', 'in', [`deposit:${second.id}`, `deposit:${underpaid.id}`]).execute()
     expect(held.map((account) => account.available).sort()).toEqual(['10000000', '4000000'])
     expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+  })
+
+  it('a live payment intent settling to an outside address waits, once paid, for a payout sender and says so; one settling into the wallet does not', async () => {
+    const elsewhere = await post<{ id: string; source_deposit_instructions: { to_address: string } }>(
+      '/api/v0/payment-intents/stablecoin',
+      { sourceCurrency: 'usdc', sourceNetwork: 'base', destinationNetwork: 'base', destinationAddress: '0x5aeda56215b167893e80b4fe645ba6d5bab767de', amount: '2.00', customer_first_name: 'Ada', customer_last_name: 'Lovelace' },
+      { 'idempotency-key': randomUUID() },
+    )
+    const intoWallet = await stableIntent('2.00')
+    const paidElsewhere = await mint(anvil, usdc, elsewhere.source_deposit_instructions.to_address as Address, 2_000_000n)
+    const paidIntoWallet = await mint(anvil, usdc, intoWallet.to, 2_000_000n)
+    await anvil.mine(2)
+    await waitFor('both paid', async () => ((await depositOf(paidElsewhere.transactionHash, 'confirmed')) && (await depositOf(paidIntoWallet.transactionHash, 'confirmed'))) || undefined)
+    const waiting = await server.request<{ state: string; waiting_for?: string }>('GET', `/api/v0/payment-intents/${elsewhere.id}`, { key })
+    expect(waiting.body).toMatchObject({ state: 'funds_received', waiting_for: 'payout_sender' })
+    const settled = await server.request<{ state: string; waiting_for?: string }>('GET', `/api/v0/payment-intents/${intoWallet.id}`, { key })
+    expect(settled.body.waiting_for).toBeUndefined()
   })
 
   it('EURC sent to an address that takes USDC is held, and a live payment intent on a chain that is off is refused with why', async () => {

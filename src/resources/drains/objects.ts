@@ -1,5 +1,6 @@
 import { type Currency, formatAmount } from '../../ledger/amount.js'
 import { livemodeOf } from '../../ledger/environment.js'
+import { waitingFor } from '../../ledger/simulated-rails.js'
 import type { DrainRow } from './repository.js'
 import type { Drain, DrainDestination, DrainState } from './schemas.js'
 
@@ -41,5 +42,7 @@ export function toDrain(row: DrainRow): Drain {
   if (row.destination_tx_hash !== null) drain.destination_tx_hash = row.destination_tx_hash
   if (row.refund_tx_hash !== null) drain.refund_tx_hash = row.refund_tx_hash
   if (row.return_reason !== null) drain.return_details = { reason: row.return_reason }
+  const waiting = waitingFor(row.environment, row.state, destination)
+  if (waiting !== undefined) drain.waiting_for = waiting
   return drain
 }

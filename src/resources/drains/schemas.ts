@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Livemode, Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
+import { Livemode, Pagination, Timestamp, UuidParam, WaitingFor } from '../../schemas/common.js'
 import { CHAINS } from '../../validation/chain-address.js'
 import { CUSTOMER_EXAMPLE } from '../customers/public.js'
 import { CURRENCIES, DESTINATION_CURRENCIES, PAYMENT_RAILS } from '../liquidation-addresses/public.js'
@@ -138,6 +138,7 @@ export const DrainSchema = Type.Object(
     destination_tx_hash: Type.Optional(Type.String({ examples: ['0xaae60ea58af73b93b8a2de30b8293fe7bda2e150a67eaeb04ebc912c597727ef'] })),
     refund_tx_hash: Type.Optional(Type.String({ examples: ['0xe83416f644309cb0c31b030ef8514fd58391838e5db8cd87a3934c3ef09e0d55'] })),
     return_details: Type.Optional(Type.Object({ reason: Type.String({ examples: ['the liquidation address is deactivated'] }) })),
+    waiting_for: WaitingFor,
     livemode: Livemode,
     created_at: Timestamp,
     updated_at: { ...Timestamp, examples: [DRAIN_EXAMPLE.updated_at] },

@@ -1,5 +1,6 @@
 import { type Currency, formatAmount } from '../../ledger/amount.js'
 import { livemodeOf } from '../../ledger/environment.js'
+import { waitingFor } from '../../ledger/simulated-rails.js'
 import { isInbound, type TransferRow } from './repository.js'
 import type { CustomerDetails, DepositInstructions, Endpoint, Transfer, TransferState } from './schemas.js'
 
@@ -42,5 +43,7 @@ export function toTransfer(row: TransferRow): Transfer {
   if (row.return_reason !== null) transfer.return_reason = row.return_reason
   if (row.destination_tx_hash !== null) transfer.destination_tx_hash = row.destination_tx_hash
   if (row.refund_tx_hash !== null) transfer.refund_tx_hash = row.refund_tx_hash
+  const waiting = waitingFor(row.environment, row.state, transfer.destination)
+  if (waiting !== undefined) transfer.waiting_for = waiting
   return transfer
 }

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox'
-import { Livemode, Pagination, Timestamp, UuidParam } from '../../schemas/common.js'
+import { Livemode, Pagination, Timestamp, UuidParam, WaitingFor } from '../../schemas/common.js'
 import { CUSTOMER_EXAMPLE } from '../customers/public.js'
 import { BASE_WALLET_EXAMPLE } from '../wallets/public.js'
 
@@ -347,6 +347,7 @@ export const TransferSchema = Type.Object(
     return_reason: Type.Optional(Type.String({ examples: ['sandbox: the receiving institution returned the payment'] })),
     destination_tx_hash: Text(EXAMPLE.destinationTxHash, 'the payout transaction, on a chain'),
     refund_tx_hash: Text('0xd72932e7939a7d51498f9c7da72af59a190cb6f2b4dafceb7e56a88103b15949', "the refund's transaction, to a sender on a chain"),
+    waiting_for: WaitingFor,
     livemode: Livemode,
     created_at: { ...Timestamp, examples: [EXAMPLE.createdAt] },
     updated_at: { ...Timestamp, examples: [EXAMPLE.updatedAt] },
