@@ -149,7 +149,8 @@ function refusal(error: unknown): string {
   if (error instanceof BaseError) {
     const reverted = error.walk((cause) => cause instanceof ContractFunctionRevertedError)
     if (reverted instanceof ContractFunctionRevertedError) {
-      if (reverted.data !== undefined) {
+      // Error(string), FiatToken's way, is told by its reason alone.
+      if (reverted.data !== undefined && reverted.data.errorName !== 'Error') {
         const args = (reverted.data.args ?? []).map((arg) => String(arg)).join(', ')
         return `${reverted.data.errorName}(${args})`
       }

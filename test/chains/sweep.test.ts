@@ -1,5 +1,7 @@
 // vitest: sqlite project only — moving deposits on a chain and a token, no database.
-import { type Address, bytesToHex, type LocalAccount } from 'viem'
+import { readFileSync } from 'node:fs'
+import solc from 'solc'
+import { type Abi, type Address, bytesToHex, type Hex, type LocalAccount } from 'viem'
 import { type HDAccount, HDKey } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ReceivingKey } from '../../src/chains/derivation.js'
@@ -11,6 +13,30 @@ import { balanceOf, deployToken, mint, TEST_TOKEN_ABI } from '../helpers/test-to
 const accountKey = HDKey.fromMasterSeed(new Uint8Array(32).fill(9)).derive("m/44'/60'/0'")
 const XPRV = accountKey.privateExtendedKey
 const XPUB = accountKey.publicExtendedKey
+
+type ImportAnswer = { contents: string } | { error: string }
+const compile: (input: string, callbacks: { import: (path: string) => ImportAnswer }) => string = solc.compile
+
+/** test/fixtures/chain/FiatStyleToken.sol compiled with solc-js (OpenZeppelin from node_modules). */
+function compileFiatStyleToken(): { abi: Abi; bytecode: Hex } {
+  const source = readFileSync(new URL('../fixtures/chain/FiatStyleToken.sol', import.meta.url), 'utf8')
+  const input = {
+    language: 'Solidity',
+    sources: { 'FiatStyleToken.sol': { content: source } },
+    settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+  }
+  const readImport = (path: string): ImportAnswer =>
+    path.startsWith('@openzeppelin/contracts/') ? { contents: readFileSync(new URL(`../../node_modules/${path}`, import.meta.url), 'utf8') } : { error: `not importable: ${path}` }
+  const output = JSON.parse(compile(JSON.stringify(input), { import: readImport })) as {
+    errors?: { severity: string; formattedMessage: string }[]
+    contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string } } }>>
+  }
+  const errors = (output.errors ?? []).filter((error) => error.severity === 'error')
+  if (errors.length > 0) throw new Error(errors.map((error) => error.formattedMessage).join('\n'))
+  const contract = output.contracts?.['FiatStyleToken.sol']?.FiatStyleToken
+  if (contract === undefined) throw new Error('solc produced no FiatStyleToken')
+  return { abi: contract.abi, bytecode: `0x${contract.evm.bytecode.object}` }
+}
 
 /** The private key of receiving index `index`, derived here apart from the code under test, to look for it. */
 function privateKeyHex(index: number): string {
@@ -157,5 +183,52 @@ describe('moving deposits on', () => {
     expect(sweep.toppedUp).toBeGreaterThan(0n)
     expect(sweep.stranded).toBe(sweep.toppedUp - sweep.transfer.fee)
     expect(await anvil.publicClient.getBalance({ address: deposit.address })).toBe(sweep.stranded)
+  })
+
+  describe("a token without EIP-5267, as Circle's FiatToken", () => {
+    let fiat: { abi: Abi; bytecode: Hex }
+
+    async function deployFiatStyle(signedVersion: string, announcedVersion: string): Promise<Address> {
+      const hash = await anvil.walletClient.deployContract({ account: stranger, abi: fiat.abi, bytecode: fiat.bytecode, args: ['USD Coin', signedVersion, announcedVersion] })
+      const receipt = await anvil.publicClient.waitForTransactionReceipt({ hash })
+      if (receipt.contractAddress === null || receipt.contractAddress === undefined) throw new Error('not deployed')
+      return receipt.contractAddress
+    }
+
+    beforeAll(() => {
+      fiat = compileFiatStyleToken()
+    }, 60_000)
+
+    it('is swept with the domain version its version() announces', async () => {
+      const usdc = await deployFiatStyle('2', '2')
+      const deposit = depositAccountAt(XPRV, 3)
+      await mint(anvil, usdc, deposit.address, 42_000_000n)
+      const hotBefore = await balanceOf(anvil, usdc, hot.address)
+      await sweepByPermit({ ...clients(), deposit, hotWallet: hot, token: usdc, amount: 42_000_000n })
+      expect(await balanceOf(anvil, usdc, deposit.address)).toBe(0n)
+      expect((await balanceOf(anvil, usdc, hot.address)) - hotBefore).toBe(42_000_000n)
+    })
+
+    it("refuses with the token's own reason", async () => {
+      const usdc = await deployFiatStyle('2', '2')
+      const deposit = depositAccountAt(XPRV, 4)
+      await mint(anvil, usdc, deposit.address, 1_000n)
+      const now = (await anvil.publicClient.getBlock()).timestamp
+      const error = await rejection(sweepByPermit({ ...clients(), deposit, hotWallet: hot, token: usdc, amount: 1_000n, deadline: now - 1n }))
+      expect(error.message).toBe(`sweep of 1000 from ${deposit.address}: the token refused the permit: FiatTokenV2: permit is expired`)
+      expect(await balanceOf(anvil, usdc, deposit.address)).toBe(1_000n)
+    })
+
+    it('whose version() does not match its DOMAIN_SEPARATOR() is refused before signing', async () => {
+      const odd = await deployFiatStyle('2', '3')
+      const deposit = depositAccountAt(XPRV, 5)
+      await mint(anvil, odd, deposit.address, 1_000n)
+      const hotNonce = await anvil.publicClient.getTransactionCount({ address: hot.address })
+      const error = await rejection(sweepByPermit({ ...clients(), deposit, hotWallet: hot, token: odd, amount: 1_000n }))
+      expect(error.step).toBe('check')
+      expect(error.message).toMatch(/DOMAIN_SEPARATOR\(\) is not the one of the domain read from it/)
+      expect(await anvil.publicClient.getTransactionCount({ address: hot.address })).toBe(hotNonce)
+      expect(await balanceOf(anvil, odd, deposit.address)).toBe(1_000n)
+    })
   })
 })
