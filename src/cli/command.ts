@@ -32,6 +32,11 @@ export const OPTIONS = {
   in: { type: 'string' },
   never: { type: 'boolean' },
   confirm: { type: 'string' },
+  'display-name': { type: 'string' },
+  color: { type: 'string' },
+  'support-email': { type: 'string' },
+  logo: { type: 'string' },
+  'no-logo': { type: 'boolean' },
 } as const
 
 export interface Flags {
@@ -55,6 +60,11 @@ export interface Flags {
   in?: string
   never?: boolean
   confirm?: string
+  'display-name'?: string
+  color?: string
+  'support-email'?: string
+  logo?: string
+  'no-logo'?: boolean
 }
 
 /** An option a command may take; --json is every command's unless it refuses it. */

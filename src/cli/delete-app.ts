@@ -28,7 +28,7 @@ export interface AppDeletion {
   removed: Record<string, number>
   /** webhooks stopped as DELETE /webhooks/{id} stops one */
   webhooks_stopped: number
-  /** the uploaded images of its products, whose files are to be removed once this has committed */
+  /** the uploaded images of its products and its logo, whose files are to be removed once this has committed */
   image_ids: string[]
 }
 
@@ -51,7 +51,8 @@ export async function deleteApp(transact: Transact, appId: string): Promise<AppD
     for (const webhook of live) await webhooks.delete(appId, webhook.id)
 
     const products = await tx.db.selectFrom('products').select('images').where('app_id', '=', appId).execute()
-    const imageIds = products.flatMap((row) => imagesOf(row).filter(isUploaded).map((image) => image.id))
+    const logos = await tx.db.selectFrom('app_branding').select('logo_image_id').where('app_id', '=', appId).execute()
+    const imageIds = [...products.flatMap((row) => imagesOf(row).filter(isUploaded).map((image) => image.id)), ...logos.flatMap((row) => (row.logo_image_id === null ? [] : [row.logo_image_id]))]
 
     const removed: Record<string, number> = {}
     for (const table of REMOVED_TABLES) {

@@ -3,6 +3,8 @@ import { DeliveryNotifier } from '../../delivery/notifier.js'
 import type { Db } from '../../db/database.js'
 import { AppsRepository } from '../../apps/repository.js'
 import { transactOn } from '../../events/transact.js'
+import { readFile } from 'node:fs/promises'
+import { changeBranding, findBrand, storeLogo } from '../../resources/branding/public.js'
 import { DirectoryImageStore } from '../../resources/products/image-store.js'
 import { answer, cliHooks, cliMoneyContext, type Command, type Flags } from '../command.js'
 import { AppDeletionRefused, deleteApp } from '../delete-app.js'
@@ -37,7 +39,33 @@ const appsDelete: Command = {
   run: answer((db, { flags, env }) => deleteApplication(db, flags, env)),
 }
 
-export const APPS_COMMANDS: readonly Command[] = [appsCreate, appsList, appsDelete]
+const appsBrand: Command = {
+  name: 'apps brand',
+  usage: `  apps brand --app APP_ID [--display-name NAME] [--color #RRGGBB] [--support-email EMAIL] [--logo FILE | --no-logo]
+      the merchant the hosted pages show; an empty value puts a field back to its default; with no
+      other option, prints the brand as the pages show it`,
+  options: ['app', 'display-name', 'color', 'support-email', 'logo', 'no-logo'],
+  run: answer(async (db, { flags, env }) => {
+    const appId = required(flags, 'app')
+    if ((await new AppsRepository(db).findApp(appId)) === undefined) throw new UsageError(`unknown application: ${appId}`)
+    if (flags.logo !== undefined && flags['no-logo'] === true) throw new UsageError('give --logo FILE or --no-logo, not both')
+    const store = new DirectoryImageStore(productImagesDirOf(env))
+    const logo = flags.logo === undefined ? undefined : await storeLogo(store, await readFile(flags.logo)).catch((error: unknown) => {
+      throw new UsageError(error instanceof Error ? error.message : String(error))
+    })
+    let replacedLogo: string | null
+    try {
+      ;({ replacedLogo } = await changeBranding(db, appId, { display_name: flags['display-name'], brand_color: flags.color, support_email: flags['support-email'], ...(logo === undefined ? {} : { logo }), ...(flags['no-logo'] === true ? { logo: null } : {}) }))
+    } catch (error) {
+      if (logo !== undefined) await store.remove([logo.key])
+      throw new UsageError(error instanceof Error ? error.message : String(error))
+    }
+    if (replacedLogo !== null) await store.remove([replacedLogo])
+    return rows({ app_id: appId, ...(await findBrand(db, appId)) })
+  }),
+}
+
+export const APPS_COMMANDS: readonly Command[] = [appsCreate, appsList, appsBrand, appsDelete]
 
 /**
  * `apps delete`: refused (exit 2, nothing changed) unless --confirm repeats the application's id,

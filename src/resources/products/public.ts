@@ -19,3 +19,8 @@ export function findProduct(db: Db, appId: string, productId: string): Promise<P
 export async function activeProducts(db: Db, appId: string, currency: ProductCurrency, take: number): Promise<ProductRow[]> {
   return (await new ProductsRepository(db).list(appId, { status: 'ACTIVE', currency, take })).rows
 }
+
+/** Where uploaded images are kept and how an upload's type is decided: the application's logo (branding) is stored and checked as a product's image is. */
+export { DirectoryImageStore, type ImageStore } from './image-store.js'
+export { detectImageType, IMAGE_TYPES, type ImageType } from './image-type.js'
+export { MAX_IMAGE_BYTES } from './form-upload.js'
