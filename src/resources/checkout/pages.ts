@@ -14,13 +14,15 @@ import type { ExchangeRates } from '../../ledger/rates.js'
 import type { DrainTimings } from '../drains/public.js'
 import { createTransfer, depositAddress, findTransfer, receiveFunds, type Transfer, type TransferContext } from '../transfers/public.js'
 import { type Charge, invoiceCharge, linkCharge, MAX_PAYER_AMOUNT } from './charges.js'
+import { type Brand, findBrand } from '../branding/public.js'
 import { Html, html, layout, PAGE_HEADERS, PAGE_SCRIPT, PAGE_SCRIPT_PATH } from './html.js'
+import { markdown } from './markdown.js'
 import { qrSvg } from './qr.js'
 import type { Receiving } from '../../chains/receiving.js'
 import type { ChainConfig, ChainToken } from '../../chains/config.js'
 import { latestDepositTo } from '../../chains/deposits.js'
 import type { ChainDepositRow } from '../../chains/repository.js'
-import { type BoughtItem, type CheckoutPaymentRow, CheckoutRepository } from './repository.js'
+import { type BoughtItem, type CheckoutPaymentRow, CheckoutRepository, itemsOf } from './repository.js'
 import { invoiceClosedMessage, limitReached } from './settlement.js'
 
 /**
@@ -83,6 +85,12 @@ function upper(currency: string): string {
   return currency.toUpperCase()
 }
 
+/** A price in cents from its text (`12.50`), as a bought item records it. */
+function cents(text: string): bigint {
+  const [whole = '0', fraction = ''] = text.split('.')
+  return BigInt(whole) * 100n + BigInt((fraction + '00').slice(0, 2))
+}
+
 /** An amount in ledger units as a payer reads it: two decimals unless it has more. */
 function shown(units: bigint, currency: Currency): string {
   const text = formatAmount(units, currency)
@@ -93,23 +101,28 @@ function alertOf(message: string | undefined): Html {
   return message === undefined ? html`` : html`<div class="alert" role="alert"><p>${message}</p></div>`
 }
 
+/**
+ * The charge's lines, tax and total. An adjustable table carries each line's unit price and the
+ * tax's percentage, so the pages' script counts the total as quantities change, as the server does.
+ */
 function chargeTable(charge: Charge, caption: string, extraRows: Html = html``): Html {
   const cur = upper(charge.currency)
   const rows = charge.lines.map((line) => {
     const quantity = charge.adjustable
       ? html`<label for="qty-${line.productId}" class="visually-hidden">Quantity of ${line.name}</label><input class="quantity" id="qty-${line.productId}" name="qty_${line.productId}" type="number" inputmode="numeric" min="0" max="10000" step="1" value="${line.quantity}">`
       : html`${line.quantity}`
-    return html`<tr><th scope="row">${line.name}</th><td class="number">${quantity}</td><td class="number">${formatCents(line.unitPrice)}</td><td class="number">${formatCents(line.amount)}</td></tr>`
+    return html`<tr${charge.adjustable ? html` data-unit-price="${formatCents(line.unitPrice)}"` : ''}><th scope="row">${line.name}</th><td class="number">${quantity}</td><td class="number">${formatCents(line.unitPrice)}</td><td class="number" data-line-amount>${formatCents(line.amount)}</td></tr>`
   })
   const total = charge.total === null ? null : charge.total / UNITS_PER_CENT
-  return html`<table>
+  const live = charge.adjustable ? html` data-live-total${charge.tax === null ? '' : html` data-tax-percent="${charge.tax.percentage}"`}` : ''
+  return html`<table${live}>
 <caption>${caption}</caption>
-<thead><tr><th scope="col">Item</th><th scope="col" class="number">Quantity</th><th scope="col" class="number">Unit price (${cur})</th><th scope="col" class="number">Amount (${cur})</th></tr></thead>
+<thead><tr><th scope="col">Item</th><th scope="col" class="number">Qty</th><th scope="col" class="number">Price</th><th scope="col" class="number">Amount</th></tr></thead>
 <tbody>${rows}</tbody>
 <tfoot>
-${charge.subtotal === null ? '' : html`<tr><th scope="row" colspan="3">Subtotal</th><td class="number">${formatCents(charge.subtotal)}</td></tr>`}
-${charge.tax === null ? '' : html`<tr><th scope="row" colspan="3">${charge.tax.name} (${charge.tax.percentage} %)</th><td class="number">${formatCents(charge.tax.amount)}</td></tr>`}
-${total === null ? '' : html`<tr class="total"><th scope="row" colspan="3">Total</th><td class="number">${formatCents(total)} ${cur}</td></tr>`}
+${charge.subtotal === null ? '' : html`<tr><th scope="row" colspan="3">Subtotal</th><td class="number" data-subtotal>${formatCents(charge.subtotal)}</td></tr>`}
+${charge.tax === null ? '' : html`<tr><th scope="row" colspan="3">${charge.tax.name} (${charge.tax.percentage} %)</th><td class="number" data-tax-amount>${formatCents(charge.tax.amount)}</td></tr>`}
+${total === null ? '' : html`<tr class="total"><th scope="row" colspan="3">Total (${cur})</th><td class="number" data-total>${formatCents(total)}</td></tr>`}
 ${extraRows}
 </tfoot>
 </table>`
@@ -178,10 +191,12 @@ interface Page {
   title: string
   main: Html
   environment: LedgerEnvironment | undefined
+  /** the merchant the page is of; undefined: the platform's plain page */
+  brand?: Brand | undefined
 }
 
 function sendPage(reply: FastifyReply, page: Page): FastifyReply {
-  return reply.code(page.status).headers(PAGE_HEADERS).send(layout(page.title, page.main, page.environment))
+  return reply.code(page.status).headers(PAGE_HEADERS).send(layout(page.title, page.main, page.environment, page.brand))
 }
 
 function notFoundPage(): Page {
@@ -261,13 +276,16 @@ function answerError(error: unknown, request: FastifyRequest, reply: FastifyRepl
 
 /** The invoice a page's address names, when it is a well-formed id of a payable one. */
 async function pageInvoice(db: Db, id: string): Promise<InvoiceRow | undefined> {
-  return UUID.test(id) ? findPayableInvoice(db, id) : undefined
+  if (!UUID.test(id)) return undefined
+  const invoice = await findPayableInvoice(db, id)
+  // A draft is not sent yet: its page does not exist for anyone.
+  return invoice?.status === 'DRAFT' ? undefined : invoice
 }
 
 async function showInvoice(checkout: Checkout, id: string, reply: FastifyReply): Promise<FastifyReply> {
   const invoice = await pageInvoice(checkout.app.db, id)
   if (invoice === undefined) return sendPage(reply, notFoundPage())
-  return sendPage(reply, invoicePage(invoice, {}))
+  return sendPage(reply, invoicePage(invoice, {}, await findBrand(checkout.app.db, invoice.app_id)))
 }
 
 async function payInvoice(checkout: Checkout, id: string, form: Form, reply: FastifyReply): Promise<FastifyReply> {
@@ -278,7 +296,7 @@ async function payInvoice(checkout: Checkout, id: string, form: Form, reply: Fas
     refuseLiveOff(checkout, invoice.environment, invoice.currency)
     return toPayment(reply, await checkout.app.transact((tx) => startInvoicePayment(tx, checkout.context, invoice, email, cents)))
   } catch (error) {
-    if (error instanceof Refusal) return sendPage(reply, invoicePage(invoice, form, error))
+    if (error instanceof Refusal) return sendPage(reply, invoicePage(invoice, form, await findBrand(checkout.app.db, invoice.app_id), error))
     throw error
   }
 }
@@ -305,30 +323,71 @@ async function startInvoicePayment(tx: Transaction, context: TransferContext, in
   return startPayment(tx, context, { appId: invoice.app_id, environment: current.environment as LedgerEnvironment, currency: invoice.currency as Currency, amount: cents * UNITS_PER_CENT, email, address: null, invoiceId: invoice.id, linkId: null, items: null })
 }
 
-function invoicePage(invoice: InvoiceRow, form: Form, refusal?: Refusal): Page {
-  const charge = invoiceCharge(invoice)
-  const cur = upper(invoice.currency)
-  const extra = html`${charge.paid > 0n ? html`<tr><th scope="row" colspan="3">Paid</th><td class="number">${formatCents(charge.paid)}</td></tr>` : ''}
-<tr class="total"><th scope="row" colspan="3">Amount due</th><td class="number">${formatCents(charge.due)} ${cur}</td></tr>`
-  const main = html`<h1>Invoice: ${invoice.name}</h1>
-${alertOf(refusal?.message)}
-<p>Billed to ${invoice.email}. Due ${invoice.due_date.slice(0, 10)}. Status: <strong>${invoice.status}</strong>.</p>
-${chargeTable(charge, `What this invoice is for, in ${cur}`, extra)}
-${invoicePayForm(invoice, charge.due, form)}`
-  return { status: refusal?.status ?? 200, title: `Invoice: ${invoice.name}`, main, environment: invoice.environment as LedgerEnvironment }
+/** An invoice's number as its page shows it: its id's first eight hex digits, which are random. */
+export function invoiceNumber(invoiceId: string): string {
+  return `INV-${invoiceId.slice(0, 8).toUpperCase()}`
 }
 
-/** The form that pays the invoice, or why it cannot be paid. */
+/** An invoice's status in the payer's words, and its badge's look. */
+const INVOICE_STATUS_WORDS: Readonly<Record<string, { words: string; badge: string }>> = {
+  OPEN: { words: 'Due', badge: 'badge' },
+  PASTDUE: { words: 'Overdue', badge: 'badge badge-overdue' },
+  PARTIALLYPAID: { words: 'Partly paid', badge: 'badge' },
+  PAID: { words: 'Paid', badge: 'badge badge-paid' },
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December']
+
+/** A date as people write it (`1 December 2026`), from an ISO timestamp, in UTC. */
+function longDate(iso: string): string {
+  const [year, month, day] = iso.slice(0, 10).split('-').map(Number)
+  return `${day ?? ''} ${MONTHS[(month ?? 1) - 1] ?? ''} ${year ?? ''}`
+}
+
+/** A moment as people read it: `1 December 2026, 14:05 UTC`. */
+function longTime(iso: string): string {
+  return `${longDate(iso)}, ${iso.slice(11, 16)} UTC`
+}
+
+function invoicePage(invoice: InvoiceRow, form: Form, brand: Brand, refusal?: Refusal): Page {
+  const charge = invoiceCharge(invoice)
+  const cur = upper(invoice.currency)
+  const status = INVOICE_STATUS_WORDS[invoice.status] ?? { words: invoice.status.toLowerCase(), badge: 'badge' }
+  const number = invoiceNumber(invoice.id)
+  const paidInFull = invoice.status === 'PAID'
+  const extra = html`${charge.paid > 0n ? html`<tr><th scope="row" colspan="3">Paid</th><td class="number">${formatCents(charge.paid)}</td></tr>` : ''}
+<tr class="total"><th scope="row" colspan="3">Amount due (${cur})</th><td class="number">${formatCents(charge.due)}</td></tr>`
+  const headline = paidInFull
+    ? html`<p class="eyebrow">Amount paid</p><p class="headline">${formatCents(charge.paid)} <span class="currency">${cur}</span></p>`
+    : html`<p class="eyebrow">Amount due</p><p class="headline">${formatCents(charge.due)} <span class="currency">${cur}</span></p>`
+  const main = html`<p class="eyebrow">Invoice ${number} from ${brand.display_name}</p>
+<h1>${invoice.name}</h1>
+${alertOf(refusal?.message)}
+${headline}
+<p><span class="${status.badge}">${status.words}</span>${paidInFull ? '' : html` · due ${longDate(invoice.due_date)}`}</p>
+<dl class="facts">
+<dt>Invoice number</dt><dd>${number}</dd>
+<dt>Billed to</dt><dd>${invoice.email}</dd>
+<dt>Due date</dt><dd>${longDate(invoice.due_date)}</dd>
+<dt>Status</dt><dd>${status.words}</dd>
+</dl>
+${chargeTable(charge, `What this invoice is for, in ${cur}`, extra)}
+${invoicePayForm(invoice, charge.due, form)}`
+  return { status: refusal?.status ?? 200, title: `Invoice ${number}: ${invoice.name}`, main, environment: invoice.environment as LedgerEnvironment, brand }
+}
+
+/** The form that pays the invoice, or, once it is paid, the thanks. */
 function invoicePayForm(invoice: InvoiceRow, due: bigint, form: Form): Html {
+  if (invoice.status === 'PAID') return html`<div class="notice" role="status"><h2>Paid in full</h2><p>Thank you: nothing more is due on this invoice. Print this page for your records.</p></div>`
   const closed = invoiceClosed(invoice)
-  if (closed !== undefined) return html`<div class="${invoice.status === 'PAID' ? 'notice' : 'alert'}" role="status"><p>${closed.message}</p></div>`
+  if (closed !== undefined) return html`<div class="alert" role="status"><p>${closed.message}</p></div>`
   const cur = upper(invoice.currency)
   const partial = invoice.partial_payment === 1
   return html`<form method="post" action="/invoices/${invoice.id}/pay" novalidate>
 <h2>Pay this invoice</h2>
 ${emailField(form.email ?? invoice.email)}
 ${partial ? html`<label for="amount">Amount to pay (${cur})</label><input id="amount" name="amount" inputmode="decimal" required value="${form.amount ?? formatCents(due)}" aria-describedby="amount-help"><p id="amount-help">This invoice may be paid in parts: at most ${formatCents(due)} ${cur}.</p>` : ''}
-<button type="submit">Pay ${partial ? '' : `${formatCents(due)} ${cur}`}</button>
+<button type="submit" class="pay">${partial ? 'Pay' : `Pay ${formatCents(due)} ${cur}`}</button>
 </form>`
 }
 
@@ -351,7 +410,7 @@ async function showLink(checkout: Checkout, params: { appId: string; slug: strin
   if (link === undefined) return sendPage(reply, notFoundPage())
   const invoice = await invoiceOfLink(checkout.app.db, link)
   if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
-  return sendPage(reply, linkPage(link, await linkState(checkout.app.db, link, {}), {}))
+  return sendPage(reply, linkPage(link, await linkState(checkout.app.db, link, {}), {}, await findBrand(checkout.app.db, link.app_id)))
 }
 
 async function payLink(checkout: Checkout, params: { appId: string; slug: string }, form: Form, reply: FastifyReply): Promise<FastifyReply> {
@@ -359,12 +418,19 @@ async function payLink(checkout: Checkout, params: { appId: string; slug: string
   if (link === undefined) return sendPage(reply, notFoundPage())
   const invoice = await invoiceOfLink(checkout.app.db, link)
   if (invoice !== undefined) return reply.redirect(`/invoices/${invoice.id}/pay`, 303)
+  const brand = await findBrand(checkout.app.db, link.app_id)
+  // "Update total" (the page without its script): the same page, counted with the quantities typed.
+  if (form.action === UPDATE_TOTAL) {
+    const typed = safeQuantities(form)
+    if (typed === undefined) return sendPage(reply, linkPage(link, await linkState(checkout.app.db, link, form, new Refusal(400, 'Each quantity must be a whole number')), form, brand, new Refusal(400, 'Each quantity must be a whole number')))
+    return sendPage(reply, linkPage(link, await linkState(checkout.app.db, link, form, undefined, typed), form, brand))
+  }
   try {
     const payment = await linkPayment(checkout.app.db, link, form)
     refuseLiveOff(checkout, payment.environment, payment.currency)
     return toPayment(reply, await checkout.app.transact((tx) => startPayment(tx, checkout.context, payment)))
   } catch (error) {
-    if (error instanceof Refusal) return sendPage(reply, linkPage(link, await linkState(checkout.app.db, link, form, error), form, error))
+    if (error instanceof Refusal) return sendPage(reply, linkPage(link, await linkState(checkout.app.db, link, form, error), form, brand, error))
     throw error
   }
 }
@@ -399,30 +465,34 @@ interface LinkState {
 }
 
 /** After a refusal, the charge has the quantities the payer typed (when they are whole numbers). */
-async function linkState(db: Db, link: PaymentLinkRow, form: Form, refusal?: Refusal): Promise<LinkState> {
+async function linkState(db: Db, link: PaymentLinkRow, form: Form, refusal?: Refusal, typed?: Map<string, number>): Promise<LinkState> {
   const closed = linkClosed(link, new Date())
   try {
-    return { closed, charge: await linkCharge(db, link, refusal === undefined ? undefined : safeQuantities(form)), unavailable: undefined }
+    return { closed, charge: await linkCharge(db, link, typed ?? (refusal === undefined ? undefined : safeQuantities(form))), unavailable: undefined }
   } catch (error) {
     if (!(error instanceof DomainError)) throw error
     return { closed, charge: undefined, unavailable: error.message }
   }
 }
 
-function linkPage(link: PaymentLinkRow, state: LinkState, form: Form, refusal?: Refusal): Page {
+/** The value of the no-script "Update total" button: the form comes back counted, nothing is paid. */
+const UPDATE_TOTAL = 'update-total'
+
+function linkPage(link: PaymentLinkRow, state: LinkState, form: Form, brand: Brand, refusal?: Refusal): Page {
   const { closed, charge, unavailable } = state
   const canPay = closed === undefined && unavailable === undefined && charge !== undefined
   const table = charge === undefined ? html`` : linkTable(link, charge)
   // The quantity inputs sit in the table: it goes inside the form when the payer may change them.
   const adjustable = charge !== undefined && canPay && charge.adjustable
   const payForm = !canPay ? html`<div class="alert" role="status"><p>${closed?.message ?? unavailable}</p></div>` : linkPayForm(link, charge, adjustable ? table : undefined, form)
-  const main = html`<h1>${link.title}</h1>
+  const main = html`<p class="eyebrow">${brand.display_name}</p>
+<h1>${link.title}</h1>
 ${alertOf(refusal?.message)}
-${link.description === null ? '' : html`<p class="description">${link.description}</p>`}
-${link.cover_image === null ? '' : html`<img src="${link.cover_image}" alt="" width="320">`}
+${link.cover_image === null ? '' : html`<img class="cover" src="${link.cover_image}" alt="" width="640">`}
+${link.description === null ? '' : html`<div class="description">${markdown(link.description)}</div>`}
 ${adjustable ? '' : table}
 ${payForm}`
-  return { status: refusal?.status ?? closed?.status ?? 200, title: link.title, main, environment: link.environment as LedgerEnvironment }
+  return { status: refusal?.status ?? closed?.status ?? 200, title: link.title, main, environment: link.environment as LedgerEnvironment, brand }
 }
 
 /** What the link charges: its products, or its fixed amount (nothing when the payer chooses it). */
@@ -436,14 +506,17 @@ function linkTable(link: PaymentLinkRow, charge: Charge): Html {
 /** The form that pays the link; `adjustableTable` is the charge's table when the payer may change its quantities. */
 function linkPayForm(link: PaymentLinkRow, charge: Charge, adjustableTable: Html | undefined, form: Form): Html {
   const cur = upper(link.currency)
-  const fixedTotal = charge.total !== null && adjustableTable === undefined ? ` ${shown(charge.total, link.currency as Currency)} ${cur}` : ''
+  const payTotal = charge.total === null ? '' : html` <span data-total>${shown(charge.total, link.currency as Currency)}</span> ${cur}`
+  // Enter in a field submits the form by its first button: with "Update total" in the form, a
+  // hidden Pay button comes first so Enter still pays.
   return html`<form method="post" action="/pay/${link.app_id}/${link.slug}" novalidate>
-${adjustableTable === undefined ? '' : html`${adjustableTable}<p>Change the quantities if you like; 0 leaves a product out.</p>`}
+${adjustableTable === undefined ? '' : html`<button type="submit" class="visually-hidden" tabindex="-1" aria-hidden="true">Pay</button>${adjustableTable}<p id="quantities-help">Change the quantities if you like; 0 leaves a product out.</p>
+<button type="submit" name="action" value="${UPDATE_TOTAL}" id="update-total" class="secondary" aria-describedby="quantities-help">Update total</button>`}
 <h2>Pay</h2>
 ${charge.total === null ? html`<label for="amount">Amount (${cur})</label><input id="amount" name="amount" inputmode="decimal" required value="${form.amount ?? ''}" aria-describedby="amount-help"><p id="amount-help">The amount you choose to pay, like 25.00.</p>` : ''}
 ${emailField(form.email ?? '')}
 ${link.collect_address === 1 ? addressField(form.address ?? '') : ''}
-<button type="submit">Pay${fixedTotal}</button>
+<button type="submit" class="pay">Pay${payTotal}</button>
 </form>`
 }
 
@@ -531,6 +604,8 @@ async function completePayment(checkout: Checkout, request: FastifyRequest, inte
 interface PaidObject {
   what: Html
   environment: LedgerEnvironment
+  /** the lines a receipt lists: the invoice's, or the products a link's payer bought */
+  lines: { name: string; quantity: number; amount: string }[]
 }
 
 /**
@@ -541,16 +616,18 @@ interface PaidObject {
 async function paidObjectOf(db: Db, payment: CheckoutPaymentRow): Promise<PaidObject> {
   let what: Html
   let owed: string | undefined
+  let lines: PaidObject['lines'] = itemsOf(payment).map((item) => ({ name: item.name, quantity: item.quantity, amount: formatCents(cents(item.unit_price) * BigInt(item.quantity)) }))
   if (payment.invoice_id !== null) {
     const invoice = await findInvoice(db, payment.app_id, payment.invoice_id)
-    what = invoice === undefined ? html`an invoice` : html`<a href="/invoices/${invoice.id}/pay">Invoice: ${invoice.name}</a> (now <strong>${invoice.status}</strong>)`
+    what = invoice === undefined ? html`an invoice` : html`<a href="/invoices/${invoice.id}/pay">Invoice ${invoiceNumber(invoice.id)}: ${invoice.name}</a>`
     owed = invoice?.environment
+    if (invoice !== undefined) lines = invoiceCharge(invoice).lines.map((line) => ({ name: line.name, quantity: line.quantity, amount: formatCents(line.amount) }))
   } else {
     const link = payment.payment_link_id === null ? undefined : await findPaymentLink(db, payment.app_id, payment.payment_link_id)
     what = link === undefined ? html`a payment link` : html`<a href="/pay/${link.app_id}/${link.slug}">${link.title}</a>`
     owed = link?.environment
   }
-  return { what, environment: payment.environment === 'live' || owed === 'live' ? 'live' : 'sandbox' }
+  return { what, environment: payment.environment === 'live' || owed === 'live' ? 'live' : 'sandbox', lines }
 }
 
 /** Where live money is sent and what the chain has seen of it; undefined for sandbox money. */
@@ -567,6 +644,7 @@ interface PaymentView {
   intent: Transfer
   paidObject: PaidObject
   live: LiveChain | undefined
+  brand: Brand
 }
 
 /** The payment's view, read now: undefined when its payment intent is gone. */
@@ -575,12 +653,13 @@ async function paymentViewOf(checkout: Checkout, payment: CheckoutPaymentRow): P
   const intent = await findTransfer(db, payment.environment as LedgerEnvironment, payment.app_id, 'payment_intent', payment.transfer_id)
   if (intent === undefined) return undefined
   const paidObject = await paidObjectOf(db, payment)
-  if (paidObject.environment !== 'live') return { payment, intent, paidObject, live: undefined }
+  const brand = await findBrand(db, payment.app_id)
+  if (paidObject.environment !== 'live') return { payment, intent, paidObject, live: undefined, brand }
   const config = checkout.receiving.chain(NETWORK)
   const contract = config?.tokens[payment.currency as ChainToken]
   const address = intent.source_deposit_instructions?.to_address
   const deposit = address === undefined ? undefined : await latestDepositTo(db, payment.app_id, NETWORK, address)
-  return { payment, intent, paidObject, live: { on: config === undefined || contract === undefined ? undefined : { config, contract }, deposit } }
+  return { payment, intent, paidObject, live: { on: config === undefined || contract === undefined ? undefined : { config, contract }, deposit }, brand }
 }
 
 /**
@@ -625,24 +704,51 @@ function paymentPage(view: PaymentView, refusal?: Refusal): Page {
   const howToPay = paid ? '' : live === undefined ? howToPayOf(payment, instructions, amount) : !awaiting || live.on === undefined ? '' : liveHowToPay(payment, instructions?.to_address ?? '', amount, live.on)
   const state = stateOf(view)
   const watch = paid || !awaiting || (live !== undefined && live.on === undefined) ? '' : html`<p data-status-url="/checkout/${payment.transfer_id}/status" data-state="${state}">This page updates by itself. <a href="/checkout/${payment.transfer_id}">Refresh</a></p>`
-  const main = html`<h1>Pay ${amount}</h1>
+  if (paid) return { status: refusal?.status ?? 200, title: 'Receipt', main: html`${alertOf(refusal?.message)}${receipt(view, amount)}`, environment: paidObject.environment, brand: view.brand }
+  const main = html`<p class="eyebrow">Pay ${view.brand.display_name}</p>
+<h1>Pay ${amount}</h1>
 ${alertOf(refusal?.message)}
 <p>For ${paidObject.what}.</p>
 ${paymentStatus(view, amount)}
 ${watch}
 ${howToPay}
 ${sandbox}`
-  return { status: refusal?.status ?? 200, title: `Pay ${amount}`, main, environment: paidObject.environment }
+  return { status: refusal?.status ?? 200, title: `Pay ${amount}`, main, environment: paidObject.environment, brand: view.brand }
 }
 
-/** Where the payment stands: received (with the live transaction), awaiting (a live deposit seen, live receiving off), or its intent's state. */
+/** A paid payment's page: the receipt a payer keeps (the print stylesheet drops the rest). */
+function receipt(view: PaymentView, amount: string): Html {
+  const { payment, paidObject, live, brand } = view
+  const deposit = live?.deposit
+  const cur = upper(payment.currency)
+  const items = paidObject.lines.length === 0
+    ? ''
+    : html`<table>
+<caption>What you paid for, in ${cur}</caption>
+<thead><tr><th scope="col">Item</th><th scope="col" class="number">Qty</th><th scope="col" class="number">Amount</th></tr></thead>
+<tbody>${paidObject.lines.map((line) => html`<tr><th scope="row">${line.name}</th><td class="number">${line.quantity}</td><td class="number">${line.amount}</td></tr>`)}</tbody>
+</table>`
+  return html`<div class="notice" role="status"><h1>Payment received</h1><p>Thank you: ${amount} reached ${brand.display_name}. Nothing more to do.</p></div>
+<section class="receipt" aria-labelledby="receipt-heading">
+<h2 id="receipt-heading">Receipt</h2>
+<p class="headline">${amount.replace(/ [A-Z]+$/, '')} <span class="currency">${cur}</span></p>
+<dl class="facts">
+<dt>Paid to</dt><dd>${brand.display_name}</dd>
+<dt>For</dt><dd>${paidObject.what}</dd>
+<dt>Paid on</dt><dd>${longTime(payment.paid_at ?? payment.created_at)}</dd>
+<dt>Paid by</dt><dd>${payment.email}</dd>
+<dt>Network</dt><dd>${NETWORK_NAME}</dd>
+<dt>Reference</dt><dd><code id="payment-reference">${payment.transfer_id}</code></dd>
+${deposit === undefined ? '' : html`<dt>Transaction</dt><dd><code id="transaction-hash">${deposit.tx_hash}</code></dd>`}
+</dl>
+${items}
+<p class="no-print">Print this page, or save it as a PDF, for your records.</p>
+</section>`
+}
+
+/** Where an unpaid payment stands: awaiting (a live deposit seen, live receiving off), or its intent's state (a paid one's page is its receipt). */
 function paymentStatus(view: PaymentView, amount: string): Html {
   const { payment, intent, live } = view
-  if (payment.state === 'paid') {
-    const deposit = live?.deposit
-    const transaction = deposit === undefined ? '' : html`<p>Transaction: <code id="transaction-hash">${deposit.tx_hash}</code></p>`
-    return html`<div class="notice" role="status"><h2>Payment received</h2><p>${amount} arrived on ${(payment.paid_at ?? '').slice(0, 19).replace('T', ' ')} UTC. Thank you.</p>${transaction}</div>`
-  }
   if (intent.state !== 'awaiting_funds') return html`<div class="alert" role="status"><p>This payment is ${intent.state.replaceAll('_', ' ')}.</p></div>`
   if (live !== undefined && live.on === undefined) return html`<div class="alert" role="status"><h2>Live payments of ${upper(payment.currency)} on ${NETWORK_NAME} are not enabled</h2><p>${liveOffMessage(payment.currency)}</p></div>`
   const deposit = live?.deposit
@@ -664,7 +770,7 @@ function liveHowToPay(payment: CheckoutPaymentRow, to: string, amount: string, o
   const uri = paymentUri(on.contract, on.config.chainId, to, BigInt(payment.amount))
   return html`<h2>How to pay</h2>
 <p>Send exactly <strong>${amount}</strong> on <strong>${NETWORK_NAME}</strong> to this address:</p>
-<p><code id="deposit-address">${to}</code> <button type="button" data-copy="deposit-address" hidden>Copy address</button></p>
+<p><code id="deposit-address" class="address">${to}</code> <button type="button" class="secondary" data-copy="deposit-address" hidden>Copy address</button></p>
 <p class="warning"><strong>Only ${token} on ${NETWORK_NAME}.</strong> Funds sent on another network, or another token, do not pay for this and may be lost.</p>
 <p><a id="payment-uri" href="${uri}">Open in your wallet</a></p>
 ${qrSvg(uri, `QR code to pay ${amount} on ${NETWORK_NAME} from a wallet`)}
@@ -678,8 +784,9 @@ ${qrSvg(uri, `QR code to pay ${amount} on ${NETWORK_NAME} from a wallet`)}
 
 function howToPayOf(payment: CheckoutPaymentRow, instructions: Transfer['source_deposit_instructions'], amount: string): Html {
   return html`<h2>How to pay</h2>
-<p>Send exactly <strong>${amount}</strong> on <strong>Base</strong> to this address:</p>
-<p><code id="deposit-address">${instructions?.to_address ?? ''}</code></p>
+<p>Send exactly <strong>${amount}</strong> on <strong>${NETWORK_NAME}</strong> to this address:</p>
+<p><code id="deposit-address" class="address">${instructions?.to_address ?? ''}</code> <button type="button" class="secondary" data-copy="deposit-address" hidden>Copy address</button></p>
+<p class="warning"><strong>Only ${upper(payment.currency)} on ${NETWORK_NAME}.</strong> Funds sent on another network, or another token, do not pay for this and may be lost.</p>
 <dl>
 <dt>Amount</dt><dd>${amount}</dd>
 <dt>Token</dt><dd>${upper(payment.currency)}</dd>
@@ -692,7 +799,7 @@ function sandboxForm(payment: CheckoutPaymentRow, amount: string): Html {
   return html`<form method="post" action="/checkout/${payment.transfer_id}/complete" class="sandbox">
 <h2>Sandbox</h2>
 <p id="sandbox-help">No real money moves here. This button makes the ${amount} arrive as if you had sent it.</p>
-<button type="submit" aria-describedby="sandbox-help">Complete payment (sandbox)</button>
+<button type="submit" class="pay" aria-describedby="sandbox-help">Complete payment (sandbox)</button>
 </form>`
 }
 

@@ -67,7 +67,7 @@ export async function settleCheckoutPayment(tx: Transaction, arrived: FundsArriv
     if (cents > due) throw new Conflict(`This payment of ${formatCents(cents)} is more than the ${formatCents(due)} due on the invoice`)
     const amountPaid = BigInt(invoice.amount_paid) + cents
     const status = amountPaid === total ? 'PAID' : 'PARTIALLYPAID'
-    const paidInvoice = await recordInvoicePayment(tx.db, payment.app_id, invoice.id, amountPaid, status, now)
+    const paidInvoice = await recordInvoicePayment(tx.db, payment.app_id, invoice.id, amountPaid, status, now, settings.publicUrl())
     await repository.markPaid(payment.transfer_id, now)
     if (status === 'PAID') await tx.events.emit(payment.app_id, 'invoice.paid', { ...paidInvoice, payment: paid })
     else await tx.events.emit(payment.app_id, 'invoice.updated', paidInvoice)

@@ -4,7 +4,8 @@ import { type InvoiceRow, linesOf, paymentMethodsOf, taxOf } from './repository.
 import type { Invoice } from './schemas.js'
 
 /** The API's invoice object from its row: kept out of the repository, which knows no API schema. */
-export function toInvoice(row: InvoiceRow): Invoice {
+/** The invoice as the API shows it; `publicUrl` makes its page's URL absolute. */
+export function toInvoice(row: InvoiceRow, publicUrl: string): Invoice {
   const tax = taxOf(row)
   const total = BigInt(row.total)
   const paid = BigInt(row.amount_paid)
@@ -39,6 +40,7 @@ export function toInvoice(row: InvoiceRow): Invoice {
     payment_methods: paymentMethodsOf(row) as Invoice['payment_methods'],
     payment_link: row.payment_link === 1,
     payment_link_id: row.payment_link_id,
+    hosted_invoice_url: row.status === 'DRAFT' ? null : `${publicUrl}/invoices/${row.id}/pay`,
     partial_payment: row.partial_payment === 1,
     livemode: livemodeOf(row.environment),
     address: row.address,

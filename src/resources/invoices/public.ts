@@ -28,6 +28,6 @@ export function lockInvoice(db: Db, appId: string, id: string): Promise<InvoiceR
 }
 
 /** Records a payment of the invoice (its amount_paid, in cents, and status) and returns the invoice as the API shows it now. */
-export async function recordInvoicePayment(db: Db, appId: string, id: string, amountPaid: bigint, status: 'PAID' | 'PARTIALLYPAID', now: string): Promise<Invoice> {
-  return toInvoice(await new InvoicesRepository(db).setPaid(appId, id, amountPaid, status, now))
+export async function recordInvoicePayment(db: Db, appId: string, id: string, amountPaid: bigint, status: 'PAID' | 'PARTIALLYPAID', now: string, publicUrl: string): Promise<Invoice> {
+  return toInvoice(await new InvoicesRepository(db).setPaid(appId, id, amountPaid, status, now), publicUrl)
 }

@@ -159,7 +159,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<InvoiceRoutesOptions> = as
         const tax = body.taxId === undefined ? null : await appliedTax(tx.db, appId, body.taxId)
         const lines = await priceLines(tx.db, appId, body.currency, items)
         const fields: InvoiceFields = { ...bodyFields(body, dueDate, sendDate), customerId: customer.id, lines, tax, ...amountsOf(lines, tax) }
-        const created = toInvoice(await attachPaymentLink(tx, await new InvoicesRepository(tx.db).create(appId, ledgerEnvironmentOf(environment), fields), options.publicUrl()))
+        const created = toInvoice(await attachPaymentLink(tx, await new InvoicesRepository(tx.db).create(appId, ledgerEnvironmentOf(environment), fields), options.publicUrl()), options.publicUrl())
         await tx.events.emit(appId, 'invoice.created', created)
         return created
       })
@@ -179,7 +179,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<InvoiceRoutesOptions> = as
       const skip = request.query.skip ?? 0
       const take = request.query.take ?? 10
       const { rows, total } = await invoices.list(callerOf(request).appId, { status: request.query.status, customerId: request.query.customer_id, skip, take })
-      return { data: rows.map(toInvoice), total, skip, take }
+      return { data: rows.map((row) => toInvoice(row, options.publicUrl())), total, skip, take }
     },
   })
 
@@ -194,7 +194,7 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<InvoiceRoutesOptions> = as
     handler: async (request) => {
       const row = await invoices.find(callerOf(request).appId, request.params.id)
       if (row === undefined) throw new NotFound(NOT_FOUND)
-      return toInvoice(row)
+      return toInvoice(row, options.publicUrl())
     },
   })
 
@@ -232,10 +232,10 @@ export const invoiceRoutes: FastifyPluginAsyncTypebox<InvoiceRoutesOptions> = as
         const lines = keepsLines ? linesOf(current) : await priceLines(tx.db, appId, body.currency, items)
         const fields: InvoiceFields = { ...bodyFields(body, dueDate, sendDate), customerId: body.customer_id.toLowerCase(), lines, tax, ...amountsOf(lines, tax) }
         // The same body again changes nothing: no write, no event, updated_at as it was.
-        if (!InvoicesRepository.changes(current, fields)) return toInvoice(current)
+        if (!InvoicesRepository.changes(current, fields)) return toInvoice(current, options.publicUrl())
         const row = await repository.replace(appId, current.id, fields)
         if (row === undefined) throw new NotFound(NOT_FOUND)
-        const updated = toInvoice(await attachPaymentLink(tx, row, options.publicUrl()))
+        const updated = toInvoice(await attachPaymentLink(tx, row, options.publicUrl()), options.publicUrl())
         await tx.events.emit(appId, 'invoice.updated', updated)
         return updated
       })

@@ -61,6 +61,7 @@ export const InvoiceSchema = Type.Object(
     payment_methods: Type.Array(Type.Enum([...PAYMENT_METHODS])),
     payment_link: Type.Boolean(),
     payment_link_id: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'the payment link made for it, once there is one' }),
+    hosted_invoice_url: Type.Union([Type.String({ format: 'uri' }), Type.Null()], { description: "the invoice's page a payer opens and pays it on, PUBLIC_URL/invoices/{id}/pay; null while it is a DRAFT (its page is 404)" }),
     partial_payment: Type.Boolean(),
     livemode: Livemode,
     address: Type.Union([Type.String(), Type.Null()]),

@@ -88,10 +88,10 @@ describe('paying an invoice in Chromium', () => {
     const requests: string[] = []
     page.on('request', (request) => requests.push(request.url()))
     await page.goto(`${server.baseUrl}/invoices/${invoice.id}/pay`)
-    expect(await page.title()).toBe('Invoice: April services')
-    await expect.poll(() => page.getByRole('main').getByRole('heading', { level: 1 }).innerText()).toBe('Invoice: April services')
+    expect(await page.title()).toMatch(/^Invoice INV-[0-9A-F]{8}: April services · /)
+    await expect.poll(() => page.getByRole('main').getByRole('heading', { level: 1 }).innerText()).toBe('April services')
     expect(await page.getByRole('row', { name: /Consulting hour/ }).innerText()).toMatch(/Consulting hour\s+3\s+120\.00\s+360\.00/)
-    expect(await page.getByRole('row', { name: /Amount due/ }).innerText()).toContain('360.00 USDC')
+    expect(await page.getByRole('row', { name: /Amount due/ }).innerText()).toMatch(/Amount due \(USDC\)\s+360\.00/)
 
     const email = page.getByLabel('Email')
     expect(await email.inputValue()).toBe('billing@example.com')
@@ -109,6 +109,7 @@ describe('paying an invoice in Chromium', () => {
     await page.getByRole('button', { name: 'Complete payment (sandbox)' }).click()
     await expect.poll(() => page.getByRole('status').innerText()).toContain('Payment received')
     expect(await page.getByRole('button', { name: 'Complete payment (sandbox)' }).count()).toBe(0)
+    expect(await page.locator('#payment-reference').innerText()).toBe(intentId)
 
     const paid = await server.request<Invoice>('GET', `/api/v0/invoices/${invoice.id}`, { key })
     expect(paid.body).toMatchObject({ status: 'PAID', amount_paid: '360.00', amount_due: '0.00' })
@@ -117,7 +118,7 @@ describe('paying an invoice in Chromium', () => {
     expect(event).toMatchObject({ type: 'invoice.paid', data: { id: invoice.id, status: 'PAID', payment: { email: 'ada@example.com' } } })
 
     await page.goto(`${server.baseUrl}/invoices/${invoice.id}/pay`)
-    expect(await page.getByRole('status').innerText()).toContain('This invoice is already paid')
+    expect(await page.getByRole('status').innerText()).toContain('Paid in full')
     expect(requests.every((url) => url.startsWith(server.baseUrl))).toBe(true)
     expect(pageErrors).toEqual([])
   })
@@ -147,9 +148,9 @@ describe('paying an invoice in Chromium', () => {
     await page.keyboard.press('Enter')
 
     await page.waitForURL(/\/checkout\/[0-9a-f-]{36}$/)
-    // The links of the page come first (the invoice's page), then the sandbox's button.
+    // The links of the page come first (the invoice's page), then the address's copy button, then the sandbox's button.
     let focused = await tab()
-    for (let i = 0; i < 5 && focused.tag !== 'button'; i += 1) focused = await tab()
+    for (let i = 0; i < 6 && focused.name !== 'Complete payment (sandbox)'; i += 1) focused = await tab()
     expect(focused).toEqual({ tag: 'button', name: 'Complete payment (sandbox)' })
     expect(await page.getByRole('button', { name: 'Complete payment (sandbox)' }).getAttribute('aria-describedby')).toBe('sandbox-help')
     await page.keyboard.press('Enter')

@@ -136,18 +136,21 @@ describe('paying an invoice on its page', () => {
   it('shows what is due, pays it through a stablecoin intent, and the sandbox button marks it PAID with invoice.paid', async () => {
     const tax = (await created<{ id: string }>('/api/v0/taxes', { name: 'Sales tax', percentage: 7.25 })).id
     const invoice = await newInvoice({ items: [{ product_id: product, quantity: 2 }], taxId: tax })
+    expect(invoice.hosted_invoice_url).toBe(`${server.baseUrl}/invoices/${invoice.id}/pay`)
     const shown = await page('GET', `/invoices/${invoice.id}/pay`)
     expect(shown.status).toBe(200)
     expect(shown.headers.get('content-type')).toBe('text/html; charset=utf-8')
     expect(shown.headers.get('content-security-policy')).toContain("default-src 'none'")
     expect(shown.text).toContain('<main id="main">')
-    expect(shown.text).toContain('<th scope="row">Widget</th><td class="number">2</td><td class="number">10.00</td><td class="number">20.00</td>')
+    expect(shown.text).toContain('<th scope="row">Widget</th><td class="number">2</td><td class="number">10.00</td><td class="number" data-line-amount>20.00</td>')
     expect(shown.text).toContain('Sales tax (7.25 %)')
-    expect(shown.text).toContain('<td class="number">1.45</td>')
-    expect(shown.text).toContain('21.45 USDC')
+    expect(shown.text).toContain('<td class="number" data-tax-amount>1.45</td>')
+    expect(shown.text).toContain('<p class="headline">21.45 <span class="currency">USDC</span></p>')
+    expect(shown.text).toContain(`Invoice INV-${invoice.id.slice(0, 8).toUpperCase()} from`)
+    expect(shown.text).toContain('<span class="badge">Due</span>')
     expect(shown.text).toContain('<label for="email">Email</label>')
     expect(shown.text).toContain('value="billing@example.com"')
-    expect(shown.text).toContain('<button type="submit">Pay 21.45 USDC</button>')
+    expect(shown.text).toContain('<button type="submit" class="pay">Pay 21.45 USDC</button>')
 
     const intentId = await pay(`/invoices/${invoice.id}/pay`, { email: 'payer@example.com' })
     const intent = await getIntent(intentId)
@@ -161,9 +164,11 @@ describe('paying an invoice on its page', () => {
 
     const before = await page('GET', `/checkout/${intentId}`)
     expect(before.status).toBe(200)
-    expect(before.text).toContain(`<code id="deposit-address">${address}</code>`)
+    expect(before.text).toContain(`<code id="deposit-address" class="address">${address}</code>`)
+    expect(before.text).toContain('<button type="button" class="secondary" data-copy="deposit-address" hidden>Copy address</button>')
+    expect(before.text).toContain('<strong>Only USDC on Base.</strong>')
     expect(before.text).toContain('Send exactly <strong>21.45 USDC</strong> on <strong>Base</strong>')
-    expect(before.text).toContain('<button type="submit" aria-describedby="sandbox-help">Complete payment (sandbox)</button>')
+    expect(before.text).toContain('<button type="submit" class="pay" aria-describedby="sandbox-help">Complete payment (sandbox)</button>')
 
     const done = await complete(intentId)
     expect(done.status, done.text).toBe(303)
@@ -177,12 +182,19 @@ describe('paying an invoice on its page', () => {
     expect(event?.payment).toEqual({ payment_intent_id: intentId, amount: '21.450000', currency: 'usdc', email: 'payer@example.com', address: null, items: [], paid_at: expect.any(String) })
 
     const after = await page('GET', `/checkout/${intentId}`)
-    expect(after.text).toContain('Payment received')
+    expect(after.text).toContain('<h1>Payment received</h1>')
+    expect(after.text).not.toContain('<h1>Pay ')
+    expect(after.text).toContain(`<code id="payment-reference">${intentId}</code>`)
+    expect(after.text).toContain('<th scope="row">Widget</th><td class="number">2</td><td class="number">20.00</td>')
+    expect(after.text).toContain('<dt>Paid by</dt><dd>payer@example.com</dd>')
     expect(after.text).not.toContain('Complete payment (sandbox)')
     const again = await complete(intentId)
     expect(again.status).toBe(409)
     expect(again.text).toContain('role="alert"')
-    expect((await page('GET', `/invoices/${invoice.id}/pay`)).text).toContain('This invoice is already paid')
+    const paidPage = (await page('GET', `/invoices/${invoice.id}/pay`)).text
+    expect(paidPage).toContain('<h2>Paid in full</h2>')
+    expect(paidPage).toContain('<span class="badge badge-paid">Paid</span>')
+    expect(paidPage).not.toContain('This invoice is already paid')
   })
 
   it('a PAID invoice cannot be paid again, and a DRAFT is not payable: 409 and no intent', async () => {
@@ -193,12 +205,13 @@ describe('paying an invoice on its page', () => {
     expect(refused.status).toBe(409)
     expect(refused.text).toContain('This invoice is already paid')
     const draft = await newInvoice({ status: 'DRAFT' })
+    // A draft's page does not exist yet, and its answer names no page.
+    expect(draft.hosted_invoice_url).toBeNull()
     const shown = await page('GET', `/invoices/${draft.id}/pay`)
-    expect(shown.status).toBe(200)
-    expect(shown.text).toContain('This invoice is a draft: it can be paid once it is sent')
+    expect(shown.status).toBe(404)
     expect(shown.text).not.toContain('<form')
     const draftRefused = await page('POST', `/invoices/${draft.id}/pay`, { email: 'payer@example.com' })
-    expect(draftRefused.status).toBe(409)
+    expect(draftRefused.status).toBe(404)
     expect(await intentsOf(key.appId)).toBe(count)
     expect((await getInvoice(draft.id)).status).toBe('DRAFT')
   })
@@ -305,9 +318,21 @@ describe('paying a payment link on its page', () => {
     const path = `/pay/${key.appId}/${link.url}`
     const shown = await page('GET', path)
     // 20.00 + 0.30 = 20.30, 5 % once on the subtotal: 1.015, half up: 1.02
-    expect(shown.text).toContain('<td class="number">20.30</td>')
-    expect(shown.text).toContain('<td class="number">1.02</td>')
-    expect(shown.text).toContain('21.32 USDC')
+    expect(shown.text).toContain('<td class="number" data-subtotal>20.30</td>')
+    expect(shown.text).toContain('<td class="number" data-tax-amount>1.02</td>')
+    expect(shown.text).toContain('<button type="submit" class="pay">Pay <span data-total>21.32</span> USDC</button>')
+    expect(shown.text).toContain('<table data-live-total data-tax-percent="5">')
+    // Without a script, "Update total" posts the quantities back and the page comes counted with them; nothing is paid.
+    const intentsBefore = await intentsOf(key.appId)
+    const updated = await page('POST', path, { [`qty_${product}`]: '1', [`qty_${gadget}`]: '5', email: '', action: 'update-total' })
+    expect(updated.status).toBe(200)
+    // 10.00 + 0.50 = 10.50, 5 %: 0.525, half up: 0.53
+    expect(updated.text).toContain('<td class="number" data-subtotal>10.50</td>')
+    expect(updated.text).toContain('<td class="number" data-tax-amount>0.53</td>')
+    expect(updated.text).toContain('Pay <span data-total>11.03</span> USDC')
+    expect(updated.text).toContain(`name="qty_${gadget}" type="number" inputmode="numeric" min="0" max="10000" step="1" value="5"`)
+    expect(updated.text).not.toContain('role="alert"')
+    expect(await intentsOf(key.appId)).toBe(intentsBefore)
     expect(shown.text).toContain(`<label for="qty-${gadget}" class="visually-hidden">Quantity of Gadget</label>`)
     const none = await page('POST', path, { [`qty_${product}`]: '0', [`qty_${gadget}`]: '0', email: 'payer@example.com' })
     expect(none.status).toBe(400)
@@ -403,7 +428,7 @@ describe("a hosted payment takes the money of the key that made its invoice or l
     expect(checkout.text).not.toContain('no real money moves')
     // Live USDC on Base is on: the address of the intent's instructions, the EIP-681 request as a link and as a QR code.
     const to = (await liveIntent(intentId)).source_deposit_instructions?.to_address ?? ''
-    expect(checkout.text).toContain(`<code id="deposit-address">${to}</code>`)
+    expect(checkout.text).toContain(`<code id="deposit-address" class="address">${to}</code>`)
     const uri = `ethereum:${USDC_ON_BASE}@8453/transfer?address=${to}&amp;uint256=10000000`
     expect(checkout.text).toContain(`href="${uri}"`)
     expect(decodedQr(checkout.text)).toBe(uri.replace('&amp;', '&'))

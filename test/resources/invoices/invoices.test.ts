@@ -165,6 +165,7 @@ describe('POST /api/v0/invoices', () => {
       payment_link: true,
       // its payment link, made with it (test/resources/checkout: an INVOICE link to its page)
       payment_link_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      hosted_invoice_url: null,
       partial_payment: true,
       // made with a production key: live money (its page takes no sandbox payment)
       livemode: true,
