@@ -40,6 +40,8 @@ export interface OperationCase {
   /** the query string it needs */
   query?: Readonly<Record<string, string>>
   body?: (fixtures: Fixtures) => unknown
+  /** headers it needs (a body that is not JSON says its Content-Type) */
+  headers?: () => Record<string, string>
   /** the environment of the keys that may call it; the resource's otherwise */
   environment?: Environment
   /**
@@ -124,7 +126,7 @@ export function kitCases(resources: readonly Resource[], kits: readonly Security
       environment: call.environment ?? kit?.environment ?? 'production',
       path: (fixtures) => `/api/v0${pathWith(operation, kit?.params ?? {}, fixtures)}${query}`,
       ...(call.body ? { body: call.body } : {}),
-      ...(operation.idempotencyKey === 'required' ? { headers: idempotencyKey } : {}),
+      ...(operation.idempotencyKey === 'required' || call.headers !== undefined ? { headers: () => ({ ...(operation.idempotencyKey === 'required' ? idempotencyKey() : {}), ...call.headers?.() }) } : {}),
     }
     cases.set(operation.operationId, made)
     if (call.tenancy !== undefined) {

@@ -1,7 +1,7 @@
 import { SCOPES } from '../../src/resources/index.js'
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server, type ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -127,6 +127,23 @@ describe('devplatform apps', () => {
 
     const list = oneJson(await cli(url, 'apps', 'list', '--json'))
     expect(list).toEqual([app])
+  })
+
+  it('apps brand sets the merchant the hosted pages show, checks the logo as a product image, and refuses a wrong colour', async () => {
+    const { url } = await freshDatabase()
+    const app = await createApp(url, 'Brand App')
+    const images = tempDir('devplatform-brand-')
+    const logo = join(images, 'logo.png')
+    writeFileSync(logo, Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 7)]))
+    const notImage = join(images, 'logo.svg')
+    writeFileSync(notImage, '<svg xmlns="http://www.w3.org/2000/svg"/>')
+    const vars = { PRODUCT_IMAGES_DIR: images }
+    expect(oneJson(await cliWith(vars, url, 'apps', 'brand', '--app', app.id, '--json'))).toEqual({ app_id: app.id, display_name: 'Brand App', brand_color: '#1d4ed8', on_brand_color: '#ffffff', support_email: null, logo_path: null })
+    const set = oneJson(await cliWith(vars, url, 'apps', 'brand', '--app', app.id, '--display-name', 'Acme Widgets', '--color', '#FACC15', '--support-email', 'billing@acme.example', '--logo', logo, '--json'))
+    expect(set).toMatchObject({ display_name: 'Acme Widgets', brand_color: '#facc15', on_brand_color: '#111111', support_email: 'billing@acme.example', logo_path: expect.stringMatching(/^\/brand-logos\/[0-9a-f-]{36}$/) })
+    expectUsageError(await cliWith(vars, url, 'apps', 'brand', '--app', app.id, '--color', 'yellow'))
+    expectUsageError(await cliWith(vars, url, 'apps', 'brand', '--app', app.id, '--logo', notImage))
+    expect(oneJson(await cliWith(vars, url, 'apps', 'brand', '--app', app.id, '--no-logo', '--json'))).toMatchObject({ display_name: 'Acme Widgets', logo_path: null })
   })
 
   it('apps list --json on an empty database is an empty array', async () => {
