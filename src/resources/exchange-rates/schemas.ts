@@ -24,5 +24,5 @@ export type ExchangeRateBody = Static<typeof ExchangeRateSchema>
 const Code = (side: 'from' | 'to') =>
   Type.Enum([...API_RATE_CURRENCIES], { description: `the currency converted ${side}: usd (USDC) or eur (EURC)`, 'x-message': `${side} must be usd (USDC) or eur (EURC)` })
 
-export const ExchangeRateQuery = Type.Object({ from: Code('from'), to: Code('to') })
+export const ExchangeRateQuery = Type.Object({ from: { ...Code('from'), examples: ['usd'] }, to: { ...Code('to'), examples: ['eur'] } })
 export type ExchangeRateQuery = Static<typeof ExchangeRateQuery>

@@ -110,7 +110,25 @@ export const InvoiceBody = Type.Object(
     logo: Type.Optional(Type.String({ maxLength: 2048, description: 'an http or https URL' })),
     taxId: Type.Optional(Type.String({ format: 'uuid' })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    // The customer and product examples' ids: the docs' examples run with the reader's own.
+    examples: [
+      {
+        name: 'Invoice 1042',
+        email: 'ada.lovelace@example.com',
+        customer_id: 'ecc58e04-2544-46c2-85ff-05567e53cf9d',
+        currency: 'usdc',
+        items: [{ product_id: '01a2128f-61dc-7488-a402-8a1d7b0bbaad', quantity: 2 }],
+        due_date: '2027-12-31T00:00:00.000Z',
+        delivery: 'EMAIL',
+        payment_link: true,
+        payment_methods: ['ACH', 'CRYPTO'],
+        status: 'DRAFT',
+        partial_payment: false,
+      },
+    ],
+  },
 )
 export type InvoiceBody = Static<typeof InvoiceBody>
 

@@ -125,7 +125,24 @@ export const CreatePaymentLinkBody = Type.Object(
     currency: fields.currency,
     expiration_date: Type.Optional(fields.expiration_date),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    examples: [
+      {
+        title: 'Summer sale',
+        url: 'summer-sale',
+        description: 'Two **widgets** for the price of one',
+        linkType: 'DONATION',
+        amount: '25.50',
+        allowQuantityAdjustment: false,
+        collectTax: false,
+        collectAddress: false,
+        allowMobilePayment: true,
+        currency: 'usdc',
+        expiration_date: '2027-09-30T00:00:00.000Z',
+      },
+    ],
+  },
 )
 export type CreatePaymentLinkBody = Static<typeof CreatePaymentLinkBody>
 
@@ -171,7 +188,7 @@ export const UpdatePaymentLinkBody = Type.Object(
     currency: Type.Optional(fields.currency),
     expiration_date: clearable(fields.expiration_date, 'expiration_date must be an ISO 8601 date-time'),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, examples: [{ title: 'Summer sale, extended', expiration_date: '2027-10-31T00:00:00.000Z', maxPayments: null }] },
 )
 export type UpdatePaymentLinkBody = Static<typeof UpdatePaymentLinkBody>
 
