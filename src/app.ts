@@ -8,6 +8,8 @@ import { FailureThrottle, MAX_TRACKED } from './auth/failure-throttle.js'
 import { FallbackPeekableRateLimiter, FallbackRateLimiter, RedisRateLimiter, redisAnswers } from './auth/redis-rate-limiter.js'
 import { circuitOf } from './auth/redis-circuit.js'
 import { Receiving } from './chains/receiving.js'
+import { LivePayoutQueue } from './chains/payouts.js'
+import { chainSenders } from './chains/sender.js'
 import { chainWatchers } from './chains/watcher.js'
 import { type Config, defaultPublicUrl } from './config.js'
 import type { Db } from './db/database.js'
@@ -110,7 +112,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const publicUrl = () => config.publicUrl ?? defaultPublicUrl(listeningPort(app) ?? config.port)
   const exchangeRates = new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs })
   // What every movement of money in this process runs with: the scheduler's, the watchers', the domain events' handlers'.
-  const money: MoneyContext = { rates: exchangeRates, timings: config.drains, now: Date.now }
+  const money: MoneyContext = { rates: exchangeRates, timings: config.drains, now: Date.now, payouts: new LivePayoutQueue(config.chains) }
   await app.register(databasePlugin, { db: options.db, notifier, hooks: domainHooks({ publicUrl, money }) })
   // Before any route: the metrics' onResponse hook counts every answer.
   if (config.metricsPort !== undefined) await registerMetrics(app, { port: config.metricsPort, host: config.host, db: options.db, redis: options.redis, chains: config.chains })
@@ -149,8 +151,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     app.addHook('onReady', async () => {
       for (const watcher of watchers) await watcher.start()
     })
+    const senders = chainSenders(config.chains, { db: options.db, transact: app.transact, log: app.log })
+    app.addHook('onReady', async () => {
+      for (const sender of senders) sender.start()
+    })
     app.addHook('preClose', async () => {
-      await Promise.all(watchers.map((watcher) => watcher.stop()))
+      await Promise.all([...watchers.map((watcher) => watcher.stop()), ...senders.map((sender) => sender.stop())])
     })
   }
   // Before any route is registered: every route gets its manifest's operationId and scope.

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { HDKey } from 'viem/accounts'
+import { HDKey, type LocalAccount } from 'viem/accounts'
+import { loadHotWallet, SigningKeyError } from './keys.js'
 import { type Chain } from '../validation/chain-address.js'
 
 /** The EVM chains the platform can watch itself (src/validation/chain-address.ts names them). */
@@ -31,7 +32,20 @@ export interface ChainConfig {
   rpcTimeoutMs: number
   /** a head that has not moved for this long means the node lags: the next URL is tried; undefined: never (a chain with blocks only on demand) */
   maxHeadAgeMs?: number | undefined
+  /** how long a sent payout may stay unmined before it is replaced (same nonce, higher fee); default PAYOUT_DEFAULTS' */
+  payoutReplaceAfterMs?: number
+  /** the highest fee per gas a payout may bid, in wei: a payout never pays more; default PAYOUT_DEFAULTS' */
+  maxFeePerGasWei?: bigint
 }
+
+/** A chain's payout settings where its configuration gives none. */
+export const PAYOUT_DEFAULTS = { replaceAfterMs: 120_000, maxFeePerGasWei: 500n * 1_000_000_000n } as const
+
+/**
+ * Where the hot wallet's private key is read from at start (never from this file itself): a file
+ * only its owner may read, or an environment variable. The key pays gas and sends payouts.
+ */
+export type KeySource = { file: string } | { env: string }
 
 /** What CHAINS_FILE configures: the extended public key receiving addresses derive from, and each chain. */
 export interface ChainsConfig {
@@ -40,6 +54,10 @@ export interface ChainsConfig {
   /** the account-level extended public key (m/44'/60'/0'), see derivation.ts */
   receivingXpub: string
   chains: readonly ChainConfig[]
+  /** the hot wallet's key source; undefined: live payouts are off (they wait, docs/chains.md#what-waits) */
+  hotWalletKey?: KeySource | undefined
+  /** the hot wallet, its key read from hotWalletKey at start (loadChainsConfig); it signs payouts and holds no key anyone can read */
+  hotWallet?: LocalAccount | undefined
 }
 
 export class ChainsConfigError extends Error {}
@@ -80,7 +98,7 @@ function rpcUrl(value: Json, where: string): string {
 
 function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
   if (!isObject(value)) throw new ChainsConfigError(`${where} must be an object`)
-  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs', 'maxHeadAgeMs'])
+  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs', 'maxHeadAgeMs', 'payoutReplaceAfterMs', 'maxFeePerGasGwei'])
   const urls = value.rpcUrls
   if (!Array.isArray(urls) || urls.length === 0 || urls.length > 16) throw new ChainsConfigError(`${where}.rpcUrls must be a list of 1 to 16 http(s) URLs`)
   const tokens = value.tokens
@@ -105,7 +123,23 @@ function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
     rpcTimeoutMs: integerField(value, 'rpcTimeoutMs', where, 5_000, 100, 120_000),
     // 0 turns it off: a local node that mines only on demand has a still head by design.
     maxHeadAgeMs: ((ms) => (ms === 0 ? undefined : ms))(integerField(value, 'maxHeadAgeMs', where, 60_000, 0, 86_400_000)),
+    payoutReplaceAfterMs: integerField(value, 'payoutReplaceAfterMs', where, 120_000, 1_000, 86_400_000),
+    maxFeePerGasWei: BigInt(integerField(value, 'maxFeePerGasGwei', where, 500, 1, 1_000_000)) * 1_000_000_000n,
   }
+}
+
+/** The hot wallet's key source: `{"file": PATH}` or `{"env": NAME}`, never the key itself. */
+function keySource(value: Json | undefined, where: string): KeySource | undefined {
+  if (value === undefined) return undefined
+  const shape = `${where} must be {"file": PATH} or {"env": NAME}: the key itself never goes in this file`
+  if (!isObject(value)) throw new ChainsConfigError(shape)
+  const keys = Object.keys(value)
+  if (keys.length !== 1) throw new ChainsConfigError(shape)
+  const file = value.file
+  const env = value.env
+  if (typeof file === 'string' && file !== '') return { file: resolve(file) }
+  if (typeof env === 'string' && /^[A-Z_][A-Z0-9_]*$/.test(env)) return { env }
+  throw new ChainsConfigError(shape)
 }
 
 /** Whether `text` is an extended public key (xpub…, not an xprv: receiving reads no private key). */
@@ -131,7 +165,7 @@ export function parseChainsConfig(text: string, file: string): ChainsConfig {
     throw new ChainsConfigError(`${file} is not valid JSON`)
   }
   if (!isObject(json)) throw new ChainsConfigError(`${file} must hold a JSON object`)
-  knownKeys(json, file, ['receivingXpub', 'chains'])
+  knownKeys(json, file, ['receivingXpub', 'chains', 'hotWalletKey'])
   const chains = json.chains
   if (!isObject(chains)) throw new ChainsConfigError(`${file}.chains must be an object of chain name → its configuration`)
   const parsed: ChainConfig[] = []
@@ -139,7 +173,7 @@ export function parseChainsConfig(text: string, file: string): ChainsConfig {
     if (!(EVM_CHAINS as readonly string[]).includes(name)) throw new ChainsConfigError(`${file}.chains.${name} is not an EVM chain the platform knows (${EVM_CHAINS.join(', ')})`)
     parsed.push(chainConfig(name as EvmChain, value, `${file}.chains.${name}`))
   }
-  return { file, receivingXpub: checkedXpub(json.receivingXpub, file), chains: parsed }
+  return { file, receivingXpub: checkedXpub(json.receivingXpub, file), chains: parsed, hotWalletKey: keySource(json.hotWalletKey, `${file}.hotWalletKey`) }
 }
 
 /** CHAINS_FILE: read at start (absolute or relative to the working directory); unset: every chain is off. */
@@ -153,7 +187,14 @@ export function loadChainsConfig(env: NodeJS.ProcessEnv): ChainsConfig | undefin
   } catch (error) {
     throw new ChainsConfigError(`CHAINS_FILE: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`)
   }
-  return parseChainsConfig(text, 'CHAINS_FILE')
+  const config = parseChainsConfig(text, 'CHAINS_FILE')
+  if (config.hotWalletKey === undefined) return config
+  try {
+    return { ...config, hotWallet: loadHotWallet(config.hotWalletKey, env) }
+  } catch (error) {
+    if (error instanceof SigningKeyError) throw new ChainsConfigError(`CHAINS_FILE: ${error.message}`)
+    throw error
+  }
 }
 
 /** The configuration of `chain`, or undefined when it is off. */

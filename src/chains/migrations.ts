@@ -78,4 +78,50 @@ export const chainsMigrations: Readonly<Record<string, MigrationStep>> = {
       .addColumn('expires_at', 'text', (c) => c.notNull())
       .execute()
   },
+  '0024_payouts': async (db) => {
+    // Live payouts sent by the hot wallet: one per drain or transfer that pays out on chain.
+    await db.schema
+      .createTable('chain_payouts')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('chain', 'text', (c) => c.notNull())
+      .addColumn('environment', 'text', (c) => c.notNull())
+      .addColumn('app_id', 'text', (c) => c.notNull())
+      .addColumn('owner_type', 'text', (c) => c.notNull())
+      .addColumn('owner_id', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('token', 'text', (c) => c.notNull())
+      .addColumn('to_address', 'text', (c) => c.notNull())
+      .addColumn('amount', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('sender', 'text')
+      .addColumn('nonce', 'integer')
+      .addColumn('tx_hash', 'text')
+      .addColumn('reason', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      // A movement pays out once: asking again is the same payout.
+      .addUniqueConstraint('chain_payouts_owner', ['owner_type', 'owner_id'])
+      .execute()
+    await db.schema.createIndex('chain_payouts_status').on('chain_payouts').columns(['chain', 'status', 'created_at']).execute()
+    // Each signed transaction, written before it is broadcast: after a crash the sender looks for
+    // these on chain before it signs anything again.
+    await db.schema
+      .createTable('chain_payout_attempts')
+      .addColumn('tx_hash', 'text', (c) => c.primaryKey())
+      .addColumn('payout_id', 'text', (c) => c.notNull())
+      .addColumn('nonce', 'integer', (c) => c.notNull())
+      .addColumn('raw', 'text', (c) => c.notNull())
+      .addColumn('max_fee_per_gas', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .execute()
+    await db.schema.createIndex('chain_payout_attempts_payout').on('chain_payout_attempts').columns(['payout_id', 'created_at']).execute()
+    // The hot wallet's next nonce per chain: taken in the transaction that records the signed payout.
+    await db.schema
+      .createTable('chain_nonces')
+      .addColumn('chain', 'text', (c) => c.notNull())
+      .addColumn('address', 'text', (c) => c.notNull())
+      .addColumn('next_nonce', 'integer', (c) => c.notNull())
+      .addPrimaryKeyConstraint('chain_nonces_pk', ['chain', 'address'])
+      .execute()
+  },
 }

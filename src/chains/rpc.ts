@@ -1,4 +1,4 @@
-import { createPublicClient, http, parseAbiItem, type PublicClient } from 'viem'
+import { createPublicClient, erc20Abi, http, parseAbiItem, type PublicClient } from 'viem'
 import type { ChainConfig } from './config.js'
 
 /** The ERC-20 Transfer event, the one log the watcher reads. */
@@ -101,6 +101,61 @@ export class ChainRpc {
 
   async decimals(token: string): Promise<number> {
     return Number(await this.call((client) => client.readContract({ address: token as `0x${string}`, abi: DECIMALS_ABI, functionName: 'decimals' })))
+  }
+
+  /** `owner`'s balance of the token, in its smallest unit. */
+  tokenBalance(token: string, owner: string): Promise<bigint> {
+    return this.call((client) => client.readContract({ address: token as `0x${string}`, abi: erc20Abi, functionName: 'balanceOf', args: [owner as `0x${string}`] }))
+  }
+
+  /** `address`'s balance of the chain's own coin (what pays gas), in wei. */
+  gasBalance(address: string): Promise<bigint> {
+    return this.call((client) => client.getBalance({ address: address as `0x${string}` }))
+  }
+
+  /** The number of transactions `address` has sent, mined only ('latest') or counting the node's pool ('pending'). */
+  async nonceOf(address: string, blockTag: 'latest' | 'pending'): Promise<number> {
+    return this.call((client) => client.getTransactionCount({ address: address as `0x${string}`, blockTag }))
+  }
+
+  /** The fees a transaction bids now (EIP-1559). */
+  fees(): Promise<{ maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }> {
+    return this.call((client) => client.estimateFeesPerGas())
+  }
+
+  /** The gas the call takes, or why the contract refuses it (a revert is an answer, not a fault of the node). */
+  estimateGas(request: { account: string; to: string; data: `0x${string}` }): Promise<bigint | { reverted: string }> {
+    return this.call((client) =>
+      client.estimateGas({ account: request.account as `0x${string}`, to: request.to as `0x${string}`, data: request.data }).catch((error: unknown) => {
+        const message = error instanceof Error ? error.message : String(error)
+        if (/revert/i.test(message)) return { reverted: (message.split('\n').find((line) => /revert/i.test(line)) ?? 'execution reverted').replace(/[\u0000-\u001f]+/g, '').trim().slice(0, 300) }
+        throw error
+      }),
+    )
+  }
+
+  /**
+   * Broadcasts a signed transaction. A node that already has it, or has already mined its nonce,
+   * is not a fault: whether it was ours is read from the receipts (src/chains/sender.ts).
+   */
+  async sendRaw(raw: `0x${string}`): Promise<void> {
+    try {
+      await this.call((client) => client.sendRawTransaction({ serializedTransaction: raw }))
+    } catch (error) {
+      if (error instanceof RpcUnavailable && /already known|known transaction|nonce too low|lower than the current nonce|already imported|underpriced/i.test(error.message)) return
+      throw error
+    }
+  }
+
+  /** The receipt of `hash`, or undefined while it is not mined (or no longer is, after a reorg). */
+  async receipt(hash: string): Promise<{ blockNumber: number; status: 'success' | 'reverted' } | undefined> {
+    const receipt = await this.call((client) =>
+      client.getTransactionReceipt({ hash: hash as `0x${string}` }).catch((error: unknown) => {
+        if (error instanceof Error && error.name === 'TransactionReceiptNotFoundError') return undefined
+        throw error
+      }),
+    )
+    return receipt === undefined ? undefined : { blockNumber: Number(receipt.blockNumber), status: receipt.status }
   }
 
   /** Every Transfer log of `tokens` in blocks from..to (inclusive), in chain order. */

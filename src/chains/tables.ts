@@ -84,6 +84,53 @@ export interface ChainLeasesTable {
   expires_at: string
 }
 
+/**
+ * A live payout on chain (src/chains/sender.ts): queued → signed (nonce taken, transaction written
+ * before broadcast) → submitted (broadcast) → confirmed | failed (reverted).
+ */
+export interface ChainPayoutsTable {
+  id: string
+  chain: string
+  environment: string
+  app_id: string
+  /** what asked for it: 'drain' or 'transfer' (ChainPayoutUpdated's subscribers) */
+  owner_type: string
+  owner_id: string
+  currency: string
+  /** the token's contract, lower-case */
+  token: string
+  to_address: string
+  /** in the currency's smallest unit */
+  amount: string
+  status: string
+  /** the hot wallet's address that signed it */
+  sender: string | null
+  nonce: number | null
+  /** the mined transaction once known, else the latest sent */
+  tx_hash: string | null
+  reason: string | null
+  created_at: string
+  updated_at: string
+}
+
+/** One signed transaction of a payout (a replacement is another, with the same nonce). */
+export interface ChainPayoutAttemptsTable {
+  tx_hash: string
+  payout_id: string
+  nonce: number
+  /** the signed transaction, serialized: public once broadcast, rebroadcast as is after a crash */
+  raw: string
+  max_fee_per_gas: string
+  created_at: string
+}
+
+/** The hot wallet's next nonce on a chain. */
+export interface ChainNoncesTable {
+  chain: string
+  address: string
+  next_nonce: number
+}
+
 declare module '../db/schema.js' {
   interface Database {
     chain_addresses: ChainAddressesTable
@@ -92,6 +139,9 @@ declare module '../db/schema.js' {
     chain_blocks: ChainBlocksTable
     chain_deposits: ChainDepositsTable
     chain_leases: ChainLeasesTable
+    chain_payouts: ChainPayoutsTable
+    chain_payout_attempts: ChainPayoutAttemptsTable
+    chain_nonces: ChainNoncesTable
   }
 }
 
@@ -102,4 +152,7 @@ export const chainsTables: readonly TableDeclaration[] = [
   { name: 'chain_blocks', appDeletion: 'untouched', reason: "the platform's: the recent blocks' hashes" },
   { name: 'chain_deposits', appDeletion: 'kept', reason: 'money records: what arrived on chain, and the ledger entries it made' },
   { name: 'chain_leases', appDeletion: 'untouched', reason: "the platform's: which instance watches each chain" },
+  { name: 'chain_payouts', appDeletion: 'kept', reason: 'money records: what left on chain, and the ledger entries it settled' },
+  { name: 'chain_payout_attempts', appDeletion: 'untouched', reason: "a payout's: the transactions signed for it" },
+  { name: 'chain_nonces', appDeletion: 'untouched', reason: "the platform's: the hot wallet's next nonce per chain" },
 ]

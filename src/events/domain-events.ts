@@ -53,10 +53,35 @@ export interface ChainDepositConfirmed {
   credited: { type: string; id: string } | undefined
 }
 
+/**
+ * A live payout on chain moved (src/chains/sender.ts), published in the transaction that records
+ * it: the module that asked for it (`ownerType`) moves its drain or transfer along with it.
+ * `submitted`: broadcast, `txHash` the transaction sent; `confirmed`: mined with its
+ * confirmations, `txHash` the one mined (a replacement's, perhaps); `failed`: it reverted, `reason`.
+ */
+export interface ChainPayoutUpdated {
+  type: 'chain.payout_updated'
+  payoutId: string
+  chain: string
+  environment: LedgerEnvironment
+  appId: string
+  ownerType: PayoutOwnerType
+  ownerId: string
+  status: 'submitted' | 'confirmed' | 'failed'
+  /** undefined only for a payout refused before anything was sent (the token refused the transfer) */
+  txHash: string | undefined
+  reason: string | undefined
+  /** ISO 8601 */
+  at: string
+}
+
+/** What asks for a live payout: a drain, or a transfer or payment intent. */
+export type PayoutOwnerType = 'drain' | 'transfer'
+
 /** What a receiving address is for (src/chains/tables.ts): the module that credits its deposits. */
 export type ReceivingOwnerType = 'liquidation_address' | 'wallet' | 'transfer'
 
 /** Every domain event, told apart by `type`. */
-export type DomainEvent = FundsArrived | ChainDepositConfirmed
+export type DomainEvent = FundsArrived | ChainDepositConfirmed | ChainPayoutUpdated
 
 export type DomainEventType = DomainEvent['type']

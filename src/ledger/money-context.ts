@@ -22,6 +22,29 @@ export interface LiveReceiving {
   tokenContract(chain: string, currency: 'usdc' | 'eurc'): string | undefined
 }
 
+/** A payout a drain or transfer asks the chain's sender for, in the smallest unit of `currency`. */
+export interface PayoutRequest {
+  chain: string
+  environment: 'live'
+  appId: string
+  ownerType: 'drain' | 'transfer'
+  ownerId: string
+  currency: 'usdc' | 'eurc'
+  toAddress: string
+  amount: bigint
+}
+
+/**
+ * Where live money leaves on chain: src/chains/payouts.ts's LivePayoutQueue, seen from the money
+ * it moves (declared here so the ledger's context does not import the chains module).
+ */
+export interface LivePayouts {
+  /** why a live payout of `currency` cannot be sent on `rail`, or undefined when the sender will send it */
+  offReason(rail: string, currency: string): string | undefined
+  /** queues the payout in the caller's transaction; asking twice for one owner is one payout */
+  request(db: Db, payout: PayoutRequest, now: number): Promise<void>
+}
+
 /** What every movement of money (drains, transfers, deposits seen on chain) is run with. */
 export interface MoneyContext {
   rates: ExchangeRates
@@ -31,4 +54,6 @@ export interface MoneyContext {
   hotAccountShards?: number
   /** live receiving addresses; needed only where live money is asked for on chain (a payment intent, a direct-wallet transfer) */
   receiving?: LiveReceiving
+  /** live payouts on chain; unset: none is sent (a live payout waits, docs/chains.md#what-waits) */
+  payouts?: LivePayouts
 }

@@ -19,6 +19,8 @@ function createAjv(options: Options, rules: RuleSet): Ajv {
   ajv.addFormat('uuid', UUID)
   ajv.addFormat('email', EMAIL)
   ajv.addFormat('date-time', DATE_TIME)
+  // OpenAPI's annotation of a raw file body (a logo): any bytes, nothing to check.
+  ajv.addFormat('binary', true)
   // Annotations only: the whole 400 message used when this subschema fails; a free-text field.
   ajv.addKeyword({ keyword: 'x-message', schemaType: 'string' })
   ajv.addKeyword({ keyword: FREE_TEXT, schemaType: 'boolean' })

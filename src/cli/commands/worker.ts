@@ -1,4 +1,6 @@
 import { chainWatchers } from '../../chains/watcher.js'
+import { LivePayoutQueue } from '../../chains/payouts.js'
+import { chainSenders } from '../../chains/sender.js'
 import { pino } from 'pino'
 import { type Config, ConfigError, defaultPublicUrl, describeDatabase, loadConfig, startError } from '../../config.js'
 import { DeliveryNotifier, PostgresSignalListener } from '../../delivery/notifier.js'
@@ -80,13 +82,15 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   const listener = config.database.kind === 'postgres' ? new PostgresSignalListener(config.database.url, dispatcher, log, notifier.origin) : undefined
   await listener?.start()
   dispatcher.start()
-  const money = { rates: new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs }), timings: config.drains, now: Date.now }
+  const money = { rates: new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs }), timings: config.drains, now: Date.now, payouts: new LivePayoutQueue(config.chains) }
   const hooks = domainHooks({ publicUrl: () => config.publicUrl ?? defaultPublicUrl(config.port), money })
   const transact = transactOn(db, notifier, hooks)
   const drains = new MoneyScheduler(db, transact, money, log, config.drains)
   drains.start()
   const watchers = chainWatchers(config.chains, { db, transact, log })
   for (const watcher of watchers) await watcher.start()
+  const senders = chainSenders(config.chains, { db, transact, log })
+  for (const sender of senders) sender.start()
   log.info(
     {
       database: describeDatabase(config.database),
@@ -102,7 +106,7 @@ async function runWorker(config: Config, db: Db, log: DispatcherLog, stopSignal:
   const graceMs = shutdownGraceMs(config)
   log.info({ signal, graceMs }, 'webhook worker stopping: finishing attempts on the wire')
   await drains.stop()
-  await Promise.all(watchers.map((watcher) => watcher.stop()))
+  await Promise.all([...watchers.map((watcher) => watcher.stop()), ...senders.map((sender) => sender.stop())])
   notifier.detach()
   await listener?.close()
   await dispatcher.stop(graceMs)

@@ -1,5 +1,6 @@
 import { defineResource } from '../resource.js'
 import { creditLiquidationAddress } from './chain-deposits.js'
+import { followDrainPayout } from './chain-payouts.js'
 import { drainsManifest } from './manifest.js'
 import { drainsMigrations } from './migrations.js'
 import { drainRoutes, type DrainRoutesOptions } from './routes.js'
@@ -12,6 +13,6 @@ export const drains = defineResource({
   tables: drainsTables,
   migrations: drainsMigrations,
   routes: drainRoutes,
-  subscriptions: { 'chain.deposit_confirmed': creditLiquidationAddress },
+  subscriptions: { 'chain.deposit_confirmed': creditLiquidationAddress, 'chain.payout_updated': followDrainPayout },
   events: { 'liquidation_address.drain.created': DrainSchema, 'liquidation_address.drain.updated': DrainSchema },
 })

@@ -7,6 +7,7 @@ import { isoOf, newId } from '../../db/time.js'
 import { moneyActivity } from '../../ledger/activity.js'
 import { ACH_RAILS, awaitsPayoutSender, bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
 import type { Transaction } from '../../events/transact.js'
+import type { ChainPayoutUpdated } from '../../events/domain-events.js'
 import type { MoneyContext, MoneyTimings } from '../../ledger/money-context.js'
 import { type Chain, isValidChainAddress, describeAddressFormat } from '../../validation/chain-address.js'
 import { findLiquidationAddress, type LiquidationAddressRow } from '../liquidation-addresses/public.js'
@@ -132,7 +133,9 @@ export async function receiveDeposit(tx: Transaction, context: DrainContext, dep
     refund_tx_hash: null,
     return_reason: null,
     pending_entry_id: null,
-    next_step_at: awaitsPayoutSender(deposit.environment, { bridge_wallet_id: address.bridge_wallet_id }) ? null : isoOf(context.now() + stepDelayMs(address.destination_payment_rail, context.timings)),
+    next_step_at: movesOn(deposit.environment, { payment_rail: address.destination_payment_rail, currency: address.destination_currency, bridge_wallet_id: address.bridge_wallet_id }, context)
+      ? isoOf(context.now() + stepDelayMs(address.destination_payment_rail, context.timings))
+      : null,
     created_at: now,
     updated_at: now,
   }
@@ -154,6 +157,47 @@ export async function receiveDeposit(tx: Transaction, context: DrainContext, dep
   await tx.events.emit(deposit.appId, 'liquidation_address.drain.created', drain)
   moneyActivity.countAfterCommit(tx.unit, { drainState: 'funds_received', entries: ['posted'] })
   return drain
+}
+
+/**
+ * Whether a new drain is scheduled: always in the sandbox; in live when it goes into one of the
+ * application's wallets, or out on a chain whose payouts the platform sends. Any other live
+ * drain waits in funds_received for a payout sender (docs/chains.md#what-waits).
+ */
+function movesOn(environment: LedgerEnvironment, destination: { payment_rail: string; currency: string; bridge_wallet_id?: string | null }, context: DrainContext): boolean {
+  return !awaitsPayoutSender(environment, destination) || context.payouts?.offReason(destination.payment_rail, destination.currency) === undefined
+}
+
+/**
+ * A live drain's payout on chain moved (the chain's sender): submitted with its transaction,
+ * processed once confirmed (the pending entry posted), or in error once it reverted (the entry
+ * voided: the funds are the address's clearing account's again, for an operator). A change that
+ * does not follow from the drain's state is ignored: the sender publishes each status once.
+ */
+export async function followLivePayout(tx: Transaction, event: ChainPayoutUpdated): Promise<void> {
+  const drains = new DrainsRepository(tx.db)
+  const row = await drains.lock(event.environment, event.appId, event.ownerId)
+  if (row === undefined) throw new NotFound('Drain not found')
+  const ledger = new LedgerRepository(tx.db)
+  const entries: string[] = []
+  let changes: Changes
+  if (event.status === 'submitted' && row.state === 'funds_received') {
+    changes = { state: 'payment_submitted', destination_tx_hash: event.txHash ?? null }
+  } else if (event.status === 'confirmed' && (row.state === 'funds_received' || row.state === 'payment_submitted')) {
+    if (row.pending_entry_id !== null) await ledger.post(row.pending_entry_id)
+    entries.push('posted')
+    changes = { state: 'payment_processed', destination_tx_hash: event.txHash ?? null }
+  } else if (event.status === 'failed' && (row.state === 'funds_received' || row.state === 'payment_submitted')) {
+    if (row.pending_entry_id !== null) await ledger.void(row.pending_entry_id)
+    entries.push('voided')
+    changes = { state: 'error', destination_tx_hash: event.txHash ?? null, return_reason: `the payout failed on chain: ${event.reason ?? 'reverted'}; it needs an operator` }
+  } else {
+    return
+  }
+  const updated: DrainRow = { ...row, ...changes, next_step_at: null, updated_at: event.at }
+  await drains.update(row.id, { ...changes, next_step_at: null, updated_at: event.at })
+  await tx.events.emit(row.app_id, 'liquidation_address.drain.updated', toDrain(updated))
+  moneyActivity.countAfterCommit(tx.unit, { drainState: updated.state, entries })
 }
 
 /**
@@ -289,6 +333,19 @@ class DrainStep {
     const postings = moves.map((move, i): Posting => ({ accountId: accountIds[i] as string, direction: move.direction, amount: move.amount }))
     const entryId = await this.ledger.record({ environment: this.environment, appId: this.row.app_id, reasonType: 'drain', reasonId: this.row.id, status: 'pending', postings })
     this.entries.push('pending')
+    const payout = this.livePayout(destination, to, converted)
+    if (payout !== undefined) {
+      // Live on chain: the sender sends it; the drain moves on with the payout (followLivePayout).
+      await payout
+      return {
+        destination: JSON.stringify({ ...destination, currency: to }),
+        exchange_rate: rate,
+        converted_amount: converted.toString(),
+        outgoing_amount: converted.toString(),
+        pending_entry_id: entryId,
+        next_step_at: null,
+      }
+    }
     return {
       state: 'payment_submitted',
       destination: JSON.stringify({ ...destination, currency: to }),
@@ -298,6 +355,20 @@ class DrainStep {
       pending_entry_id: entryId,
       next_step_at: this.nextStep(),
     }
+  }
+
+  /** Queues a live drain's payout with the chain's sender; undefined for the sandbox's and a wallet's, which are simulated. */
+  private livePayout(destination: DrainDestination, currency: Currency, amount: bigint): Promise<void> | undefined {
+    if (!awaitsPayoutSender(this.environment, destination)) return undefined
+    const payouts = this.context.payouts
+    if (payouts === undefined || payouts.offReason(destination.payment_rail, currency) !== undefined || destination.to_address === undefined) {
+      throw new Error(`drain ${this.row.id}: a live payout on ${destination.payment_rail} was scheduled with no sender for it`)
+    }
+    return payouts.request(
+      this.tx.db,
+      { chain: destination.payment_rail, environment: 'live', appId: this.row.app_id, ownerType: 'drain', ownerId: this.row.id, currency: currency as 'usdc' | 'eurc', toAddress: destination.to_address, amount },
+      this.nowMs,
+    )
   }
 
   private async processed(): Promise<Changes> {

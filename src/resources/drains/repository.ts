@@ -69,6 +69,13 @@ export class DrainsRepository {
     return query.executeTakeFirst()
   }
 
+  /** The drain, locked until the transaction ends (PostgreSQL; SQLite's write transaction is the lock). */
+  async lock(environment: LedgerEnvironment, appId: string, id: string): Promise<DrainRow | undefined> {
+    let query = this.db.selectFrom('drains').selectAll().where('id', '=', id).where('environment', '=', environment).where('app_id', '=', appId)
+    if (backendOf(this.db) === 'postgres') query = query.forUpdate()
+    return query.executeTakeFirst()
+  }
+
   async update(id: string, changes: Updateable<DrainsTable>): Promise<void> {
     await this.db.updateTable('drains').set(changes).where('id', '=', id).execute()
   }

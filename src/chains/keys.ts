@@ -1,0 +1,42 @@
+import { readFileSync, statSync } from 'node:fs'
+import { type LocalAccount, privateKeyToAccount } from 'viem/accounts'
+import type { KeySource } from './config.js'
+
+/**
+ * Signing keys, read once at start from where the chains file says (docs/chains.md#keys). The key
+ * lives only in the viem account's closure: never in the database, a log line, an answer, an
+ * event or an error message (the messages here name the source, never its content).
+ */
+
+export class SigningKeyError extends Error {}
+
+const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/
+
+/** The text of the key source: a file nobody but its owner may read, or an environment variable. */
+function keyText(source: KeySource, env: NodeJS.ProcessEnv, what: string): string {
+  if ('env' in source) {
+    const text = env[source.env]
+    if (text === undefined || text === '') throw new SigningKeyError(`${what}: the environment variable ${source.env} is not set`)
+    return text.trim()
+  }
+  let mode: number
+  try {
+    mode = statSync(source.file).mode
+  } catch {
+    throw new SigningKeyError(`${what}: cannot read ${source.file}`)
+  }
+  // As ssh does with a private key: one others can read is refused, not used.
+  if ((mode & 0o077) !== 0) throw new SigningKeyError(`${what}: ${source.file} may be read by others (mode ${(mode & 0o777).toString(8)}); make it 600 (chmod 600 ${source.file})`)
+  try {
+    return readFileSync(source.file, 'utf8').trim()
+  } catch {
+    throw new SigningKeyError(`${what}: cannot read ${source.file}`)
+  }
+}
+
+/** The hot wallet: pays gas and sends payouts. Refused when the source is missing, readable by others, or not one 32-byte hex key. */
+export function loadHotWallet(source: KeySource, env: NodeJS.ProcessEnv): LocalAccount {
+  const text = keyText(source, env, 'hotWalletKey')
+  if (!PRIVATE_KEY.test(text)) throw new SigningKeyError(`hotWalletKey: ${'env' in source ? `$${source.env}` : source.file} must hold one private key: 0x and 64 hex digits`)
+  return privateKeyToAccount(text as `0x${string}`)
+}
