@@ -29,6 +29,8 @@ let chainsFile: string
 let hotKey: string
 let hot: Address
 const servers = new Map<string, Instance>()
+/** every server started, the killed ones too: their output is searched for the key */
+const started: Instance[] = []
 
 afterAll(async () => {
   for (const server of servers.values()) server.child.kill('SIGKILL')
@@ -61,6 +63,7 @@ beforeAll(async () => {
 async function start(name: string): Promise<Instance> {
   const server = await startServer(name, serviceVars(fresh.url, { CHAINS_FILE: chainsFile, DRAIN_SCHEDULER: 'on', DRAIN_DELAY_FAST_MS: '20', [HOT_KEY_VAR]: hotKey }))
   servers.set(name, server)
+  started.push(server)
   return server
 }
 
@@ -141,5 +144,14 @@ describe('live payouts across instances', () => {
     const verify = launch(CLI, ['ledger', 'verify', '--environment', 'live'], { DATABASE_URL: fresh.url })
     expect((await exitWithin(verify, 20_000)).code).toBe(0)
     expect(verify.stdout()).toBe('live: ok\n')
+    // The key is radioactive: in no server's output, and in no row of any table.
+    const secret = hotKey.slice(2).toLowerCase()
+    for (const server of started) expect(`${server.stdout()}${server.stderr()}`.toLowerCase()).not.toContain(secret)
+    const tables = await fresh.query<{ table_name: string }>(`select table_name from information_schema.tables where table_schema = current_schema()`)
+    expect(tables.length).toBeGreaterThan(20)
+    for (const { table_name: table } of tables) {
+      const rows = await fresh.query<{ row: string }>(`select t::text as row from "${table}" t`)
+      expect(rows.filter((row) => row.row.toLowerCase().includes(secret)).length, table).toBe(0)
+    }
   }, 240_000)
 })
