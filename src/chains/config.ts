@@ -36,10 +36,12 @@ export interface ChainConfig {
   payoutReplaceAfterMs?: number
   /** the highest fee per gas a payout may bid, in wei: a payout never pays more; default PAYOUT_DEFAULTS' */
   maxFeePerGasWei?: bigint
+  /** a hot wallet holding less of the chain's coin than this is an alert; default PAYOUT_DEFAULTS' */
+  minGasBalanceWei?: bigint
 }
 
 /** A chain's payout settings where its configuration gives none. */
-export const PAYOUT_DEFAULTS = { replaceAfterMs: 120_000, maxFeePerGasWei: 500n * 1_000_000_000n } as const
+export const PAYOUT_DEFAULTS = { replaceAfterMs: 120_000, maxFeePerGasWei: 500n * 1_000_000_000n, minGasBalanceWei: 10_000_000n * 1_000_000_000n } as const
 
 /**
  * Where the hot wallet's private key is read from at start (never from this file itself): a file
@@ -98,7 +100,7 @@ function rpcUrl(value: Json, where: string): string {
 
 function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
   if (!isObject(value)) throw new ChainsConfigError(`${where} must be an object`)
-  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs', 'maxHeadAgeMs', 'payoutReplaceAfterMs', 'maxFeePerGasGwei'])
+  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs', 'maxHeadAgeMs', 'payoutReplaceAfterMs', 'maxFeePerGasGwei', 'minGasBalanceGwei'])
   const urls = value.rpcUrls
   if (!Array.isArray(urls) || urls.length === 0 || urls.length > 16) throw new ChainsConfigError(`${where}.rpcUrls must be a list of 1 to 16 http(s) URLs`)
   const tokens = value.tokens
@@ -125,6 +127,7 @@ function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
     maxHeadAgeMs: ((ms) => (ms === 0 ? undefined : ms))(integerField(value, 'maxHeadAgeMs', where, 60_000, 0, 86_400_000)),
     payoutReplaceAfterMs: integerField(value, 'payoutReplaceAfterMs', where, 120_000, 1_000, 86_400_000),
     maxFeePerGasWei: BigInt(integerField(value, 'maxFeePerGasGwei', where, 500, 1, 1_000_000)) * 1_000_000_000n,
+    minGasBalanceWei: BigInt(integerField(value, 'minGasBalanceGwei', where, 10_000_000, 0, Number.MAX_SAFE_INTEGER)) * 1_000_000_000n,
   }
 }
 

@@ -123,5 +123,13 @@ export const chainsMigrations: Readonly<Record<string, MigrationStep>> = {
       .addColumn('next_nonce', 'integer', (c) => c.notNull())
       .addPrimaryKeyConstraint('chain_nonces_pk', ['chain', 'address'])
       .execute()
+    // What the chain's sender last saw of the hot wallet, for `chains status` and /metrics (any instance reads it).
+    await db.schema
+      .createTable('chain_senders')
+      .addColumn('chain', 'text', (c) => c.primaryKey())
+      .addColumn('address', 'text', (c) => c.notNull())
+      .addColumn('gas_balance', 'text', (c) => c.notNull())
+      .addColumn('seen_at', 'text', (c) => c.notNull())
+      .execute()
   },
 }

@@ -110,6 +110,15 @@ export class PayoutsRepository {
     return nonce
   }
 
+  /** Records what the sender saw of the hot wallet's gas balance. */
+  async recordGas(chain: string, address: string, gasBalance: bigint, at: string): Promise<void> {
+    await this.db
+      .insertInto('chain_senders')
+      .values({ chain, address, gas_balance: gasBalance.toString(), seen_at: at })
+      .onConflict((conflict) => conflict.column('chain').doUpdateSet({ address, gas_balance: gasBalance.toString(), seen_at: at }))
+      .execute()
+  }
+
   /** Counts of a chain's payouts not ended, and the oldest one's creation (for /metrics and `chains status`). */
   async open(chain: string): Promise<{ count: number; oldest: string | undefined }> {
     const row = await this.db

@@ -32,6 +32,8 @@ const SENDER_ROUND_MS = 1_000
 const MAX_BACKOFF_MS = 30_000
 /** Payouts looked at per round. */
 const BATCH = 64
+/** How often the hot wallet's unchanged gas balance is written again (its time says the sender is alive). */
+const GAS_RECORD_MS = 10_000
 /** The gas limit never exceeds this, whatever the node estimates (an ERC-20 transfer takes 35,000–65,000). */
 export const GAS_LIMIT_CAP = 150_000n
 
@@ -68,6 +70,7 @@ export class PayoutSender {
   private running: Promise<void> | undefined
   private backoffMs = 0
   private gasBalance: bigint | undefined
+  private gasRecordedAt = 0
   private lastError: { message: string; at: string } | undefined
 
   constructor(
@@ -131,7 +134,12 @@ export class PayoutSender {
         await checkChain(this.config, this.rpc)
         this.checked = true
       }
-      this.gasBalance = await this.rpc.gasBalance(this.account.address)
+      const gasBalance = await this.rpc.gasBalance(this.account.address)
+      if (gasBalance !== this.gasBalance || now - this.gasRecordedAt >= GAS_RECORD_MS) {
+        await this.options.transact((tx) => new PayoutsRepository(tx.db).recordGas(this.config.chain, this.account.address.toLowerCase(), gasBalance, isoOf(now)))
+        this.gasRecordedAt = now
+      }
+      this.gasBalance = gasBalance
       const settled = await this.settleSent()
       const sent = await this.sendQueued()
       this.backoffMs = 0

@@ -2,6 +2,11 @@ import { sql } from 'kysely'
 import type { Db } from '../db/database.js'
 import type { ChainsConfig } from './config.js'
 import type { DepositStatus } from './repository.js'
+import type { PayoutStatus } from './payouts.js'
+import { PAYOUT_DEFAULTS } from './config.js'
+
+/** Every payout status, in the order `chains status` and /metrics list them. */
+export const PAYOUT_STATUSES: readonly PayoutStatus[] = ['queued', 'signed', 'submitted', 'confirmed', 'failed']
 
 /** Every deposit status, in the order `chains status` and /metrics list them. */
 export const DEPOSIT_STATUSES: readonly DepositStatus[] = ['pending', 'confirmed', 'held', 'removed', 'reorged', 'reversed']
@@ -35,6 +40,12 @@ export interface ChainStatus {
   leaseExpiresAt: string | null
   deposits: Record<DepositStatus, number>
   watchedAddresses: number
+  /** live payouts by status (src/chains/sender.ts) */
+  payouts: Record<PayoutStatus, number>
+  /** seconds since the oldest payout not ended was queued; null when none */
+  oldestOpenPayoutAgeSeconds: number | null
+  /** what the chain's sender last saw of the hot wallet; null when no sender ran */
+  hotWallet: { address: string; gasBalanceWei: string; seenAt: string } | null
   /** why the chain needs an operator (reversed deposits, a head not seen for too long); empty when none */
   alerts: string[]
 }
@@ -58,9 +69,10 @@ interface CountRow {
 }
 
 /**
- * Two statements: the cursors with their leases (a row per chain), and the deposits by chain and
- * status with the addresses by chain (read from the indexes chain_deposits_status and
- * chain_addresses_chain alone). Chains are those of `config` and those with a row.
+ * Four statements: the cursors with their leases (a row per chain); the deposits and payouts by
+ * chain and status with the addresses by chain (from their indexes alone); the open payouts'
+ * oldest and those short of float; and what each sender saw of the hot wallet. Chains are those
+ * of `config` and those with a row.
  */
 export async function readChainsStatus(db: Db, config: ChainsConfig | undefined, nowMs: number = Date.now()): Promise<ChainStatus[]> {
   const cursors = (
@@ -72,17 +84,30 @@ export async function readChainsStatus(db: Db, config: ChainsConfig | undefined,
     await sql<CountRow>`
       select chain, 'deposits' as kind, status, count(*) as n from chain_deposits group by chain, status
       union all
-      select chain, 'addresses' as kind, '' as status, count(*) as n from chain_addresses group by chain`.execute(db)
+      select chain, 'addresses' as kind, '' as status, count(*) as n from chain_addresses group by chain
+      union all
+      select chain, 'payouts' as kind, status, count(*) as n from chain_payouts group by chain, status`.execute(db)
   ).rows
-  const names = new Set<string>([...(config?.chains.map((chain) => chain.chain) ?? []), ...cursors.map((row) => row.chain), ...counts.map((row) => row.chain)])
+  const open = await db
+    .selectFrom('chain_payouts')
+    .select((eb) => ['chain', eb.fn.min('created_at').as('oldest'), eb.fn.count<number>('reason').as('short')])
+    .where('status', 'in', ['queued', 'signed', 'submitted'])
+    .groupBy('chain')
+    .execute()
+  const senders = await db.selectFrom('chain_senders').selectAll().execute()
+  const names = new Set<string>([...(config?.chains.map((chain) => chain.chain) ?? []), ...cursors.map((row) => row.chain), ...counts.map((row) => row.chain), ...senders.map((row) => row.chain)])
   return [...names].sort().map((chain) => {
     const configured = config?.chains.find((candidate) => candidate.chain === chain)
     const cursor = cursors.find((row) => row.chain === chain)
     const deposits = Object.fromEntries(DEPOSIT_STATUSES.map((status) => [status, 0])) as Record<DepositStatus, number>
+    const payouts = Object.fromEntries(PAYOUT_STATUSES.map((status) => [status, 0])) as Record<PayoutStatus, number>
     let watchedAddresses = 0
     for (const row of counts) {
       if (row.chain !== chain) continue
       if (row.kind === 'addresses') watchedAddresses = Number(row.n)
+      else if (row.kind === 'payouts') {
+        if ((PAYOUT_STATUSES as readonly string[]).includes(row.status)) payouts[row.status as PayoutStatus] = Number(row.n)
+      }
       else if ((DEPOSIT_STATUSES as readonly string[]).includes(row.status)) deposits[row.status as DepositStatus] = Number(row.n)
     }
     const head = cursor?.head_block === null || cursor === undefined ? null : Number(cursor.head_block)
@@ -95,6 +120,15 @@ export async function readChainsStatus(db: Db, config: ChainsConfig | undefined,
       const limitSeconds = staleAfterMs(configured.pollIntervalMs) / 1000
       if (headAgeSeconds === null) alerts.push('head never seen: no instance has read this chain (DRAIN_SCHEDULER=on or a worker, and the RPC node)')
       else if (headAgeSeconds > limitSeconds) alerts.push(`head not seen for ${Math.round(headAgeSeconds)} s (more than ${limitSeconds} s)`)
+    }
+    const openRow = open.find((row) => row.chain === chain)
+    const sender = senders.find((row) => row.chain === chain)
+    const oldestOpenPayoutAgeSeconds = openRow?.oldest == null ? null : Math.max(0, (nowMs - Date.parse(openRow.oldest)) / 1000)
+    const short = Number(openRow?.short ?? 0)
+    if (short > 0) alerts.push(`${short} payout(s) wait: the hot wallet's float of the token is short of them (docs/chains.md#sending-payouts)`)
+    const minGas = configured?.minGasBalanceWei ?? PAYOUT_DEFAULTS.minGasBalanceWei
+    if (sender !== undefined && configured !== undefined && BigInt(sender.gas_balance) < minGas) {
+      alerts.push(`the hot wallet ${sender.address} holds ${sender.gas_balance} wei for gas, below minGasBalanceGwei (${minGas / 1_000_000_000n}): top it up before payouts stall`)
     }
     return {
       chain,
@@ -110,6 +144,9 @@ export async function readChainsStatus(db: Db, config: ChainsConfig | undefined,
       leaseExpiresAt: cursor?.expires_at ?? null,
       deposits,
       watchedAddresses,
+      payouts,
+      oldestOpenPayoutAgeSeconds,
+      hotWallet: sender === undefined ? null : { address: sender.address, gasBalanceWei: sender.gas_balance, seenAt: sender.seen_at },
       alerts,
     }
   })

@@ -131,6 +131,15 @@ export interface ChainNoncesTable {
   next_nonce: number
 }
 
+/** What a chain's sender last saw of its hot wallet. */
+export interface ChainSendersTable {
+  chain: string
+  address: string
+  /** the chain's own coin, in wei */
+  gas_balance: string
+  seen_at: string
+}
+
 declare module '../db/schema.js' {
   interface Database {
     chain_addresses: ChainAddressesTable
@@ -142,6 +151,7 @@ declare module '../db/schema.js' {
     chain_payouts: ChainPayoutsTable
     chain_payout_attempts: ChainPayoutAttemptsTable
     chain_nonces: ChainNoncesTable
+    chain_senders: ChainSendersTable
   }
 }
 
@@ -155,4 +165,5 @@ export const chainsTables: readonly TableDeclaration[] = [
   { name: 'chain_payouts', appDeletion: 'kept', reason: 'money records: what left on chain, and the ledger entries it settled' },
   { name: 'chain_payout_attempts', appDeletion: 'untouched', reason: "a payout's: the transactions signed for it" },
   { name: 'chain_nonces', appDeletion: 'untouched', reason: "the platform's: the hot wallet's next nonce per chain" },
+  { name: 'chain_senders', appDeletion: 'untouched', reason: "the platform's: what each chain's sender last saw of the hot wallet" },
 ]

@@ -78,6 +78,9 @@ export class Metrics {
   private readonly chainAddresses: Gauge<'chain'>
   private readonly chainAlert: Gauge<'chain'>
   private readonly chainDeposits: Gauge<'chain' | 'status'>
+  private readonly chainPayouts: Gauge<'chain' | 'status'>
+  private readonly chainOldestPayout: Gauge<'chain'>
+  private readonly chainGasBalance: Gauge<'chain'>
 
   constructor(options: { redisAvailable?: () => boolean } = {}) {
     const registers = [this.registry]
@@ -180,7 +183,10 @@ export class Metrics {
     this.chainAddresses = chainGauge('devplatform_chain_watched_addresses', 'Receiving addresses allocated on the chain')
     this.chainAlert = chainGauge('devplatform_chain_alert', '1 when `devplatform chains status` would exit 1 for the chain (reversed deposits, or a head unseen too long)')
     this.chainDeposits = new Gauge({ name: 'devplatform_chain_deposits', help: 'Deposits seen on the chain, by status', labelNames: ['chain', 'status'], registers })
-    this.chainGauges = [this.chainHead, this.chainCursor, this.chainLag, this.chainHeadAge, this.chainLastError, this.chainReversed, this.chainAddresses, this.chainAlert]
+    this.chainPayouts = new Gauge({ name: 'devplatform_chain_payouts', help: 'Live payouts on the chain, by status (queued, signed, submitted: not ended)', labelNames: ['chain', 'status'], registers })
+    this.chainOldestPayout = chainGauge('devplatform_chain_oldest_open_payout_age_seconds', 'Seconds since the oldest payout not ended was queued; absent when none')
+    this.chainGasBalance = chainGauge('devplatform_chain_hot_wallet_gas_wei', "The hot wallet's balance of the chain's coin as its sender last saw it, in wei; alert below minGasBalanceGwei")
+    this.chainGauges = [this.chainHead, this.chainCursor, this.chainLag, this.chainHeadAge, this.chainLastError, this.chainReversed, this.chainAddresses, this.chainAlert, this.chainOldestPayout, this.chainGasBalance]
     const { redisAvailable } = options
     if (redisAvailable !== undefined) {
       new Gauge({
@@ -264,6 +270,7 @@ export class Metrics {
   setChains(chains: readonly ChainStatus[] | undefined): void {
     for (const gauge of this.chainGauges) gauge.reset()
     this.chainDeposits.reset()
+    this.chainPayouts.reset()
     for (const status of chains ?? []) {
       const labels = { chain: status.chain }
       if (status.head !== null) this.chainHead.set(labels, status.head)
@@ -275,6 +282,9 @@ export class Metrics {
       this.chainAddresses.set(labels, status.watchedAddresses)
       this.chainAlert.set(labels, status.alerts.length > 0 ? 1 : 0)
       for (const [state, count] of Object.entries(status.deposits)) this.chainDeposits.set({ chain: status.chain, status: state }, count)
+      for (const [state, count] of Object.entries(status.payouts)) this.chainPayouts.set({ chain: status.chain, status: state }, count)
+      if (status.oldestOpenPayoutAgeSeconds !== null) this.chainOldestPayout.set(labels, status.oldestOpenPayoutAgeSeconds)
+      if (status.hotWallet !== null) this.chainGasBalance.set(labels, Number(status.hotWallet.gasBalanceWei))
     }
   }
 

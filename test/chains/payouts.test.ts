@@ -1,6 +1,7 @@
 import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChainsConfig } from '../../src/chains/config.js'
+import { readChainsStatus } from '../../src/chains/status.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
@@ -29,6 +30,7 @@ let anvil: Anvil
 let usdc: Address
 let key: TestKey
 let hot: Address
+let chains: ChainsConfig
 
 async function waitFor<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs
@@ -85,7 +87,7 @@ beforeAll(async () => {
   if (hotWallet === undefined) throw new Error('no account')
   hot = hotWallet.address
   await mint(anvil, usdc, hot, 1_000_000_000n)
-  const chains: ChainsConfig = {
+  chains = {
     file: 'test',
     receivingXpub: testXpub(),
     hotWallet,
@@ -130,6 +132,38 @@ describe('live payouts sent on a real chain', () => {
     expect(failed.destination_tx_hash).toBeUndefined()
     const clearing = await server.app.db.selectFrom('ledger_accounts').select('available').where('environment', '=', 'live').where('kind', '=', 'clearing').where('reference', '=', address.id).executeTakeFirstOrThrow()
     expect(clearing.available).toBe('3000000')
+    expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+  })
+
+  it("a payout the hot wallet's float cannot cover waits, queued, with an alert in chains status; sent once the float is topped up; low gas is an alert too", async () => {
+    const recipient = '0x00000000000000000000000000000000000b0b00'
+    const address = await payoutAddress(recipient)
+    const float = await balanceOf(anvil, usdc, hot)
+    await mint(anvil, usdc, address.address, 2n * float)
+    await anvil.mine(1)
+    const waiting = await waitFor('the payout queued short of float', async () => {
+      const rows = await server.app.db.selectFrom('chain_payouts').select(['status', 'reason']).where('to_address', '=', recipient).execute()
+      return rows[0]?.reason === null || rows[0] === undefined ? undefined : rows[0]
+    })
+    expect(waiting.status).toBe('queued')
+    expect((await drainsOf(address))[0]?.waiting_for).toBe('payout_sender')
+    const [status] = await readChainsStatus(server.app.db, chains)
+    expect(status?.alerts).toEqual([expect.stringMatching(/^1 payout\(s\) wait: the hot wallet's float of the token is short of them/)])
+    expect(status?.payouts).toMatchObject({ queued: 1, confirmed: 1, failed: 1 })
+    expect(status?.hotWallet?.address).toBe(hot.toLowerCase())
+    await mint(anvil, usdc, hot, 2n * float)
+    await anvil.mine(3)
+    await waitFor('the payout processed', async () => {
+      await anvil.mine(1)
+      return (await drainsOf(address)).find((drain) => drain.state === 'payment_processed')
+    })
+    expect(await transfersFromHotTo(recipient)).toBe(1)
+    await anvil.testClient.setBalance({ address: hot, value: 1_000_000n })
+    const low = await waitFor('the low gas alert', async () => {
+      const [chain] = await readChainsStatus(server.app.db, chains)
+      return chain?.alerts.find((alert) => alert.includes('for gas'))
+    })
+    expect(low).toBe(`the hot wallet ${hot.toLowerCase()} holds 1000000 wei for gas, below minGasBalanceGwei (10000000): top it up before payouts stall`)
     expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
   })
 })

@@ -9,8 +9,9 @@ const chainsStatus: Command = {
   usage: `  chains status
       each chain of CHAINS_FILE and each chain the database has read: head, cursor, lag, when the
       head was last seen, the last RPC error, the watcher's lease, deposits by status and watched
-      addresses, from the database alone; exit 1 when a chain has reversed deposits or its head
-      was not seen for max(10 × pollIntervalMs, 60 s) (docs/chains.md)`,
+      addresses, payouts by status and the hot wallet's gas, from the database alone; exit 1 when a
+      chain has reversed deposits, its head was not seen for max(10 × pollIntervalMs, 60 s), payouts
+      wait for the hot wallet's float, or its gas is below minGasBalanceGwei (docs/chains.md)`,
   options: [],
   run: answer(async (db, { env }) => {
     let config
@@ -43,6 +44,10 @@ function chainText(chain: ChainStatus): string {
     `  last error: ${chain.lastError === null ? 'none' : `${chain.lastErrorAt ?? ''} ${chain.lastError}`}`,
     `  lease: ${chain.leaseHolder === null ? 'none' : `${chain.leaseHolder} until ${chain.leaseExpiresAt ?? ''}`}`,
     `  deposits: ${deposits}; watched addresses ${chain.watchedAddresses}`,
+    `  payouts: ${Object.entries(chain.payouts)
+      .map(([status, count]) => `${status} ${count}`)
+      .join(', ')}; oldest open ${chain.oldestOpenPayoutAgeSeconds === null ? 'none' : `${Math.round(chain.oldestOpenPayoutAgeSeconds)} s`}`,
+    `  hot wallet: ${chain.hotWallet === null ? 'no sender has run' : `${chain.hotWallet.address}, gas ${chain.hotWallet.gasBalanceWei} wei at ${chain.hotWallet.seenAt}`}`,
     ...chain.alerts.map((alert) => `  ALERT: ${alert}`),
   ]
   return `${lines.join('\n')}\n`
