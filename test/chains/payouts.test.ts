@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChainsConfig } from '../../src/chains/config.js'
@@ -123,6 +124,29 @@ describe('live payouts sent on a real chain', () => {
     expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
   })
 
+  it('a live payment intent settling to an outside address: paid on chain, then its payout sent by the hot wallet and processed, the recipient paid exactly', async () => {
+    const recipient = '0x0000000000000000000000000000000000c0ffee'
+    const intent = await server.request<{ id: string; source_deposit_instructions: { to_address: string } }>('POST', '/api/v0/payment-intents/stablecoin', {
+      key,
+      headers: { 'idempotency-key': randomUUID() },
+      body: { sourceCurrency: 'usdc', sourceNetwork: 'base', destinationNetwork: 'base', destinationAddress: recipient, amount: '7.50', customer_first_name: 'Ada', customer_last_name: 'Lovelace' },
+    })
+    expect(intent.status, intent.text).toBe(201)
+    await mint(anvil, usdc, intent.body.source_deposit_instructions.to_address as Address, 7_500_000n)
+    await anvil.mine(1)
+    const read = () => server.request<{ state: string; destination_tx_hash?: string; waiting_for?: string }>('GET', `/api/v0/payment-intents/${intent.body.id}`, { key })
+    const processed = await waitFor('the intent processed', async () => {
+      await anvil.mine(1)
+      const answer = await read()
+      return answer.body.state === 'payment_processed' ? answer.body : undefined
+    })
+    expect(processed.destination_tx_hash).toMatch(/^0x[0-9a-f]{64}$/)
+    expect(processed.waiting_for).toBeUndefined()
+    expect(await balanceOf(anvil, usdc, recipient)).toBe(7_500_000n)
+    expect(await transfersFromHotTo(recipient)).toBe(1)
+    expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+  })
+
   it('a payout the token refuses (to the zero address) is never sent: the drain ends in error with its entry voided, the deposit back in clearing', async () => {
     const address = await payoutAddress('0x0000000000000000000000000000000000000000')
     await mint(anvil, usdc, address.address, 3_000_000n)
@@ -149,7 +173,7 @@ describe('live payouts sent on a real chain', () => {
     expect((await drainsOf(address))[0]?.waiting_for).toBe('payout_sender')
     const [status] = await readChainsStatus(server.app.db, chains)
     expect(status?.alerts).toEqual([expect.stringMatching(/^1 payout\(s\) wait: the hot wallet's float of the token is short of them/)])
-    expect(status?.payouts).toMatchObject({ queued: 1, confirmed: 1, failed: 1 })
+    expect(status?.payouts).toMatchObject({ queued: 1, confirmed: 2, failed: 1 })
     expect(status?.hotWallet?.address).toBe(hot.toLowerCase())
     await mint(anvil, usdc, hot, 2n * float)
     await anvil.mine(3)

@@ -1,5 +1,6 @@
 import { defineResource } from '../resource.js'
 import { creditTransfer } from './chain-deposits.js'
+import { followTransferPayout } from './chain-payouts.js'
 import { transfersManifest } from './manifest.js'
 import { transfersMigrations } from './migrations.js'
 import { transferRoutes, type TransferRoutesOptions } from './routes.js'
@@ -12,6 +13,6 @@ export const transfers = defineResource({
   tables: transfersTables,
   migrations: transfersMigrations,
   routes: transferRoutes,
-  subscriptions: { 'chain.deposit_confirmed': creditTransfer },
+  subscriptions: { 'chain.deposit_confirmed': creditTransfer, 'chain.payout_updated': followTransferPayout },
   events: { 'transfer.created': TransferSchema, 'transfer.updated': TransferSchema },
 })

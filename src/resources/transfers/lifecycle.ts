@@ -7,6 +7,7 @@ import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
 import { findWallet, walletAccountKey, type WalletRow } from '../wallets/public.js'
 import { isoOf, newId } from '../../db/time.js'
 import type { Transaction } from '../../events/transact.js'
+import type { ChainPayoutUpdated } from '../../events/domain-events.js'
 import { awaitsPayoutSender, bankReferenceOf, CHAIN_RAILS, hotShardOf, sandboxFailureOf, transactionHash } from '../../ledger/simulated-rails.js'
 import { type DrainContext, RATE_RETRY_MS, stepDelayMs } from '../drains/public.js'
 import { toTransfer } from './objects.js'
@@ -257,11 +258,44 @@ export async function receiveFunds(
     'posted',
   )
   const destination = JSON.parse(row.destination) as Endpoint
-  const nextStep = awaitsPayoutSender(row.environment, destination) ? null : isoOf(nowMs + stepDelayMs(destination.payment_rail, context.timings))
+  const nextStep = movesOn(row.environment, destination, row.destination_currency, context) ? isoOf(nowMs + stepDelayMs(destination.payment_rail, context.timings)) : null
   return applyChanges(tx, row, { state: 'funds_received', amount: received.toString(), next_step_at: nextStep }, nowMs, ['posted'])
 }
 
 /** Cancels a transfer still awaiting funds (nothing was moved); 409 in any other state. */
+/**
+ * Whether a transfer with funds is scheduled: always in the sandbox; in live when it goes into one
+ * of the application's wallets, or out to an address on a chain whose payouts the platform sends.
+ * Any other live one waits in funds_received for a payout sender (docs/chains.md#what-waits).
+ */
+function movesOn(environment: string, destination: Endpoint, currency: string, context: TransferContext): boolean {
+  if (!awaitsPayoutSender(environment, destination)) return true
+  return destination.to_address !== undefined && context.payouts?.offReason(destination.payment_rail, currency) === undefined
+}
+
+/**
+ * A live transfer's payout on chain moved (the chain's sender): submitted with its transaction,
+ * processed once confirmed (the pending entry posted), or in error once it reverted or was
+ * refused (the entry voided: the funds are in clearing again, for an operator).
+ */
+export async function followLivePayout(tx: Transaction, context: TransferContext, event: ChainPayoutUpdated): Promise<void> {
+  const transfers = new TransfersRepository(tx.db)
+  const row = (await transfers.lock(event.environment, event.appId, 'payment_intent', event.ownerId)) ?? (await transfers.lock(event.environment, event.appId, 'transfer', event.ownerId))
+  if (row === undefined) throw new NotFound('Transfer not found')
+  const ledger = new LedgerRepository(tx.db)
+  const nowMs = Date.parse(event.at)
+  if (event.status === 'submitted' && row.state === 'funds_received') {
+    await applyChanges(tx, row, { state: 'payment_submitted', destination_tx_hash: event.txHash ?? null, next_step_at: null }, nowMs, [])
+  } else if (event.status === 'confirmed' && (row.state === 'funds_received' || row.state === 'payment_submitted')) {
+    if (row.pending_entry_id !== null) await ledger.post(row.pending_entry_id)
+    await applyChanges(tx, row, { state: 'payment_processed', destination_tx_hash: event.txHash ?? null, next_step_at: null }, nowMs, ['posted'])
+  } else if (event.status === 'failed' && (row.state === 'funds_received' || row.state === 'payment_submitted')) {
+    if (row.pending_entry_id !== null) await ledger.void(row.pending_entry_id)
+    const reason = `the payout failed on chain: ${event.reason ?? 'reverted'}; it needs an operator`
+    await applyChanges(tx, row, { state: 'error', destination_tx_hash: event.txHash ?? null, return_reason: reason, next_step_at: null }, nowMs, ['voided'])
+  }
+}
+
 export async function cancelTransfer(tx: Transaction, context: TransferContext, family: TransferFamily, environment: LedgerEnvironment, appId: string, id: string): Promise<Transfer> {
   const row = await new TransfersRepository(tx.db).lock(environment, appId, family, id)
   if (row === undefined) throw new NotFound(family === 'transfer' ? 'Transfer not found' : 'Payment intent not found')
@@ -350,6 +384,17 @@ class TransferStep {
     if (fee > 0n) moves.push({ account: feeAccount(this.context, this.row), direction: 'credit', amount: fee })
     const entryId = await recordMoves(this.tx, this.row, moves, 'pending')
     this.entries.push('pending')
+    if (wallet === undefined && awaitsPayoutSender(this.row.environment, destination)) {
+      // Live on chain: the sender sends it; the transfer moves on with the payout (followLivePayout).
+      const payouts = this.context.payouts
+      if (payouts === undefined || destination.to_address === undefined) throw new Error(`transfer ${this.row.id}: a live payout was scheduled with no sender for it`)
+      await payouts.request(
+        this.tx.db,
+        { chain: destination.payment_rail, environment: 'live', appId: this.row.app_id, ownerType: 'transfer', ownerId: this.row.id, currency: to as 'usdc' | 'eurc', toAddress: destination.to_address, amount: converted },
+        this.nowMs,
+      )
+      return { exchange_rate: rate, converted_amount: converted.toString(), pending_entry_id: entryId, next_step_at: null }
+    }
     return { state: 'payment_submitted', exchange_rate: rate, converted_amount: converted.toString(), pending_entry_id: entryId, next_step_at: this.nextStep() }
   }
 
