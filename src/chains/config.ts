@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { HDKey, type LocalAccount } from 'viem/accounts'
 import { loadHotWallet, SigningKeyError } from './keys.js'
+import { parseAmount } from '../ledger/amount.js'
 import { type Chain } from '../validation/chain-address.js'
 
 /** The EVM chains the platform can watch itself (src/validation/chain-address.ts names them). */
@@ -38,10 +39,14 @@ export interface ChainConfig {
   maxFeePerGasWei?: bigint
   /** a hot wallet holding less of the chain's coin than this is an alert; default PAYOUT_DEFAULTS' */
   minGasBalanceWei?: bigint
+  /** the most of each token sent within spendingWindowSeconds without an operator's approval, in its smallest unit; none: no limit */
+  spendingLimits?: Readonly<Partial<Record<ChainToken, bigint>>>
+  /** the rolling window of spendingLimits; default PAYOUT_DEFAULTS' */
+  spendingWindowSeconds?: number
 }
 
 /** A chain's payout settings where its configuration gives none. */
-export const PAYOUT_DEFAULTS = { replaceAfterMs: 120_000, maxFeePerGasWei: 500n * 1_000_000_000n, minGasBalanceWei: 10_000_000n * 1_000_000_000n } as const
+export const PAYOUT_DEFAULTS = { replaceAfterMs: 120_000, maxFeePerGasWei: 500n * 1_000_000_000n, minGasBalanceWei: 10_000_000n * 1_000_000_000n, spendingWindowSeconds: 86_400 } as const
 
 /**
  * Where the hot wallet's private key is read from at start (never from this file itself): a file
@@ -100,7 +105,7 @@ function rpcUrl(value: Json, where: string): string {
 
 function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
   if (!isObject(value)) throw new ChainsConfigError(`${where} must be an object`)
-  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs', 'maxHeadAgeMs', 'payoutReplaceAfterMs', 'maxFeePerGasGwei', 'minGasBalanceGwei'])
+  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs', 'maxHeadAgeMs', 'payoutReplaceAfterMs', 'maxFeePerGasGwei', 'minGasBalanceGwei', 'spendingLimits', 'spendingWindowSeconds'])
   const urls = value.rpcUrls
   if (!Array.isArray(urls) || urls.length === 0 || urls.length > 16) throw new ChainsConfigError(`${where}.rpcUrls must be a list of 1 to 16 http(s) URLs`)
   const tokens = value.tokens
@@ -128,7 +133,30 @@ function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
     payoutReplaceAfterMs: integerField(value, 'payoutReplaceAfterMs', where, 120_000, 1_000, 86_400_000),
     maxFeePerGasWei: BigInt(integerField(value, 'maxFeePerGasGwei', where, 500, 1, 1_000_000)) * 1_000_000_000n,
     minGasBalanceWei: BigInt(integerField(value, 'minGasBalanceGwei', where, 10_000_000, 0, Number.MAX_SAFE_INTEGER)) * 1_000_000_000n,
+    spendingLimits: spendingLimits(value.spendingLimits, `${where}.spendingLimits`),
+    spendingWindowSeconds: integerField(value, 'spendingWindowSeconds', where, PAYOUT_DEFAULTS.spendingWindowSeconds, 60, 31_536_000),
   }
+}
+
+/** `{"usdc": "10000.00"}`: each token's limit as a decimal string of the token, in its smallest unit. */
+function spendingLimits(value: Json | undefined, where: string): Partial<Record<ChainToken, bigint>> | undefined {
+  if (value === undefined) return undefined
+  if (!isObject(value)) throw new ChainsConfigError(`${where} must be an object of token → a decimal amount ("10000.00")`)
+  knownKeys(value, where, CHAIN_TOKENS)
+  const limits: Partial<Record<ChainToken, bigint>> = {}
+  for (const token of CHAIN_TOKENS) {
+    const text = value[token]
+    if (text === undefined) continue
+    let units: bigint | undefined
+    try {
+      units = typeof text === 'string' ? parseAmount(text, token) : undefined
+    } catch {
+      units = undefined
+    }
+    if (units === undefined || units < 0n) throw new ChainsConfigError(`${where}.${token} must be a decimal string of ${token} with at most 6 decimals ("10000.00")`)
+    limits[token] = units
+  }
+  return limits
 }
 
 /** The hot wallet's key source: `{"file": PATH}` or `{"env": NAME}`, never the key itself. */

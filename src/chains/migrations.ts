@@ -97,6 +97,10 @@ export const chainsMigrations: Readonly<Record<string, MigrationStep>> = {
       .addColumn('nonce', 'integer')
       .addColumn('tx_hash', 'text')
       .addColumn('reason', 'text')
+      .addColumn('sent_at', 'text')
+      .addColumn('approved_by', 'text')
+      .addColumn('approved_at', 'text')
+      .addColumn('approval_reason', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       // A movement pays out once: asking again is the same payout.

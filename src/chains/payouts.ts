@@ -9,7 +9,7 @@ export type ChainPayoutRow = Selectable<ChainPayoutsTable>
 export type ChainPayoutAttemptRow = Selectable<ChainPayoutAttemptsTable>
 
 /** The payout statuses (tables.ts). */
-export type PayoutStatus = 'queued' | 'signed' | 'submitted' | 'confirmed' | 'failed'
+export type PayoutStatus = 'queued' | 'awaiting_approval' | 'signed' | 'submitted' | 'confirmed' | 'failed'
 
 /**
  * Live payouts as the money core asks for them: whether the platform sends on a rail in a
@@ -46,6 +46,10 @@ export class LivePayoutQueue implements LivePayouts {
       nonce: null,
       tx_hash: null,
       reason: null,
+      sent_at: null,
+      approved_by: null,
+      approved_at: null,
+      approval_reason: null,
       created_at: at,
       updated_at: at,
     })
@@ -71,9 +75,43 @@ export class PayoutsRepository {
   }
 
   /** Moves a payout from `from` (false when another process moved it first). */
-  async move(id: string, from: PayoutStatus, changes: Partial<Pick<ChainPayoutRow, 'status' | 'sender' | 'nonce' | 'tx_hash' | 'reason' | 'updated_at'>>): Promise<boolean> {
+  async move(id: string, from: PayoutStatus, changes: Partial<Pick<ChainPayoutRow, 'status' | 'sender' | 'nonce' | 'tx_hash' | 'reason' | 'sent_at' | 'updated_at'>>): Promise<boolean> {
     const result = await this.db.updateTable('chain_payouts').set(changes).where('id', '=', id).where('status', '=', from).executeTakeFirst()
     return result.numUpdatedRows === 1n
+  }
+
+  /** What was sent of `currency` on the chain since `since` (ISO 8601), in its smallest unit: what the spending limit counts. */
+  async sentSince(chain: string, currency: string, since: string): Promise<bigint> {
+    const rows = await this.db
+      .selectFrom('chain_payouts')
+      .select('amount')
+      .where('chain', '=', chain)
+      .where('currency', '=', currency)
+      .where('sent_at', '>=', since)
+      .where('status', 'in', ['signed', 'submitted', 'confirmed'])
+      .execute()
+    return rows.reduce((sum, row) => sum + BigInt(row.amount), 0n)
+  }
+
+  /**
+   * An operator approves a payout held above the spending limit: it is queued again, sent without
+   * the limit, with who approved it, when and why kept on the payout. False unless it awaits approval.
+   */
+  async approve(id: string, by: string, reason: string, at: string): Promise<boolean> {
+    const result = await this.db
+      .updateTable('chain_payouts')
+      .set({ status: 'queued', reason: null, approved_by: by, approved_at: at, approval_reason: reason, updated_at: at })
+      .where('id', '=', id)
+      .where('status', '=', 'awaiting_approval')
+      .executeTakeFirst()
+    return result.numUpdatedRows === 1n
+  }
+
+  /** Payouts by status, newest first (the CLI's list). */
+  list(status: PayoutStatus | undefined, limit: number): Promise<ChainPayoutRow[]> {
+    let query = this.db.selectFrom('chain_payouts').selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit)
+    if (status !== undefined) query = query.where('status', '=', status)
+    return query.execute()
   }
 
   /** Notes why a queued payout is not sent yet (null: nothing stops it). */
@@ -125,7 +163,7 @@ export class PayoutsRepository {
       .selectFrom('chain_payouts')
       .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min('created_at').as('oldest')])
       .where('chain', '=', chain)
-      .where('status', 'in', ['queued', 'signed', 'submitted'])
+      .where('status', 'in', ['queued', 'awaiting_approval', 'signed', 'submitted'])
       .executeTakeFirstOrThrow()
     return { count: Number(row.count), oldest: row.oldest ?? undefined }
   }

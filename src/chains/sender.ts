@@ -7,7 +7,7 @@ import { isoOf } from '../db/time.js'
 import type { ChainPayoutUpdated } from '../events/domain-events.js'
 import type { Transact } from '../events/transact.js'
 import type { LedgerEnvironment } from '../ledger/ledger.js'
-import { type ChainConfig, type ChainsConfig, PAYOUT_DEFAULTS } from './config.js'
+import { type ChainConfig, type ChainsConfig, type ChainToken, PAYOUT_DEFAULTS } from './config.js'
 import { type ChainPayoutAttemptRow, type ChainPayoutRow, PayoutsRepository } from './payouts.js'
 import { ChainsRepository } from './repository.js'
 import { ChainRpc, RpcUnavailable } from './rpc.js'
@@ -215,6 +215,7 @@ export class PayoutSender {
     const repository = new PayoutsRepository(this.options.db)
     const queued = await repository.inStatus(this.config.chain, ['queued'], BATCH)
     for (const payout of queued) {
+      if (await this.heldForApproval(payout)) continue
       const balance = await this.rpc.tokenBalance(payout.token, this.account.address)
       if (balance < BigInt(payout.amount)) {
         const reason = `the hot wallet holds ${balance} units of ${payout.currency} on ${payout.chain}; this payout needs ${payout.amount}`
@@ -227,6 +228,24 @@ export class PayoutSender {
       await this.send(payout)
     }
     return queued.length
+  }
+
+  /**
+   * Whether the payout goes above the chain's spending limit of its token (what was sent within the
+   * window, plus it): it then waits for an operator's `devplatform payouts approve`. An approved
+   * payout is not counted against the limit again.
+   */
+  private async heldForApproval(payout: ChainPayoutRow): Promise<boolean> {
+    const limit = this.config.spendingLimits?.[payout.currency as ChainToken]
+    if (limit === undefined || payout.approved_at !== null) return false
+    const now = this.now()
+    const since = isoOf(now - 1000 * (this.config.spendingWindowSeconds ?? PAYOUT_DEFAULTS.spendingWindowSeconds))
+    const sent = await new PayoutsRepository(this.options.db).sentSince(payout.chain, payout.currency, since)
+    if (sent + BigInt(payout.amount) <= limit) return false
+    const reason = `above the spending limit: ${sent} units of ${payout.currency} sent in the window, this payout ${payout.amount}, the limit ${limit}`
+    await this.options.transact((tx) => new PayoutsRepository(tx.db).move(payout.id, 'queued', { status: 'awaiting_approval', reason, updated_at: isoOf(now) }))
+    this.options.log.warn({ chain: this.config.chain, payout: payout.id }, `payout sender: a payout waits for an operator's approval: ${reason}`)
+    return true
   }
 
   private async send(payout: ChainPayoutRow): Promise<void> {
@@ -245,7 +264,7 @@ export class PayoutSender {
       const repository = new PayoutsRepository(tx.db)
       const nonce = await repository.takeNonce(this.config.chain, this.account.address.toLowerCase(), pendingNonce)
       const signed = await this.sign(payout, nonce, maxFeePerGas, priority, gas)
-      if (!(await repository.move(payout.id, 'queued', { status: 'signed', sender: this.account.address.toLowerCase(), nonce, tx_hash: signed.tx_hash, reason: null, updated_at: signed.created_at }))) {
+      if (!(await repository.move(payout.id, 'queued', { status: 'signed', sender: this.account.address.toLowerCase(), nonce, tx_hash: signed.tx_hash, reason: null, sent_at: signed.created_at, updated_at: signed.created_at }))) {
         throw new MovedElsewhere()
       }
       await repository.insertAttempt(signed)

@@ -6,7 +6,7 @@ import type { PayoutStatus } from './payouts.js'
 import { PAYOUT_DEFAULTS } from './config.js'
 
 /** Every payout status, in the order `chains status` and /metrics list them. */
-export const PAYOUT_STATUSES: readonly PayoutStatus[] = ['queued', 'signed', 'submitted', 'confirmed', 'failed']
+export const PAYOUT_STATUSES: readonly PayoutStatus[] = ['queued', 'awaiting_approval', 'signed', 'submitted', 'confirmed', 'failed']
 
 /** Every deposit status, in the order `chains status` and /metrics list them. */
 export const DEPOSIT_STATUSES: readonly DepositStatus[] = ['pending', 'confirmed', 'held', 'removed', 'reorged', 'reversed']
@@ -125,6 +125,7 @@ export async function readChainsStatus(db: Db, config: ChainsConfig | undefined,
     const sender = senders.find((row) => row.chain === chain)
     const oldestOpenPayoutAgeSeconds = openRow?.oldest == null ? null : Math.max(0, (nowMs - Date.parse(openRow.oldest)) / 1000)
     const short = Number(openRow?.short ?? 0)
+    if (payouts.awaiting_approval > 0) alerts.push(`${payouts.awaiting_approval} payout(s) above the spending limit wait for an operator's approval (devplatform payouts approve)`)
     if (short > 0) alerts.push(`${short} payout(s) wait: the hot wallet's float of the token is short of them (docs/chains.md#sending-payouts)`)
     const minGas = configured?.minGasBalanceWei ?? PAYOUT_DEFAULTS.minGasBalanceWei
     if (sender !== undefined && configured !== undefined && BigInt(sender.gas_balance) < minGas) {

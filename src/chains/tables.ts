@@ -86,7 +86,8 @@ export interface ChainLeasesTable {
 
 /**
  * A live payout on chain (src/chains/sender.ts): queued → signed (nonce taken, transaction written
- * before broadcast) → submitted (broadcast) → confirmed | failed (reverted).
+ * before broadcast) → submitted (broadcast) → confirmed | failed (reverted); queued →
+ * awaiting_approval (above the spending limit) → queued once an operator approves it.
  */
 export interface ChainPayoutsTable {
   id: string
@@ -109,6 +110,12 @@ export interface ChainPayoutsTable {
   /** the mined transaction once known, else the latest sent */
   tx_hash: string | null
   reason: string | null
+  /** when it was first signed: what the spending limit's window counts */
+  sent_at: string | null
+  /** the operator's approval of a payout above the spending limit (`devplatform payouts approve`): who, when, why */
+  approved_by: string | null
+  approved_at: string | null
+  approval_reason: string | null
   created_at: string
   updated_at: string
 }

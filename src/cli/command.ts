@@ -37,6 +37,10 @@ export const OPTIONS = {
   'support-email': { type: 'string' },
   logo: { type: 'string' },
   'no-logo': { type: 'boolean' },
+  payout: { type: 'string' },
+  by: { type: 'string' },
+  reason: { type: 'string' },
+  status: { type: 'string' },
 } as const
 
 export interface Flags {
@@ -65,6 +69,10 @@ export interface Flags {
   'support-email'?: string
   logo?: string
   'no-logo'?: boolean
+  payout?: string
+  by?: string
+  reason?: string
+  status?: string
 }
 
 /** An option a command may take; --json is every command's unless it refuses it. */

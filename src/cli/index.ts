@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { type Command, type CommandCall, OPTIONS } from './command.js'
 import { APPS_COMMANDS } from './commands/apps.js'
 import { CHAINS_COMMANDS } from './commands/chains.js'
+import { PAYOUTS_COMMANDS } from './commands/payouts.js'
 import { DELIVERIES_COMMANDS } from './commands/deliveries.js'
 import { usageOf, withHelp } from './commands/help.js'
 import { KEYS_COMMANDS } from './commands/keys.js'
@@ -13,7 +14,7 @@ import { WORKER_COMMANDS } from './commands/worker.js'
 import { UsageError } from './usage-error.js'
 
 /** What devplatform does, in the order its usage lists them. */
-const COMMANDS: readonly Command[] = [...APPS_COMMANDS, ...KEYS_COMMANDS, ...DELIVERIES_COMMANDS, ...LEDGER_COMMANDS, ...RATES_COMMANDS, ...CHAINS_COMMANDS, ...SANDBOX_COMMANDS, ...WORKER_COMMANDS]
+const COMMANDS: readonly Command[] = [...APPS_COMMANDS, ...KEYS_COMMANDS, ...DELIVERIES_COMMANDS, ...LEDGER_COMMANDS, ...RATES_COMMANDS, ...CHAINS_COMMANDS, ...PAYOUTS_COMMANDS, ...SANDBOX_COMMANDS, ...WORKER_COMMANDS]
 
 const TABLE = withHelp(COMMANDS)
 
