@@ -165,7 +165,8 @@ export async function receiveDeposit(tx: Transaction, context: DrainContext, dep
  * drain waits in funds_received for a payout sender (docs/chains.md#what-waits).
  */
 function movesOn(environment: LedgerEnvironment, destination: { payment_rail: string; currency: string; bridge_wallet_id?: string | null }, context: DrainContext): boolean {
-  return !awaitsPayoutSender(environment, destination) || context.payouts?.offReason(destination.payment_rail, destination.currency) === undefined
+  if (!awaitsPayoutSender(environment, destination)) return true
+  return context.payouts !== undefined && context.payouts.offReason(destination.payment_rail, destination.currency) === undefined
 }
 
 /**

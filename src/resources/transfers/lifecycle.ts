@@ -270,7 +270,7 @@ export async function receiveFunds(
  */
 function movesOn(environment: string, destination: Endpoint, currency: string, context: TransferContext): boolean {
   if (!awaitsPayoutSender(environment, destination)) return true
-  return destination.to_address !== undefined && context.payouts?.offReason(destination.payment_rail, currency) === undefined
+  return destination.to_address !== undefined && context.payouts !== undefined && context.payouts.offReason(destination.payment_rail, currency) === undefined
 }
 
 /**
