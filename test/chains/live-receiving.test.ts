@@ -3,6 +3,7 @@ import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChainsConfig } from '../../src/chains/config.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
+import { waitUntil } from '../processes.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
 import { testXpub } from '../helpers/receiving-key.js'
@@ -34,15 +35,8 @@ let usdc: Address
 let eurc: Address
 let key: TestKey
 
-async function waitFor<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+/** What a test waits for on chain: up to 20 s, looked at every 50 ms. */
+const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
 
 async function depositOf(txHash: string, status: string): Promise<Deposit | undefined> {
   const answer = await server.request<{ data: Deposit[] }>('GET', `/api/v0/deposits?status=${status}&take=100`, { key })

@@ -7,7 +7,7 @@ import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
 import { testXpub } from '../helpers/receiving-key.js'
 import { balanceOf, deployToken, mint } from '../helpers/test-token.js'
-import { CLI, exitWithin, launch } from '../processes.js'
+import { CLI, exitWithin, launch, waitUntil } from '../processes.js'
 
 /**
  * The spending limit: a chain that may send 30 USDC a day without an operator. A payout that
@@ -21,15 +21,8 @@ let usdc: Address
 let key: TestKey
 let chains: ChainsConfig
 
-async function waitFor<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+/** What a test waits for on chain: up to 20 s, looked at every 50 ms. */
+const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
 
 async function post<T>(path: string, body: unknown): Promise<T> {
   const answer = await server.request<T>('POST', path, { key, body })

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChainsConfig } from '../../src/chains/config.js'
 import { readChainsStatus } from '../../src/chains/status.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
+import { waitUntil } from '../processes.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
 import { testXpub } from '../helpers/receiving-key.js'
@@ -33,15 +34,8 @@ let key: TestKey
 let hot: Address
 let chains: ChainsConfig
 
-async function waitFor<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await read()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
+/** What a test waits for on chain: up to 20 s, looked at every 50 ms. */
+const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
 
 async function post<T>(path: string, body: unknown): Promise<T> {
   const answer = await server.request<T>('POST', path, { key, body })
