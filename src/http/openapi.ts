@@ -406,7 +406,7 @@ const DOCS_HEADERS: Readonly<Record<string, string>> = {
 
 /** What the API covers, in the order of its tags; each guide in docs/ has its operations' examples. */
 const DOCUMENT_DESCRIPTION =
-  'Customers and their liquidation addresses, webhooks and taxes; the money: wallets, balances, exchange rates, deposits and their drains, receiving addresses, transfers, payment intents and test payments; and what is sold: products, invoices and payment links. Authenticate with the x-client-key and x-client-secret headers.'
+  'Customers and their liquidation addresses, webhooks and taxes; the money: wallets, balances, exchange rates, deposits and their drains, receiving addresses, transfers, payment intents and test payments; what is sold: products, invoices and payment links; and the branding of the hosted pages. Authenticate with the x-client-key and x-client-secret headers.'
 
 /** A body kept as sent and in each encoding a browser takes, with its validator. */
 interface Encoded {
