@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { HDKey, type LocalAccount } from 'viem/accounts'
-import { loadHotWallet, SigningKeyError } from './keys.js'
+import { type KeySource, loadHotWallet, SigningKeyError } from './keys.js'
 import { parseAmount } from '../ledger/amount.js'
 import { type Chain } from '../validation/chain-address.js'
 
@@ -48,11 +48,7 @@ export interface ChainConfig {
 /** A chain's payout settings where its configuration gives none. */
 export const PAYOUT_DEFAULTS = { replaceAfterMs: 120_000, maxFeePerGasWei: 500n * 1_000_000_000n, minGasBalanceWei: 10_000_000n * 1_000_000_000n, spendingWindowSeconds: 86_400 } as const
 
-/**
- * Where the hot wallet's private key is read from at start (never from this file itself): a file
- * only its owner may read, or an environment variable. The key pays gas and sends payouts.
- */
-export type KeySource = { file: string } | { env: string }
+
 
 /** What CHAINS_FILE configures: the extended public key receiving addresses derive from, and each chain. */
 export interface ChainsConfig {

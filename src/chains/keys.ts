@@ -1,6 +1,5 @@
 import { readFileSync, statSync } from 'node:fs'
 import { type LocalAccount, privateKeyToAccount } from 'viem/accounts'
-import type { KeySource } from './config.js'
 
 /**
  * Signing keys, read once at start from where the chains file says (docs/chains.md#keys). The key
@@ -9,6 +8,12 @@ import type { KeySource } from './config.js'
  */
 
 export class SigningKeyError extends Error {}
+
+/**
+ * Where the hot wallet's private key is read from at start (never from the chains file itself): a
+ * file only its owner may read, or an environment variable. The key pays gas and sends payouts.
+ */
+export type KeySource = { file: string } | { env: string }
 
 const PRIVATE_KEY = /^0x[0-9a-fA-F]{64}$/
 
