@@ -157,14 +157,4 @@ export class PayoutsRepository {
       .execute()
   }
 
-  /** Counts of a chain's payouts not ended, and the oldest one's creation (for /metrics and `chains status`). */
-  async open(chain: string): Promise<{ count: number; oldest: string | undefined }> {
-    const row = await this.db
-      .selectFrom('chain_payouts')
-      .select((eb) => [eb.fn.countAll<number>().as('count'), eb.fn.min('created_at').as('oldest')])
-      .where('chain', '=', chain)
-      .where('status', 'in', ['queued', 'awaiting_approval', 'signed', 'submitted'])
-      .executeTakeFirstOrThrow()
-    return { count: Number(row.count), oldest: row.oldest ?? undefined }
-  }
 }

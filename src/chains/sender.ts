@@ -47,17 +47,6 @@ export interface SenderOptions {
   roundMs?: number
 }
 
-/** What `chains status` and /metrics show of a chain's payouts. */
-export interface SenderStatus {
-  chain: string
-  /** whether this process holds the chain's sender lease */
-  sending: boolean
-  hotWallet: string
-  /** the hot wallet's balance of the chain's coin, in wei, as last read */
-  gasBalance: bigint | undefined
-  lastError: { message: string; at: string } | undefined
-}
-
 export class PayoutSender {
   readonly rpc: ChainRpc
   private readonly now: () => number
@@ -71,7 +60,6 @@ export class PayoutSender {
   private backoffMs = 0
   private gasBalance: bigint | undefined
   private gasRecordedAt = 0
-  private lastError: { message: string; at: string } | undefined
 
   constructor(
     readonly config: ChainConfig,
@@ -109,10 +97,6 @@ export class PayoutSender {
     this.holding = false
   }
 
-  status(): SenderStatus {
-    return { chain: this.config.chain, sending: this.holding, hotWallet: this.account.address.toLowerCase(), gasBalance: this.gasBalance, lastError: this.lastError }
-  }
-
   private schedule(delayMs: number): void {
     if (this.stopped) return
     this.timer = setTimeout(() => {
@@ -147,7 +131,6 @@ export class PayoutSender {
     } catch (error) {
       this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs === 0 ? this.roundMs : this.backoffMs * 2)
       const message = error instanceof Error ? error.message : String(error)
-      this.lastError = { message: message.slice(0, 500), at: isoOf(this.now()) }
       if (error instanceof ChainMismatch) this.options.log.error({ chain: this.config.chain }, `payout sender: ${message}; not sending on this chain`)
       else this.options.log.warn({ chain: this.config.chain, retryInMs: this.backoffMs, err: error instanceof RpcUnavailable ? undefined : error }, `payout sender: ${message}`)
       return false
@@ -214,9 +197,12 @@ export class PayoutSender {
   private async sendQueued(): Promise<number> {
     const repository = new PayoutsRepository(this.options.db)
     const queued = await repository.inStatus(this.config.chain, ['queued'], BATCH)
+    // The float of each token, read once a round and spent down as payouts are sent.
+    const floats = new Map<string, bigint>()
     for (const payout of queued) {
       if (await this.heldForApproval(payout)) continue
-      const balance = await this.rpc.tokenBalance(payout.token, this.account.address)
+      const balance = floats.get(payout.token) ?? (await this.rpc.tokenBalance(payout.token, this.account.address))
+      floats.set(payout.token, balance)
       if (balance < BigInt(payout.amount)) {
         const reason = `the hot wallet holds ${balance} units of ${payout.currency} on ${payout.chain}; this payout needs ${payout.amount}`
         if (payout.reason !== reason) {
@@ -225,7 +211,7 @@ export class PayoutSender {
         }
         continue
       }
-      await this.send(payout)
+      if (await this.send(payout)) floats.set(payout.token, balance - BigInt(payout.amount))
     }
     return queued.length
   }
@@ -248,7 +234,8 @@ export class PayoutSender {
     return true
   }
 
-  private async send(payout: ChainPayoutRow): Promise<void> {
+  /** Signs, records, then broadcasts the payout; true when it was sent. */
+  private async send(payout: ChainPayoutRow): Promise<boolean> {
     const fees = await this.rpc.fees()
     const pendingNonce = await this.rpc.nonceOf(this.account.address, 'pending')
     const maxFeePerGas = minOf(fees.maxFeePerGas, this.maxFeePerGas)
@@ -257,7 +244,7 @@ export class PayoutSender {
     if (typeof estimate !== 'bigint') {
       // The token refuses the transfer (a blocked recipient, the zero address): nothing is sent.
       await this.publish(payout, 'queued', 'failed', null, `the token refuses this transfer: ${estimate.reverted}`)
-      return
+      return false
     }
     const gas = minOf((estimate * 6n) / 5n, GAS_LIMIT_CAP)
     const attempt = await this.options.transact(async (tx) => {
@@ -273,9 +260,10 @@ export class PayoutSender {
       if (error instanceof MovedElsewhere) return undefined
       throw error
     })
-    if (attempt === undefined) return
+    if (attempt === undefined) return false
     await this.rpc.sendRaw(attempt.raw as `0x${string}`)
     await this.publish(payout, 'signed', 'submitted', attempt.tx_hash, undefined)
+    return true
   }
 
   private async sign(payout: ChainPayoutRow, nonce: number, maxFeePerGas: bigint, maxPriorityFeePerGas: bigint, gas: bigint = GAS_LIMIT_CAP): Promise<ChainPayoutAttemptRow> {
