@@ -112,7 +112,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const publicUrl = () => config.publicUrl ?? defaultPublicUrl(listeningPort(app) ?? config.port)
   const exchangeRates = new ExchangeRates({ maxAgeMs: config.exchangeRateMaxAgeMs })
   // What every movement of money in this process runs with: the scheduler's, the watchers', the domain events' handlers'.
-  const money: MoneyContext = { rates: exchangeRates, timings: config.drains, now: Date.now, payouts: new LivePayoutQueue(config.chains) }
+  const payouts = new LivePayoutQueue(config.chains)
+  const money: MoneyContext = { rates: exchangeRates, timings: config.drains, now: Date.now, payouts }
   await app.register(databasePlugin, { db: options.db, notifier, hooks: domainHooks({ publicUrl, money }) })
   // Before any route: the metrics' onResponse hook counts every answer.
   if (config.metricsPort !== undefined) await registerMetrics(app, { port: config.metricsPort, host: config.host, db: options.db, redis: options.redis, chains: config.chains })
@@ -184,6 +185,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     redisState,
     urlAddressProblem,
     receiving: new Receiving(config.chains),
+    payouts,
   }
   await app.register(
     async (api) => {

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyPluginOptions } from 'fastify'
 import type { TSchema } from 'typebox'
 import type { Receiving } from '../chains/receiving.js'
+import type { LivePayouts } from '../ledger/money-context.js'
 import type { Config } from '../config.js'
 import type { DomainSubscriptions } from '../events/hooks.js'
 import type { ExchangeRates } from '../ledger/rates.js'
@@ -30,6 +31,8 @@ export interface Platform {
   urlAddressProblem: ((url: string) => Promise<string | undefined>) | undefined
   /** live receiving addresses on the configured chains (src/chains/receiving.ts) */
   receiving: Receiving
+  /** live payouts on the configured chains (src/chains/payouts.ts): whether one can be sent */
+  payouts: LivePayouts
   /** every event type of the resources being registered */
   eventTypes: readonly string[]
 }

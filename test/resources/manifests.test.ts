@@ -9,6 +9,7 @@ import { defineResource, type Resource } from '../../src/resources/resource.js'
 import { taxesManifest } from '../../src/resources/taxes/manifest.js'
 import { loadConfig } from '../../src/config.js'
 import { ExchangeRates } from '../../src/ledger/rates.js'
+import { LivePayoutQueue } from '../../src/chains/payouts.js'
 import { Receiving } from '../../src/chains/receiving.js'
 import { MIGRATIONS, openDatabase } from '../../src/modules/database.js'
 import { MODULES, TABLES } from '../../src/modules/index.js'
@@ -181,4 +182,5 @@ const PLATFORM = {
   redisState: async () => 'not configured' as const,
   urlAddressProblem: undefined,
   receiving: new Receiving(undefined),
+  payouts: new LivePayoutQueue(undefined),
 }

@@ -5,7 +5,7 @@ import { paymentIntentRoutes } from './routes.js'
 
 export const paymentIntents = defineResource({
   manifest: paymentIntentsManifest,
-  configure: ({ config, exchangeRates, publicUrl, receiving }): TransferRoutesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl, receiving }),
+  configure: ({ config, exchangeRates, publicUrl, receiving, payouts }): TransferRoutesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl, receiving, payouts }),
   routes: paymentIntentRoutes,
   events: { 'payment_intent.created': PaymentIntentSchema, 'payment_intent.updated': PaymentIntentSchema },
 })

@@ -9,7 +9,7 @@ import { transfersTables } from './tables.js'
 
 export const transfers = defineResource({
   manifest: transfersManifest,
-  configure: ({ config, exchangeRates, publicUrl, receiving }): TransferRoutesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl, receiving }),
+  configure: ({ config, exchangeRates, publicUrl, receiving, payouts }): TransferRoutesOptions => ({ exchangeRates, drainTimings: config.drains, publicUrl, receiving, payouts }),
   tables: transfersTables,
   migrations: transfersMigrations,
   routes: transferRoutes,

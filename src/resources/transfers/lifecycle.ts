@@ -142,7 +142,7 @@ export async function createTransfer(tx: Transaction, context: TransferContext, 
     refund_tx_hash: null,
     return_reason: null,
     pending_entry_id: null,
-    next_step_at: inbound || awaitsPayoutSender(spec.environment, spec.destination) ? null : isoOf(nowMs + stepDelayMs(spec.destination.payment_rail, context.timings)),
+    next_step_at: inbound || !movesOn(spec.environment, spec.destination, spec.destinationCurrency, context) ? null : isoOf(nowMs + stepDelayMs(spec.destination.payment_rail, context.timings)),
     created_at: now,
     updated_at: now,
   }
@@ -291,7 +291,9 @@ export async function followLivePayout(tx: Transaction, context: TransferContext
     await applyChanges(tx, row, { state: 'payment_processed', destination_tx_hash: event.txHash ?? null, next_step_at: null }, nowMs, ['posted'])
   } else if (event.status === 'failed' && (row.state === 'funds_received' || row.state === 'payment_submitted')) {
     if (row.pending_entry_id !== null) await ledger.void(row.pending_entry_id)
-    const reason = `the payout failed on chain: ${event.reason ?? 'reverted'}; it needs an operator`
+    // Money out's reservation voided is the wallet's again; money in's is back in clearing, for an operator.
+    const after = isInbound(row) ? 'it needs an operator' : 'the funds are back in the wallet'
+    const reason = `the payout failed on chain: ${event.reason ?? 'reverted'}; ${after}`
     await applyChanges(tx, row, { state: 'error', destination_tx_hash: event.txHash ?? null, return_reason: reason, next_step_at: null }, nowMs, ['voided'])
   }
 }
@@ -361,7 +363,12 @@ class TransferStep {
       if (!isInbound(this.row)) await this.release()
       return { state: failure, return_reason: failure === 'error' ? 'sandbox: the payment could not be made' : 'sandbox: the destination could not receive the payment', next_step_at: null }
     }
-    if (!isInbound(this.row)) return { state: 'payment_submitted', next_step_at: this.nextStep() }
+    if (!isInbound(this.row)) {
+      if (!awaitsPayoutSender(this.row.environment, this.destination)) return { state: 'payment_submitted', next_step_at: this.nextStep() }
+      // Live on chain: the sender sends the reserved payout; the transfer moves on with it (followLivePayout).
+      await this.requestPayout(this.destination, this.row.destination_currency as Currency, BigInt(this.row.converted_amount ?? '0'))
+      return { next_step_at: null }
+    }
     const from = this.row.currency as Currency
     const to = this.row.destination_currency as Currency
     let rate: string
@@ -386,16 +393,21 @@ class TransferStep {
     this.entries.push('pending')
     if (wallet === undefined && awaitsPayoutSender(this.row.environment, destination)) {
       // Live on chain: the sender sends it; the transfer moves on with the payout (followLivePayout).
-      const payouts = this.context.payouts
-      if (payouts === undefined || destination.to_address === undefined) throw new Error(`transfer ${this.row.id}: a live payout was scheduled with no sender for it`)
-      await payouts.request(
-        this.tx.db,
-        { chain: destination.payment_rail, environment: 'live', appId: this.row.app_id, ownerType: 'transfer', ownerId: this.row.id, currency: to as 'usdc' | 'eurc', toAddress: destination.to_address, amount: converted },
-        this.nowMs,
-      )
+      await this.requestPayout(destination, to, converted)
       return { exchange_rate: rate, converted_amount: converted.toString(), pending_entry_id: entryId, next_step_at: null }
     }
     return { state: 'payment_submitted', exchange_rate: rate, converted_amount: converted.toString(), pending_entry_id: entryId, next_step_at: this.nextStep() }
+  }
+
+  /** Queues the transfer's live payout with the chain's sender, in this step's transaction. */
+  private async requestPayout(destination: Endpoint, currency: Currency, amount: bigint): Promise<void> {
+    const payouts = this.context.payouts
+    if (payouts === undefined || destination.to_address === undefined) throw new Error(`transfer ${this.row.id}: a live payout was scheduled with no sender for it`)
+    await payouts.request(
+      this.tx.db,
+      { chain: destination.payment_rail, environment: 'live', appId: this.row.app_id, ownerType: 'transfer', ownerId: this.row.id, currency: currency as 'usdc' | 'eurc', toAddress: destination.to_address, amount },
+      this.nowMs,
+    )
   }
 
   private async processed(): Promise<Changes> {

@@ -1,4 +1,5 @@
-import type { LiveReceiving } from '../../ledger/money-context.js'
+import type { LivePayouts, LiveReceiving } from '../../ledger/money-context.js'
+import { type Chain, describeAddressFormat, isValidChainAddress } from '../../validation/chain-address.js'
 import type { FastifyPluginAsyncTypebox, TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyRequest, RawRequestDefaultExpression, RawServerDefault, RouteGenericInterface } from 'fastify'
 import type { TSchema } from 'typebox'
@@ -60,6 +61,22 @@ export interface TransferRoutesOptions {
   publicUrl: () => string
   /** live receiving addresses for money asked for on chain */
   receiving: LiveReceiving
+  /** live payouts on chain: whether a transfer out can be sent */
+  payouts: LivePayouts
+}
+
+/**
+ * The address a transfer out to a beneficiary is paid to on `chain`. Live: required (this platform
+ * keeps no beneficiaries, so beneficiaryId names no address) and paid for real, so refused when
+ * live payouts of `currency` on `chain` are off; the sandbox takes it or not, and simulates.
+ */
+function payoutAddressOf(chain: string, address: string | undefined, environment: LedgerEnvironment, currency: string, payouts: LivePayouts): string | undefined {
+  if (address !== undefined && !isValidChainAddress(chain as Chain, address)) throw new InvalidRequest(`destinationAddress must be a valid ${chain} address (${describeAddressFormat(chain as Chain)})`)
+  if (environment !== 'live') return address
+  if (address === undefined) throw new InvalidRequest("destinationAddress is required with a production key: live money is paid on chain to that address (this platform keeps no beneficiaries' addresses)")
+  const off = payouts.offReason(chain, currency)
+  if (off !== undefined) throw new InvalidRequest(`${off}: this transfer could not be sent`)
+  return address
 }
 
 export const WALLET_NOT_FOUND = 'Bridge wallet not found'
@@ -218,7 +235,7 @@ export function followRoutes(family: TransferFamily, context: TransferContext, n
 }
 
 export const transferRoutes: FastifyPluginAsyncTypebox<TransferRoutesOptions> = async (app, options) => {
-  const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now, receiving: options.receiving }
+  const context: TransferContext = { rates: options.exchangeRates, timings: options.drainTimings, now: Date.now, receiving: options.receiving, payouts: options.payouts }
   const post = creationRoutes(app, context, TransferSchema, errorResponses(400, 401, 403, 404, 409, 429, 503))
 
   post(
@@ -331,6 +348,8 @@ export const transferRoutes: FastifyPluginAsyncTypebox<TransferRoutesOptions> = 
       const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)
       const wallet = await requireWallet(tx, environment, appId, body.sourceWalletId)
       const destination: NewTransfer['destination'] = { payment_rail: wallet.chain, currency: destinationCurrency, beneficiary_id: body.beneficiaryId }
+      const toAddress = payoutAddressOf(wallet.chain, body.destinationAddress, environment, destinationCurrency, options.payouts)
+      if (toAddress !== undefined) destination.to_address = toAddress
       if (body.blockchain_memo !== undefined) destination.blockchain_memo = body.blockchain_memo
       return {
         environment,

@@ -160,6 +160,9 @@ export const ExternalStablecoinTransferBody = Type.Object(
     sourceCurrency: Code('the stablecoin debited: usdc or eurc', 'usdc'),
     destinationCurrency: Code('the stablecoin the beneficiary receives: usdc or eurc', 'usdc'),
     beneficiaryId: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', 'x-message': 'beneficiaryId must be 1 to 64 letters, digits, underscores or hyphens', examples: ['beneficiary_12345'] }),
+    destinationAddress: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 128, description: "the beneficiary's address on the wallet's chain, paid to on chain; required with a production key", examples: ['0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359'] }),
+    ),
     blockchain_memo: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a memo on the payout transaction', examples: ['invoice 1042'] })),
     amount: Type.Optional(WireAmount('the amount debited from the wallet, in sourceCurrency (required)', 25)),
     developer_fee: DeveloperFee,

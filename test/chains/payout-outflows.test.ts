@@ -1,0 +1,143 @@
+import type { Address } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ChainsConfig } from '../../src/chains/config.js'
+import { verifyLedger } from '../../src/ledger/ledger.js'
+import type { Wallet } from '../../src/resources/wallets/schemas.js'
+import { waitUntil } from '../processes.js'
+import { startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { testXpub } from '../helpers/receiving-key.js'
+import { balanceOf, deployToken, mint } from '../helpers/test-token.js'
+
+/**
+ * Live money leaving by the other roads than a drain's payout, sent for real on anvil by the hot
+ * wallet: a transfer out of a live wallet to an outside address. The recipient's balance grows
+ * by exactly what was sent; a payout the token refuses ends in error with the reservation voided.
+ */
+
+interface Transfer {
+  id: string
+  state: string
+  destination_tx_hash?: string
+  waiting_for?: string
+  return_reason?: string
+}
+
+let server: TestServer
+let anvil: Anvil
+let usdc: Address
+let key: TestKey
+let hot: Address
+
+/** What a test waits for on chain: up to 20 s, looked at every 50 ms. */
+const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
+
+async function liveAccount(kind: 'developer_fee' | 'wallet', owner: TestKey): Promise<bigint> {
+  const rows = await server.app.db.selectFrom('ledger_accounts').select('available').where('environment', '=', 'live').where('kind', '=', kind).where('app_id', '=', owner.appId).execute()
+  return rows.reduce((sum, row) => sum + BigInt(row.available), 0n)
+}
+
+/** The base wallet of a new application, funded on chain with `units` of USDC and credited after its confirmations. */
+async function fundedWallet(units: bigint): Promise<{ owner: TestKey; wallet: Wallet }> {
+  const owner = await server.createKey({ environment: 'production' })
+  const wallet = (await server.request<{ data: Wallet[] }>('GET', '/api/v0/wallets', { key: owner })).body.data.find((each) => each.chain === 'base')
+  if (wallet?.address == null) throw new Error('no live base wallet')
+  await mint(anvil, usdc, wallet.address as Address, units)
+  await anvil.mine(1)
+  await waitFor('the wallet credited', async () => ((await liveAccount('wallet', owner)) === units ? true : undefined))
+  return { owner, wallet }
+}
+
+async function sendOut(owner: TestKey, wallet: Wallet, body: Record<string, unknown>) {
+  return server.request<Transfer & { message?: string }>('POST', '/api/v0/transfers/external-stablecoin-transfer', {
+    key: owner,
+    body: { sourceWalletId: wallet.id, sourceCurrency: 'usdc', destinationCurrency: 'usdc', beneficiaryId: 'beneficiary_1', ...body },
+  })
+}
+
+const readTransfer = async (owner: TestKey, id: string) => (await server.request<Transfer>('GET', `/api/v0/transfers/${id}`, { key: owner })).body
+
+beforeAll(async () => {
+  anvil = await startAnvil()
+  usdc = await deployToken(anvil, { name: 'USD Coin', symbol: 'USDC' })
+  const hotWallet = anvil.accounts[6]
+  if (hotWallet === undefined) throw new Error('no account')
+  hot = hotWallet.address
+  await mint(anvil, usdc, hot, 1_000_000_000n)
+  const chains: ChainsConfig = {
+    file: 'test',
+    receivingXpub: testXpub(),
+    hotWallet,
+    chains: [{ chain: 'base', chainId: anvil.chainId, rpcUrls: [anvil.url], tokens: { usdc: usdc.toLowerCase() }, confirmations: 2, pollIntervalMs: 50, maxBlockRange: 100, startBlock: 0, rpcTimeoutMs: 2_000 }],
+  }
+  server = await startTestServer({ config: { chains, drains: { scheduler: true, fastDelayMs: 20, achDelayMs: 20, pollIntervalMs: 20, concurrency: 2 } } })
+  key = await server.createKey({ environment: 'production' })
+}, 60_000)
+
+afterAll(async () => {
+  await server?.close()
+  await anvil?.close()
+})
+
+describe('live transfers out to an outside address, sent on a real chain', () => {
+  it('sent by the hot wallet: payment_submitted with its transaction, payment_processed after the confirmations, the recipient paid exactly the amount, the fee kept', async () => {
+    const { owner, wallet } = await fundedWallet(30_000_000n)
+    const recipient = '0x00000000000000000000000000000000000d0d00'
+    const created = await sendOut(owner, wallet, { amount: '12.5', developer_fee: '0.5', destinationAddress: recipient })
+    expect(created.status, created.text).toBe(201)
+    expect(await liveAccount('wallet', owner)).toBe(17_000_000n)
+    const submitted = await waitFor('the transfer submitted', async () => {
+      const transfer = await readTransfer(owner, created.body.id)
+      return transfer.state === 'payment_submitted' ? transfer : undefined
+    })
+    expect(submitted.destination_tx_hash).toMatch(/^0x[0-9a-f]{64}$/)
+    expect(submitted.waiting_for).toBeUndefined()
+    await anvil.mine(2)
+    const processed = await waitFor('the transfer processed', async () => {
+      const transfer = await readTransfer(owner, created.body.id)
+      return transfer.state === 'payment_processed' ? transfer : undefined
+    })
+    expect(processed.destination_tx_hash).toBe(submitted.destination_tx_hash)
+    const receipt = await anvil.publicClient.getTransactionReceipt({ hash: processed.destination_tx_hash as `0x${string}` })
+    expect(receipt.from.toLowerCase()).toBe(hot.toLowerCase())
+    expect(await balanceOf(anvil, usdc, recipient)).toBe(12_500_000n)
+    expect(await liveAccount('developer_fee', owner)).toBe(500_000n)
+    expect(await liveAccount('wallet', owner)).toBe(17_000_000n)
+    expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+  })
+
+  it('a payout the token refuses (to the zero address) is never sent: the transfer ends in error, its reservation voided, the wallet whole again', async () => {
+    const { owner, wallet } = await fundedWallet(5_000_000n)
+    const created = await sendOut(owner, wallet, { amount: '4', destinationAddress: '0x0000000000000000000000000000000000000000' })
+    expect(created.status, created.text).toBe(201)
+    const failed = await waitFor('the transfer in error', async () => {
+      const transfer = await readTransfer(owner, created.body.id)
+      return transfer.state === 'error' ? transfer : undefined
+    })
+    expect(failed.return_reason).toMatch(/^the payout failed on chain: the token refuses this transfer: .*; the funds are back in the wallet$/)
+    expect(failed.destination_tx_hash).toBeUndefined()
+    expect(await liveAccount('wallet', owner)).toBe(5_000_000n)
+    expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+  })
+
+  it('a live transfer out is refused at create, changing nothing, without a destinationAddress, with an invalid one, and on a chain whose payouts are off; the sandbox takes it without one', async () => {
+    const wallets = (await server.request<{ data: Wallet[] }>('GET', '/api/v0/wallets', { key })).body.data
+    const base = wallets.find((wallet) => wallet.chain === 'base') as Wallet
+    const ethereum = wallets.find((wallet) => wallet.chain === 'ethereum') as Wallet
+    const missing = await sendOut(key, base, { amount: '1' })
+    expect(missing.status).toBe(400)
+    expect(missing.body.message).toBe("destinationAddress is required with a production key: live money is paid on chain to that address (this platform keeps no beneficiaries' addresses)")
+    const invalid = await sendOut(key, base, { amount: '1', destinationAddress: '0x1234' })
+    expect(invalid.status).toBe(400)
+    expect(invalid.body.message).toMatch(/^destinationAddress must be a valid base address/)
+    const off = await sendOut(key, ethereum, { amount: '1', destinationAddress: '0x00000000000000000000000000000000000d0d00' })
+    expect(off.status).toBe(400)
+    expect(off.body.message).toBe('live payouts on ethereum are off: this platform has no configuration for ethereum (CHAINS_FILE, docs/chains.md): this transfer could not be sent')
+    expect((await server.request<{ data: unknown[] }>('GET', '/api/v0/transfers', { key })).body.data).toEqual([])
+    const sandboxKey = await server.createKey({ environment: 'development' })
+    const sandboxWallet = (await server.request<{ data: Wallet[] }>('GET', '/api/v0/wallets', { key: sandboxKey })).body.data.find((wallet) => wallet.chain === 'base') as Wallet
+    const sandbox = await sendOut(sandboxKey, sandboxWallet, { amount: '1' })
+    // Refused for want of funds, not of an address: the sandbox wallet is empty.
+    expect(sandbox.status, sandbox.text).toBe(409)
+  })
+})
