@@ -115,20 +115,59 @@ export function parseDatabaseUrl(value: string, name = 'DATABASE_URL', poolSize 
     return { kind: 'sqlite', filename: resolve(value.slice('sqlite:'.length)) }
   }
   if (/^postgres(ql)?:\/\//.test(value)) {
-    let url: URL
-    try {
-      url = new URL(value)
-    } catch {
-      throw new ConfigError(`${name} is not a valid URL (got ${JSON.stringify(redactUrl(value))})`)
-    }
-    if (url.hostname === '' || url.pathname.length <= 1) {
-      throw new ConfigError(`${name} must be postgres://user@host:port/database (got ${JSON.stringify(redactUrl(value))})`)
-    }
+    postgresHostUrls(value, name)
     return { kind: 'postgres', url: value, poolSize }
   }
   throw new ConfigError(
     `${name} must be sqlite:PATH, sqlite::memory: or postgres://user@host:port/database (got ${JSON.stringify(redactUrl(value))})`,
   )
+}
+
+// scheme, user info, the host list, and the rest (path, query); user info is percent-encoded, so '@' ends it.
+const POSTGRES_URL_PARTS = /^(postgres(?:ql)?:\/\/)(?:([^@/?#]*)@)?([^/?#]*)([^?#]*)(\?[^#]*)?$/
+const POSTGRES_HOST = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/
+// libpq's session attributes that mean "a server that takes writes"; the server only ever writes.
+const WRITABLE_SESSION_ATTRS = new Set(['read-write', 'primary'])
+
+/**
+ * The single-host URLs of a PostgreSQL URL that may list several hosts, in libpq's syntax
+ * (postgres://user@h1:5432,h2:5433/db?target_session_attrs=read-write, as pg_auto_failover's
+ * formation URI is): node-postgres connects to one host, so src/db/postgres/primary.ts tries them
+ * in turn and keeps the one that takes writes. Each keeps the user, password, database and
+ * parameters; target_session_attrs is libpq's, and only a writable server is ever wanted.
+ */
+export function postgresHostUrls(value: string, name = 'DATABASE_URL'): string[] {
+  const expected = () => new ConfigError(`${name} must be postgres://user@host:port[,host:port…]/database (got ${JSON.stringify(redactUrl(value))})`)
+  const parts = POSTGRES_URL_PARTS.exec(value)
+  if (parts === null) throw expected()
+  const [, scheme = '', userInfo, hostList = '', path = '', query = ''] = parts
+  const parameters = query.replace(/^\?/, '').split('&').filter((parameter) => parameter !== '')
+  const kept: string[] = []
+  for (const parameter of parameters) {
+    const [key = '', setting = ''] = parameter.split('=', 2)
+    if (decodeURIComponent(key) !== 'target_session_attrs') {
+      kept.push(parameter)
+      continue
+    }
+    if (!WRITABLE_SESSION_ATTRS.has(decodeURIComponent(setting))) {
+      throw new ConfigError(`${name}: target_session_attrs must be read-write or primary, the server writes (got ${JSON.stringify(decodeURIComponent(setting))})`)
+    }
+  }
+  const rest = `${path}${kept.length > 0 ? `?${kept.join('&')}` : ''}`
+  return hostList.split(',').map((host) => {
+    const found = POSTGRES_HOST.exec(host)
+    const port = found?.[2] === undefined ? undefined : Number(found[2])
+    if (found === null || (port !== undefined && (port < 1 || port > 65_535))) throw expected()
+    const url = `${scheme}${userInfo === undefined ? '' : `${userInfo}@`}${host}${rest}`
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      throw new ConfigError(`${name} is not a valid URL (got ${JSON.stringify(redactUrl(value))})`)
+    }
+    if (parsed.hostname === '' || parsed.pathname.length <= 1) throw expected()
+    return url
+  })
 }
 
 /** Where the data is, for log lines: the file, or the PostgreSQL URL without its password. */

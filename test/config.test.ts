@@ -1,7 +1,7 @@
 // vitest: sqlite project only — configuration parsing and a server on SQLite whatever the run.
 import { existsSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ConfigError, defaultPublicUrl, loadConfig, publicUrlOf } from '../src/config.js'
+import { ConfigError, defaultPublicUrl, loadConfig, postgresHostUrls, publicUrlOf } from '../src/config.js'
 import { cleanUp, exitWithin, freshDb, launch, SERVER } from './processes.js'
 
 describe('loadConfig', () => {
@@ -160,6 +160,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://u@h:5432/db' }).database).toEqual({ kind: 'postgres', url: 'postgres://u@h:5432/db', poolSize: 10 })
     expect(loadConfig({ DATABASE_URL: 'postgresql://h/db', DATABASE_POOL_SIZE: '1' }).database).toEqual({ kind: 'postgres', url: 'postgresql://h/db', poolSize: 1 })
     expect(loadConfig({ DATABASE_URL: 'postgres://h/db', DATABASE_POOL_SIZE: '1000' }).database).toMatchObject({ poolSize: 1000 })
+    const formation = 'postgres://u:pw@10.0.0.1:6001,[::1]:6002,db3/app?target_session_attrs=read-write&sslmode=disable'
+    expect(loadConfig({ DATABASE_URL: formation }).database).toEqual({ kind: 'postgres', url: formation, poolSize: 10 })
+  })
+
+  it('splits a PostgreSQL URL listing several hosts into one URL a host, keeping user, database and parameters', () => {
+    expect(postgresHostUrls('postgres://u:pw@10.0.0.1:6001,[::1]:6002,db3/app?target_session_attrs=read-write&sslmode=disable')).toEqual([
+      'postgres://u:pw@10.0.0.1:6001/app?sslmode=disable',
+      'postgres://u:pw@[::1]:6002/app?sslmode=disable',
+      'postgres://u:pw@db3/app?sslmode=disable',
+    ])
+    expect(postgresHostUrls('postgresql://h:5432/db')).toEqual(['postgresql://h:5432/db'])
+    expect(postgresHostUrls('postgres://h1:1,h2:65535/db?target_session_attrs=primary')).toEqual(['postgres://h1:1/db', 'postgres://h2:65535/db'])
     expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2' }).redisUrl).toBe('redis://127.0.0.1:6379/2')
     expect(loadConfig({ REDIS_URL: 'redis://h:6379' }).redisUrl).toBe('redis://h:6379')
     expect(loadConfig({}).redisUrl).toBeUndefined()
@@ -171,8 +183,15 @@ describe('loadConfig', () => {
     ['PORT', { PORT: '-1' }, 'PORT must be an integer'],
     ['PORT', { PORT: '' }, 'PORT must be an integer'],
     ['HOST', { HOST: '' }, 'HOST must be'],
-    ['DATABASE_URL', { DATABASE_URL: 'postgres://x' }, 'DATABASE_URL must be postgres://user@host:port/database (got "postgres://x")'],
-    ['DATABASE_URL', { DATABASE_URL: 'postgres://u:hunter2@h/' }, 'DATABASE_URL must be postgres://user@host:port/database (got "postgres://u:***@h/")'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://x' }, 'DATABASE_URL must be postgres://user@host:port[,host:port…]/database (got "postgres://x")'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://u:hunter2@h/' }, 'DATABASE_URL must be postgres://user@host:port[,host:port…]/database (got "postgres://u:***@h/")'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://u@h1:5432,,h2:5432/db' }, 'DATABASE_URL must be postgres://user@host:port[,host:port…]/database (got "postgres://u@h1:5432,,h2:5432/db")'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://u@h1:5432,h2:65536/db' }, 'DATABASE_URL must be postgres://user@host:port[,host:port…]/database'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://u@h1:5432,h2:0/db' }, 'DATABASE_URL must be postgres://user@host:port[,host:port…]/database'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://u@h1:5432,h2:x/db' }, 'DATABASE_URL must be postgres://user@host:port[,host:port…]/database'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://u:hunter2@h1,h2:5432' }, 'DATABASE_URL must be postgres://user@host:port[,host:port…]/database (got "postgres://u:***@h1,h2:5432")'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://u@h1,h2/db?target_session_attrs=any' }, 'DATABASE_URL: target_session_attrs must be read-write or primary, the server writes (got "any")'],
+    ['DATABASE_URL', { DATABASE_URL: 'postgres://u@h1/db?target_session_attrs=read-only' }, 'DATABASE_URL: target_session_attrs must be read-write or primary, the server writes (got "read-only")'],
     ['DATABASE_URL', { DATABASE_URL: 'mysql://h/db' }, 'DATABASE_URL must be sqlite:PATH, sqlite::memory: or postgres://user@host:port/database'],
     ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE must be an integer from 1 to 1000 (got "0")'],
     ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '1001' }, 'DATABASE_POOL_SIZE must be an integer from 1 to 1000'],

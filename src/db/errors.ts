@@ -33,6 +33,11 @@ export function isStalePlan(error: unknown): boolean {
   return codeOf(error) === '0A000' && messageOf(error).includes('cached plan must not change result type')
 }
 
+/** PostgreSQL refused a write because the session is read-only (25006): a standby, or a demoted primary. */
+export function isReadOnlyRefusal(error: unknown): boolean {
+  return codeOf(error) === '25006'
+}
+
 /**
  * SQLite refused the statement because another connection (another process) holds a lock it needs
  * (SQLITE_BUSY and its extended codes). A statement refused so changed nothing.

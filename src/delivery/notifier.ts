@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { POSTGRES_TIMEOUTS } from '../db/postgres/open.js'
+import { connectToPrimary } from '../db/postgres/primary.js'
 import type { CommitSignals, SignalSink } from '../db/unit-of-work.js'
 import type { DispatcherLog } from './log.js'
 
@@ -88,7 +89,16 @@ export class PostgresSignalListener {
 
   private async connect(): Promise<void> {
     if (this.closed) return
-    const client = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: POSTGRES_TIMEOUTS.connectMs, keepAlive: true, application_name: 'devplatform-listen' })
+    let client: pg.Client
+    try {
+      // The host of the URL's list that takes writes: LISTEN runs on a primary only, and NOTIFYs
+      // are sent by the primary's sessions.
+      client = await connectToPrimary(this.url, { connectionTimeoutMillis: POSTGRES_TIMEOUTS.connectMs, keepAlive: true, application_name: 'devplatform-listen' })
+    } catch (error) {
+      this.log.warn({ err: error }, 'webhook dispatcher: cannot LISTEN for commits; polling until the database answers')
+      this.retry()
+      return
+    }
     client.on('notification', (message) => {
       if (message.channel === CHANNELS.deliveries) {
         if (message.payload !== this.ownOrigin) this.listener.deliveriesCommitted()
@@ -98,7 +108,6 @@ export class PostgresSignalListener {
     client.on('error', () => this.lost(client))
     client.on('end', () => this.lost(client))
     try {
-      await client.connect()
       await client.query(`listen ${CHANNELS.deliveries}`)
       await client.query(`listen ${CHANNELS.webhookStopped}`)
     } catch (error) {
@@ -123,6 +132,10 @@ export class PostgresSignalListener {
     client.removeAllListeners('error')
     client.on('error', () => undefined)
     client.end().catch(() => undefined)
+    this.retry()
+  }
+
+  private retry(): void {
     if (this.closed || this.retryTimer !== undefined) return
     this.failures++
     const delay = Math.min(5_000, 100 * 2 ** Math.min(this.failures, 6))

@@ -2,11 +2,13 @@ import { createServer, type Server, type Socket } from 'node:net'
 
 /**
  * What a connection of the fake does once the client's startup message arrives: `answer` completes
- * the handshake and answers every simple query with one row; `terminate-when-ready` sends the end
+ * the handshake and answers every simple query with one row (`show transaction_read_only` with "off",
+ * as a primary does); `terminate-when-ready` sends the end
  * of the handshake (ReadyForQuery) and a FATAL ErrorResponse 57P01 (an administrator terminated the
- * backend) in one TCP write and closes, so the client reads both in one chunk.
+ * backend) in one TCP write and closes, so the client reads both in one chunk; `read-only` answers
+ * like a standby, every query with one text row "on" (as `show transaction_read_only` does there).
  */
-export type FakeConnectionBehaviour = 'answer' | 'terminate-when-ready'
+export type FakeConnectionBehaviour = 'answer' | 'terminate-when-ready' | 'read-only'
 
 /** A query whose text contains this is answered after `slowAnswerMs`, holding its connection meanwhile. */
 export const SLOW_QUERY_MARK = 'pg_sleep'
@@ -80,7 +82,8 @@ export class FakePostgres {
         }
         if (type === 'Q') {
           const text = message.subarray(5, message.length - 1).toString('utf8')
-          const answer = Buffer.concat([oneRow(), readyForQuery()])
+          const asksReadOnly = chosen === 'read-only' || text.includes('transaction_read_only')
+          const answer = Buffer.concat([asksReadOnly ? readOnlyRow(chosen === 'read-only' ? 'on' : 'off') : oneRow(), readyForQuery()])
           if (text.includes(SLOW_QUERY_MARK)) setTimeout(() => socket.write(answer), slowAnswerMs)
           else socket.write(answer)
         }
@@ -137,4 +140,11 @@ function oneRow(): Buffer {
   const INT4_OID = 23
   const column = Buffer.concat([cstring('one'), int32(0), int16(0), int32(INT4_OID), int16(4), int32(-1), int16(0)])
   return Buffer.concat([message('T', Buffer.concat([int16(1), column])), message('D', Buffer.concat([int16(1), int32(1), Buffer.from('1')])), message('C', cstring('SELECT 1'))])
+}
+
+/** One text column "transaction_read_only" with the value, and its command tag. */
+function readOnlyRow(value: 'on' | 'off'): Buffer {
+  const TEXT_OID = 25
+  const column = Buffer.concat([cstring('transaction_read_only'), int32(0), int16(0), int32(TEXT_OID), int16(-1), int32(-1), int16(0)])
+  return Buffer.concat([message('T', Buffer.concat([int16(1), column])), message('D', Buffer.concat([int16(1), int32(Buffer.byteLength(value)), Buffer.from(value)])), message('C', cstring('SHOW'))])
 }

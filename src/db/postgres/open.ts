@@ -1,8 +1,8 @@
 import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely'
-import pg from 'pg'
 import { redactUrl } from '../../config.js'
 import type { Database } from '../schema.js'
 import type { Db } from '../transaction.js'
+import { PrimaryPool } from './primary.js'
 import { type NamedStatementPool, withNamedStatements } from './statements.js'
 
 /** How long a PostgreSQL connection or query may take before it counts as "the database is unavailable". */
@@ -15,11 +15,12 @@ export const POSTGRES_TIMEOUTS = {
 /**
  * A pooled PostgreSQL database. Every wait is bounded, so an outage answers (503) instead of
  * hanging: connecting, waiting for a pooled connection, a query, a lock. Idle connections that
- * break (the server restarted) are dropped by the pool and replaced on the next request.
+ * break (the server restarted) are dropped by the pool and replaced on the next request. The URL
+ * may list several hosts (a failover formation): connections go to the one that takes writes
+ * (PrimaryPool), each host's connect bounded by connectMs.
  */
 export async function openPostgres(url: string, poolSize: number): Promise<Db> {
-  const pool = new pg.Pool({
-    connectionString: url,
+  const pool = new PrimaryPool(url, {
     max: poolSize,
     connectionTimeoutMillis: POSTGRES_TIMEOUTS.connectMs,
     query_timeout: POSTGRES_TIMEOUTS.queryMs,
@@ -29,15 +30,11 @@ export async function openPostgres(url: string, poolSize: number): Promise<Db> {
     keepAlive: true,
     application_name: 'devplatform',
   })
-  // A pooled idle connection that dies emits 'error' on the pool; without a listener the
-  // process would crash. The next query gets a fresh connection (or a 503 while it is down).
-  pool.on('error', () => undefined)
-  // Before the first connection opens: it guards each connection from the moment it joins the pool.
   const named = withNamedStatements(pool)
   try {
-    await pool.query('select 1')
+    await named.queryOnce('select 1', [])
   } catch (error) {
-    await pool.end().catch(() => undefined)
+    await named.end().catch(() => undefined)
     throw new Error(`cannot connect to ${redactUrl(url)}: ${error instanceof Error ? error.message : String(error)}`)
   }
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: named }) })

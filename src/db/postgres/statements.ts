@@ -1,6 +1,7 @@
 import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely'
 import type pg from 'pg'
-import { isStalePlan } from '../errors.js'
+import { isReadOnlyRefusal, isStalePlan } from '../errors.js'
+import type { PrimaryPool } from './primary.js'
 
 /** Distinct statement texts that get a server-side prepared statement; past it, texts run unnamed. */
 export const NAMED_STATEMENT_LIMIT = 500
@@ -27,7 +28,7 @@ export interface NamedStatementPool extends PostgresPool {
   queryOnce<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<R[]>
 }
 
-export function withNamedStatements(pool: pg.Pool): NamedStatementPool {
+export function withNamedStatements(pool: PrimaryPool): NamedStatementPool {
   const names = new Map<string, string>()
   let issued = 0
   const statements: StatementNames = {
@@ -43,20 +44,13 @@ export function withNamedStatements(pool: pg.Pool): NamedStatementPool {
       names.delete(text)
     },
   }
-  // pg-pool listens for a connection's errors only while it is idle, and stops before handing it
-  // over: an error read then (before the caller's await resumes: ReadyForQuery and a FATAL in one
-  // socket read) or while it is checked out would be an 'error' event with no listener, which ends
-  // the process. 'connect' is emitted synchronously as a new connection joins the pool, so this
-  // listener is there for the whole of its life. The query under way, or the next one, fails by
-  // itself (503), and release() drops the broken connection from the pool.
-  pool.on('connect', (client) => client.on('error', ignoreConnectionError))
   // Kysely keeps its connection object per client object: hand it the same one every time.
   const clients = new WeakMap<pg.PoolClient, PostgresPoolClient>()
   const connect = async (): Promise<PostgresPoolClient> => {
     const client = await pool.connect()
     let named = clients.get(client)
     if (named === undefined) {
-      named = namedStatementClient(client, statements)
+      named = namedStatementClient(client, statements, pool)
       clients.set(client, named)
     }
     return named
@@ -81,8 +75,6 @@ export function withNamedStatements(pool: pg.Pool): NamedStatementPool {
   }
 }
 
-function ignoreConnectionError(): void {}
-
 interface StatementNames {
   /** the text's statement name; undefined once the limit is reached */
   nameOf(text: string): string | undefined
@@ -90,10 +82,21 @@ interface StatementNames {
   forget(text: string): void
 }
 
-function namedStatementClient(client: pg.PoolClient, statements: StatementNames): PostgresPoolClient {
+function namedStatementClient(client: pg.PoolClient, statements: StatementNames, pool: PrimaryPool): PostgresPoolClient {
   // Kysely's transactions begin, commit and roll back with these texts (savepoints are not ends).
   let inTransaction = false
+  // The session refused a write as read-only: its server is no longer the primary (a switchover
+  // demoted it), so it leaves the pool when released and the next checkout looks for the primary.
+  let refusedWrite = false
   async function run<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
+    try {
+      return await runStatement<R>(text, parameters)
+    } catch (error) {
+      if (isReadOnlyRefusal(error)) refusedWrite = true
+      throw error
+    }
+  }
+  async function runStatement<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     if (parameters.length === 0) {
       // pg sends a text without parameters in the simple protocol, unprepared.
       if (/^(begin|start transaction)\b/i.test(text)) inTransaction = true
@@ -118,7 +121,12 @@ function namedStatementClient(client: pg.PoolClient, statements: StatementNames)
     if (typeof text !== 'string') throw new Error('streaming queries are not configured')
     return run<R>(text, parameters)
   }
-  return { query, release: () => client.release() }
+  function release(): void {
+    if (!refusedWrite) return client.release()
+    pool.refusedWrite(client)
+    client.release(true)
+  }
+  return { query, release }
 }
 
 function resultOf<R>(answer: pg.QueryResult | pg.QueryResult[]): PostgresQueryResult<R> {
