@@ -75,8 +75,8 @@ export interface ChainPayoutUpdated {
   at: string
 }
 
-/** What asks for a live payout: a drain, or a transfer or payment intent. */
-export type PayoutOwnerType = 'drain' | 'transfer'
+/** What asks for a live payout: a drain, a drain's refund to its return address, or a transfer or payment intent. */
+export type PayoutOwnerType = 'drain' | 'drain_refund' | 'transfer'
 
 /** What a receiving address is for (src/chains/tables.ts): the module that credits its deposits. */
 export type ReceivingOwnerType = 'liquidation_address' | 'wallet' | 'transfer'

@@ -27,7 +27,8 @@ export interface PayoutRequest {
   chain: string
   environment: 'live'
   appId: string
-  ownerType: 'drain' | 'transfer'
+  /** a drain's payout and its refund are two owners: each is paid at most once */
+  ownerType: 'drain' | 'drain_refund' | 'transfer'
   ownerId: string
   currency: 'usdc' | 'eurc'
   toAddress: string

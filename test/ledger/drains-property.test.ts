@@ -251,7 +251,8 @@ class Model {
   /** What one step of `drain` at `now` must do. */
   next(drain: DrainModel, now: number): Expected {
     const state = drain.path[drain.path.length - 1]
-    const returnable = drain.address.spec.returnAddress
+    // Live, a refund is a payout on chain: with no payout sender in this context, a live drain holds the deposit.
+    const returnable = drain.address.spec.returnAddress && drain.environment === 'sandbox'
     const stopped = (to: 'canceled' | 'returned' | 'undeliverable' | 'error'): Expected => ({ state: to, nextStepAt: (to === 'canceled' || to === 'returned') && returnable ? isoOf(now + this.delay(drain)) : null })
     switch (state) {
       case 'funds_received': {

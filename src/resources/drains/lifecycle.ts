@@ -26,7 +26,9 @@ import type { Drain, DrainDestination, DrainState } from './schemas.js'
  * - submitted: one pending entry reserves the deposit: clearing → developer fee (C) and the rest
  *   to the destination, through the exchange (world, C in, D out) when C ≠ D;
  * - processed: that entry is posted; returned: it is voided (the funds are back in clearing);
- * - refunded: clearing → the chain's outflow to the return address, posted.
+ * - refunded: clearing → the chain's outflow to the return address, posted. Live, the refund is
+ *   a payout on chain: the entry is pending while it is in flight (refund_in_flight), posted once
+ *   confirmed (refunded), voided if it fails (refund_failed: the funds are back in clearing).
  * Undeliverable, error and a return with no return address hold the funds in clearing.
  */
 
@@ -172,8 +174,9 @@ function movesOn(environment: LedgerEnvironment, destination: { payment_rail: st
 /**
  * A live drain's payout on chain moved (the chain's sender): submitted with its transaction,
  * processed once confirmed (the pending entry posted), or in error once it reverted (the entry
- * voided: the funds are the address's clearing account's again, for an operator). A change that
- * does not follow from the drain's state is ignored: the sender publishes each status once.
+ * voided: the funds are the address's clearing account's again, for an operator); its refund's
+ * likewise (refundChanges). A change that does not follow from the drain's state is ignored: the
+ * sender publishes each status once.
  */
 export async function followLivePayout(tx: Transaction, event: ChainPayoutUpdated): Promise<void> {
   const drains = new DrainsRepository(tx.db)
@@ -182,7 +185,14 @@ export async function followLivePayout(tx: Transaction, event: ChainPayoutUpdate
   const ledger = new LedgerRepository(tx.db)
   const entries: string[] = []
   let changes: Changes
-  if (event.status === 'submitted' && row.state === 'funds_received') {
+  if (event.ownerType === 'drain_refund') {
+    const refund = refundChanges(event, row)
+    if (refund === undefined) return
+    if (refund.state === 'refunded' && row.pending_entry_id !== null) await ledger.post(row.pending_entry_id)
+    if (refund.state === 'refund_failed' && row.pending_entry_id !== null) await ledger.void(row.pending_entry_id)
+    if (refund.state !== undefined) entries.push(refund.state === 'refunded' ? 'posted' : 'voided')
+    changes = refund
+  } else if (event.status === 'submitted' && row.state === 'funds_received') {
     changes = { state: 'payment_submitted', destination_tx_hash: event.txHash ?? null }
   } else if (event.status === 'confirmed' && (row.state === 'funds_received' || row.state === 'payment_submitted')) {
     if (row.pending_entry_id !== null) await ledger.post(row.pending_entry_id)
@@ -198,7 +208,20 @@ export async function followLivePayout(tx: Transaction, event: ChainPayoutUpdate
   const updated: DrainRow = { ...row, ...changes, next_step_at: null, updated_at: event.at }
   await drains.update(row.id, { ...changes, next_step_at: null, updated_at: event.at })
   await tx.events.emit(row.app_id, 'liquidation_address.drain.updated', toDrain(updated))
-  moneyActivity.countAfterCommit(tx.unit, { drainState: updated.state, entries })
+  moneyActivity.countAfterCommit(tx.unit, { ...(updated.state === row.state ? {} : { drainState: updated.state }), entries })
+}
+
+/**
+ * What a drain's live refund moving on chain changes: its transaction once broadcast, refunded
+ * once confirmed, refund_failed once it reverted or the token refused it; undefined when the
+ * drain is no longer refunding.
+ */
+function refundChanges(event: ChainPayoutUpdated, row: DrainRow): Changes | undefined {
+  if (row.state !== 'refund_in_flight') return undefined
+  const refund_tx_hash = event.txHash ?? null
+  if (event.status === 'submitted') return { refund_tx_hash }
+  if (event.status === 'confirmed') return { state: 'refunded', refund_tx_hash }
+  return { state: 'refund_failed', refund_tx_hash, return_reason: `the refund failed on chain: ${event.reason ?? 'reverted'}; it needs an operator` }
 }
 
 /**
@@ -282,10 +305,19 @@ class DrainStep {
     }
   }
 
-  /** Ends the drain where it is, its funds held in clearing, or sends them back when there is a return address. */
+  /**
+   * Ends the drain where it is, its funds held in clearing, or sends them back when there is a
+   * return address (live: when the deposit's chain sends payouts of its token; otherwise it holds them).
+   */
   private async stopped(state: 'canceled' | 'returned' | 'undeliverable' | 'error', reason: string): Promise<Changes> {
-    const canReturn = (state === 'canceled' || state === 'returned') && (await this.address())?.return_address != null
+    const canReturn = (state === 'canceled' || state === 'returned') && (await this.address())?.return_address != null && this.refundsOn()
     return { state, return_reason: reason, next_step_at: canReturn ? this.nextStep() : null }
+  }
+
+  /** Whether a refund can be made: always in the sandbox (simulated); live, when the deposit's chain sends payouts of its token. */
+  private refundsOn(): boolean {
+    if (this.environment !== 'live') return true
+    return this.context.payouts !== undefined && this.context.payouts.offReason(this.row.source_payment_rail, this.row.currency) === undefined
   }
 
   private async submit(): Promise<Changes | undefined> {
@@ -400,22 +432,35 @@ class DrainStep {
     if (returnAddress == null) return { next_step_at: null }
     const amount = BigInt(this.row.amount)
     const currency = this.row.currency as Currency
+    const live = this.environment === 'live'
     const [clearing, outflow] = (await this.ledger.accounts([
       clearingAccount(this.row),
       worldAccount(this.context, this.environment, this.row.app_id, currency, `refund:${this.row.source_payment_rail}`, this.row.id),
     ])) as [string, string]
-    await this.ledger.record({
+    const entryId = await this.ledger.record({
       environment: this.environment,
       appId: this.row.app_id,
       reasonType: 'drain',
       reasonId: this.row.id,
-      status: 'posted',
+      status: live ? 'pending' : 'posted',
       postings: [
         { accountId: clearing, direction: 'debit', amount },
         { accountId: outflow, direction: 'credit', amount },
       ],
     })
-    this.entries.push('posted')
-    return { state: 'refunded', refund_tx_hash: transactionHash(this.row.source_payment_rail), next_step_at: null }
+    if (!live) {
+      this.entries.push('posted')
+      return { state: 'refunded', refund_tx_hash: transactionHash(this.row.source_payment_rail), next_step_at: null }
+    }
+    // Live: the chain's sender sends it back; the drain follows the refund (followLivePayout).
+    const payouts = this.context.payouts
+    if (payouts === undefined) throw new Error(`drain ${this.row.id}: a live refund was scheduled with no sender for it`)
+    await payouts.request(
+      this.tx.db,
+      { chain: this.row.source_payment_rail, environment: 'live', appId: this.row.app_id, ownerType: 'drain_refund', ownerId: this.row.id, currency: currency as 'usdc' | 'eurc', toAddress: returnAddress, amount },
+      this.nowMs,
+    )
+    this.entries.push('pending')
+    return { state: 'refund_in_flight', pending_entry_id: entryId, next_step_at: null }
   }
 }
