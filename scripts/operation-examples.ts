@@ -61,6 +61,7 @@ export const GUIDE_OF_TAG: Readonly<Record<string, string>> = {
   taxes: 'api.md',
   branding: 'api.md',
   webhooks: 'webhook-delivery.md',
+  events: 'events.md',
   wallets: 'wallets-and-balances.md',
   balances: 'wallets-and-balances.md',
   'exchange rates': 'exchange-rates.md',

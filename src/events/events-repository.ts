@@ -4,6 +4,7 @@ import { backendOf, type Db } from '../db/database.js'
 import { PreparedInsert, PreparedQuery } from '../db/prepared.js'
 import type { UnitOfWork } from '../db/unit-of-work.js'
 import { newId, nowIso } from '../db/time.js'
+import { eventEnvironmentOf } from './environment.js'
 
 /** `<resource>.<action>`: each resource's manifest lists the types it emits (src/resources/index.ts, EVENT_TYPES). */
 export type EventType = `${string}.${string}`
@@ -152,9 +153,9 @@ const COUNT_ONE_EVENT = new PreparedQuery<never>(1, (db, webhookId) => addEventC
  * the count were three. Built once (PreparedQuery). The delivery's foreign key to the event is
  * checked at the end of the statement, once both rows are in.
  */
-const EVENT_WITH_ONE_DELIVERY = new PreparedQuery<never>(8, (db, eventId, appId, type, payload, createdAt, deliveryId, webhookId, now) =>
+const EVENT_WITH_ONE_DELIVERY = new PreparedQuery<never>(9, (db, eventId, appId, type, payload, createdAt, environment, deliveryId, webhookId, now) =>
   db
-    .with('event', () => db.insertInto('events').values({ id: eventId, app_id: appId, type, payload, created_at: createdAt, fanout_pending: 0 }))
+    .with('event', () => db.insertInto('events').values({ id: eventId, app_id: appId, type, payload, created_at: createdAt, environment: sql<string | null>`nullif(${environment}, '')`, fanout_pending: 0 }))
     .with('count', () => addEventCounts(db, [{ webhook_id: webhookId, events: 1 }]))
     .insertInto('deliveries')
     .values(deliveryRow(appId, { id: eventId, created_at: createdAt }, webhookId, now, deliveryId)),
@@ -209,7 +210,7 @@ export class EventsRepository {
       (only.event_types === null || new EventFilters().receives(only, type)) &&
       backendOf(this.db) === 'postgres'
     ) {
-      await EVENT_WITH_ONE_DELIVERY.execute(this.db, event.id, appId, type, event.payload, event.created_at, newId(), only.id, nowIso())
+      await EVENT_WITH_ONE_DELIVERY.execute(this.db, event.id, appId, type, event.payload, event.created_at, event.environment ?? '', newId(), only.id, nowIso())
       this.unit.deliveriesWritten()
       return event.id
     }
@@ -308,7 +309,7 @@ export class EventsRepository {
   private eventRow(appId: string, type: EventType, data: unknown) {
     const id = newId()
     const now = nowIso()
-    return { id, app_id: appId, type, payload: JSON.stringify({ id, type, created_at: now, data }), created_at: now, fanout_pending: 0 }
+    return { id, app_id: appId, type, payload: JSON.stringify({ id, type, created_at: now, data }), created_at: now, environment: eventEnvironmentOf(data), fanout_pending: 0 }
   }
 
   /** How many active webhooks the application has, unlocked: only to size a fan-out. */

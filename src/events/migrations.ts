@@ -1,5 +1,26 @@
-import { sql } from 'kysely'
+import { type QueryExecutorProvider, sql } from 'kysely'
+import { chunks } from '../db/chunks.js'
 import type { MigrationStep } from '../modules/module.js'
+import { eventEnvironmentOf } from './environment.js'
+
+/**
+ * The events written before their environment was kept get the one their data names (its
+ * livemode), read as JSON so a livemode nested deeper (a product's metadata) is never taken for
+ * the object's own; the others (the application's own objects) stay null.
+ */
+export async function backfillEventEnvironments(db: QueryExecutorProvider): Promise<void> {
+  let after = ''
+  for (;;) {
+    const { rows } = await sql<{ id: string; payload: string }>`select id, payload from events where id > ${after} order by id limit 1000`.execute(db)
+    const last = rows.at(-1)
+    if (last === undefined) return
+    after = last.id
+    for (const environment of ['sandbox', 'live'] as const) {
+      const ids = rows.filter((row) => eventEnvironmentOf((JSON.parse(row.payload) as { data?: unknown }).data) === environment).map((row) => row.id)
+      for (const part of chunks(ids)) await sql`update events set environment = ${environment} where id in (${sql.join(part)})`.execute(db)
+    }
+  }
+}
 
 /** Its part of each migration that changes its tables, by the migration's name (see Module.migrations). */
 export const eventsMigrations: Readonly<Record<string, MigrationStep>> = {
@@ -102,5 +123,9 @@ export const eventsMigrations: Readonly<Record<string, MigrationStep>> = {
       .columns(['webhook_id', 'status', 'created_at', 'id'])
       .where(sql.ref('status'), '<>', 'pending')
       .execute()
+  },
+  '0025_event_environment': async (db) => {
+    await db.schema.alterTable('events').addColumn('environment', 'text').execute()
+    await backfillEventEnvironments(db)
   },
 }

@@ -8,6 +8,11 @@ export interface EventsTable {
   /** the JSON envelope {"id","type","created_at","data"}, byte for byte what receivers get */
   payload: string
   created_at: string
+  /**
+   * 'sandbox' or 'live': the environment of its object (the data's `livemode`); null for an object
+   * of the application itself (a customer, a webhook), which belongs to both. GET /events reads it.
+   */
+  environment: string | null
   /** 1 while its deliveries are still to be written by a dispatcher (EventsRepository.fanOutPending) */
   fanout_pending: number
 }

@@ -179,6 +179,7 @@ export const TAG_ORDER: readonly { name: string; description: string }[] = [
   { name: 'customers', description: 'The people and businesses you pay out to' },
   { name: 'liquidation addresses', description: "Blockchain addresses that turn what a customer's address receives into a payout" },
   { name: 'webhooks', description: 'Where events are sent, their signing secrets and their delivery logs (the events themselves are under Webhooks, below)' },
+  { name: 'events', description: "Every event the application's changes emitted, as its webhooks received them, newest first" },
   { name: 'taxes', description: 'Tax rates your applications apply' },
   { name: 'wallets', description: "The application's custodial wallets: one per chain, each holding USDC and EURC" },
   { name: 'balances', description: 'What the wallets hold, per currency and in US dollars' },
@@ -406,7 +407,7 @@ const DOCS_HEADERS: Readonly<Record<string, string>> = {
 
 /** What the API covers, in the order of its tags; each guide in docs/ has its operations' examples. */
 const DOCUMENT_DESCRIPTION =
-  'Customers and their liquidation addresses, webhooks and taxes; the money: wallets, balances, exchange rates, deposits and their drains, receiving addresses, transfers, payment intents and test payments; what is sold: products, invoices and payment links; and the branding of the hosted pages. Authenticate with the x-client-key and x-client-secret headers.'
+  'Customers and their liquidation addresses, webhooks and taxes; the money: wallets, balances, exchange rates, deposits and their drains, receiving addresses, transfers, payment intents and test payments; what is sold: products, invoices and payment links; the events of every change; and the branding of the hosted pages. Authenticate with the x-client-key and x-client-secret headers.'
 
 /** A body kept as sent and in each encoding a browser takes, with its validator. */
 interface Encoded {

@@ -5,6 +5,7 @@ import { customers } from './customers/index.js'
 import { deposits } from './deposits/index.js'
 import { DomainHooks, type HookSettings } from '../events/hooks.js'
 import { drains } from './drains/index.js'
+import { events } from './events/index.js'
 import { exchangeRates } from './exchange-rates/index.js'
 import { health } from './health/index.js'
 import { invoices } from './invoices/index.js'
@@ -25,7 +26,7 @@ import { webhooks } from './webhooks/index.js'
  * Every resource of the API: the one place one is registered. The routes, the scopes, the
  * operationIds and the event types are all derived from this list.
  */
-export const RESOURCES: readonly Resource[] = [health, webhooks, customers, receivingAddresses, liquidationAddresses, drains, deposits, taxes, wallets, exchangeRates, balances, transfers, paymentIntents, products, invoices, paymentLinks, testPayments, branding, checkout]
+export const RESOURCES: readonly Resource[] = [health, webhooks, customers, receivingAddresses, liquidationAddresses, drains, deposits, taxes, wallets, exchangeRates, balances, transfers, paymentIntents, products, invoices, paymentLinks, testPayments, events, branding, checkout]
 
 /** Every scope a key may be given, resource by resource. */
 export const SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes)

@@ -147,6 +147,9 @@ async function valueOf(variable: string): Promise<string> {
   } else if (variable === 'DEPOSIT_ID') {
     // A deposit is seen on chain (test/chains/ has the watcher record them from a real one): one as it records it.
     value = (await insertDeposit(server, key.appId, { environment: 'sandbox', owner_id: await valueOf('WALLET_ID') })).id
+  } else if (variable === 'EVENT_ID') {
+    // Every change emits one: the newest the key sees.
+    value = (await server.request<{ data: { id: string }[] }>('GET', '/api/v0/events?take=1', { key })).body.data[0]?.id ?? 'no event'
   } else if (variable === 'IMAGE_ID') {
     // An uploaded image (the example adds images by URL): a PNG sent as multipart, as a browser form sends it.
     const form = new FormData()
