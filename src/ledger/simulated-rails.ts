@@ -11,6 +11,16 @@ import { type Currency, parseAmount } from './amount.js'
 export const ACH_RAILS: ReadonlySet<string> = new Set(['ach', 'ach_push', 'ach_same_day'])
 export const CHAIN_RAILS: ReadonlySet<string> = new Set(['ethereum', 'solana', 'polygon', 'avalanche_c_chain', 'base', 'arbitrum', 'optimism', 'stellar', 'tron', 'bridge_wallet'])
 
+/**
+ * Why live money can't be paid out on `rail` (named by the request's `field`): every rail but a
+ * chain's and a wallet's is fiat, and paying out on fiat needs the payment provider's connector,
+ * which this platform does not have; undefined for a chain or a wallet.
+ */
+export function liveFiatRefusal(field: string, rail: string): string | undefined {
+  if (CHAIN_RAILS.has(rail)) return undefined
+  return `${field} ${rail} is a fiat rail: live payouts on fiat rails need the payment provider's connector, which this platform does not have yet; with a production key, pay out to an address on a chain or into one of the application's wallets (docs/chains.md#what-waits)`
+}
+
 /** The sandbox's amounts that take a drain or a transfer down a failure path (docs/drains.md, docs/transfers.md). */
 export const SANDBOX_FAILURES: Readonly<Record<string, 'undeliverable' | 'returned' | 'error'>> = {
   '13.01': 'undeliverable',

@@ -80,7 +80,14 @@ describe('live money received on a real chain', () => {
   it('a deposit to a live liquidation address: pending, then after 2 confirmations a drain with the chain\'s transaction hash, waiting for a payout sender; chain and ledger agree', async () => {
     const receiving = await post<{ address: Address }>('/api/v0/receiving-addresses', { chain: 'base', currency: 'usdc' })
     const customer = await post<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
-    const address = await post<{ id: string }>(`/api/v0/customers/${customer.id}/liquidation_addresses`, { chain: 'base', currency: 'usdc', address: receiving.address, external_account_id: 'ext_acct_1' })
+    const address = await post<{ id: string }>(`/api/v0/customers/${customer.id}/liquidation_addresses`, {
+      chain: 'base',
+      currency: 'usdc',
+      address: receiving.address,
+      destination_payment_rail: 'base',
+      destination_currency: 'usdc',
+      destination_address: '0x5aeda56215b167893e80b4fe645ba6d5bab767de',
+    })
     const receipt = await mint(anvil, usdc, receiving.address, 25_000_000n)
     const pending = await waitFor('the pending deposit', () => depositOf(receipt.transactionHash, 'pending'))
     expect(pending).toMatchObject({ amount: '25.000000', confirmations: 1, credited_to: null })
@@ -99,6 +106,40 @@ describe('live money received on a real chain', () => {
     const clearing = await server.app.db.selectFrom('ledger_accounts').select(['available']).where('environment', '=', 'live').where('kind', '=', 'clearing').where('reference', '=', address.id).executeTakeFirstOrThrow()
     expect(clearing.available).toBe('25000000')
     expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+  })
+
+  it('fiat rails are refused in live at create, naming the missing provider connector, and nothing is written; the sandbox still takes them', async () => {
+    const refusal = (field: string, rail: string) =>
+      `${field} ${rail} is a fiat rail: live payouts on fiat rails need the payment provider's connector, which this platform does not have yet; with a production key, pay out to an address on a chain or into one of the application's wallets (docs/chains.md#what-waits)`
+    const receiving = await post<{ address: Address }>('/api/v0/receiving-addresses', { chain: 'base', currency: 'usdc' })
+    const customer = await post<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
+    const path = `/api/v0/customers/${customer.id}/liquidation_addresses`
+    const byDefault = await server.request<{ message: string }>('POST', path, { key, body: { chain: 'base', currency: 'usdc', address: receiving.address, external_account_id: 'ext_acct_1' } })
+    expect(byDefault.status).toBe(400)
+    expect(byDefault.body.message).toBe(refusal('destination_payment_rail', 'ach'))
+    const wire = await server.request<{ message: string }>('POST', path, { key, body: { chain: 'base', currency: 'usdc', address: receiving.address, destination_payment_rail: 'wire', external_account_id: 'ext_acct_1' } })
+    expect(wire.body.message).toBe(refusal('destination_payment_rail', 'wire'))
+    expect((await server.request<unknown[]>('GET', path, { key })).body).toEqual([])
+    const given = await server.app.db.selectFrom('chain_addresses').select('owner_type').where('address', '=', receiving.address.toLowerCase()).executeTakeFirstOrThrow()
+    expect(given.owner_type).toBe('unassigned')
+    const wallet = (await server.request<{ data: Wallet[] }>('GET', '/api/v0/wallets', { key })).body.data.find((each) => each.chain === 'base') as Wallet
+    const bank = { sourceWalletId: wallet.id, sourceCurrency: 'usdc', destinationCurrency: 'usd', destinationPaymentRail: 'ach', external_account_id: 'ext_acct_1', amount: '1' }
+    const out = await server.request<{ message: string }>('POST', '/api/v0/transfers/external-bank-transfer', { key, body: bank })
+    expect(out.status).toBe(400)
+    expect(out.body.message).toBe(refusal('destinationPaymentRail', 'ach'))
+    expect((await server.request<{ data: unknown[] }>('GET', '/api/v0/transfers', { key })).body.data).toEqual([])
+
+    const sandbox = await server.createKey({ environment: 'development' })
+    const sandboxCustomer = (await server.request<{ id: string }>('POST', '/api/v0/customers', { key: sandbox, body: { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' } })).body
+    const sandboxAddress = await server.request('POST', `/api/v0/customers/${sandboxCustomer.id}/liquidation_addresses`, {
+      key: sandbox,
+      body: { chain: 'base', currency: 'usdc', address: '0x4d0280da2f2fDA5103914bCc5aad114743152A9c', external_account_id: 'ext_acct_1' },
+    })
+    expect(sandboxAddress.status, sandboxAddress.text).toBe(201)
+    const sandboxWallet = (await server.request<{ data: Wallet[] }>('GET', '/api/v0/wallets', { key: sandbox })).body.data.find((each) => each.chain === 'base') as Wallet
+    const sandboxOut = await server.request<{ message: string }>('POST', '/api/v0/transfers/external-bank-transfer', { key: sandbox, body: { ...bank, sourceWalletId: sandboxWallet.id } })
+    // Past the rail: refused only for want of funds in the empty sandbox wallet.
+    expect(sandboxOut.status).toBe(409)
   })
 
   it('a payment to a live payment intent is its funds; a second payment and an underpayment are held, recorded in the ledger, never lost', async () => {

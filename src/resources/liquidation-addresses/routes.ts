@@ -3,6 +3,7 @@ import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import type { Receiving } from '../../chains/receiving.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
+import { liveFiatRefusal } from '../../ledger/simulated-rails.js'
 import { RECEIVING_ADDRESSES_HOW, takeReceivingAddress } from '../receiving-addresses/public.js'
 import { findCustomer } from '../customers/public.js'
 import { toLiquidationAddress } from './objects.js'
@@ -47,6 +48,8 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox<LiquidationAddr
       const { chain, currency } = request.body
       const address = await app.transact(async (tx) => {
         if ((await findCustomer(tx.db, appId, request.params.customerId)) === undefined) throw new NotFound(CUSTOMER_NOT_FOUND)
+        const fiat = environment === 'live' ? liveFiatRefusal('destination_payment_rail', request.body.destination_payment_rail ?? 'ach') : undefined
+        if (fiat !== undefined) throw new InvalidRequest(fiat)
         // Live, funds sent to the address must reach the platform: only an address it receives on (docs/chains.md).
         const off = environment === 'live' ? receiving.offReason(chain, currency) : undefined
         if (off !== undefined) throw new InvalidRequest(off)

@@ -10,6 +10,7 @@ import { amountField } from '../../http/amount-field.js'
 import type { Currency } from '../../ledger/amount.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
+import { liveFiatRefusal } from '../../ledger/simulated-rails.js'
 import { findWallet, type WalletRow } from '../wallets/public.js'
 import { errorResponses } from '../../schemas/common.js'
 import type { Transaction } from '../../events/transact.js'
@@ -313,6 +314,8 @@ export const transferRoutes: FastifyPluginAsyncTypebox<TransferRoutesOptions> = 
       const sourceCurrency = oneOf('sourceCurrency', body.sourceCurrency, STABLECOINS)
       const destinationCurrency = oneOf('destinationCurrency', body.destinationCurrency, FIATS)
       const rail = railFor('destinationPaymentRail', body.destinationPaymentRail, destinationCurrency)
+      const fiat = environment === 'live' ? liveFiatRefusal('destinationPaymentRail', rail) : undefined
+      if (fiat !== undefined) throw new InvalidRequest(fiat)
       checkAchReference(body.ach_reference)
       const amount = requiredAmount(request, 'amount', body.amount, sourceCurrency)
       const developerFee = developerFeeField(request, body.developer_fee, sourceCurrency, amount)

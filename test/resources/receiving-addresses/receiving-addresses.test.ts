@@ -39,8 +39,12 @@ async function newCustomer(key: TestKey): Promise<string> {
   return res.body.id
 }
 
+/** Paid out to an address on base: live money is never paid out on a fiat rail. */
 const liquidationAddress = (key: TestKey, customerId: string, body: Record<string, unknown>) =>
-  server.request<{ id: string; address: string }>('POST', `/api/v0/customers/${customerId}/liquidation_addresses`, { key, body: { external_account_id: 'ext_1', ...body } })
+  server.request<{ id: string; address: string }>('POST', `/api/v0/customers/${customerId}/liquidation_addresses`, {
+    key,
+    body: { destination_payment_rail: 'base', destination_currency: 'usdc', destination_address: '0x5aeda56215b167893e80b4fe645ba6d5bab767de', ...body },
+  })
 
 const ownerOf = (address: string) => server.app.db.selectFrom('chain_addresses').selectAll().where('address', '=', address).executeTakeFirst()
 
