@@ -1,6 +1,5 @@
 import { secp256k1 } from '@noble/curves/secp256k1'
 import { HDKey, publicKeyToAddress } from 'viem/accounts'
-import { bytesToHex } from 'viem'
 
 /**
  * Receiving addresses, derived from the operator's account-level extended public key (BIP-32/44:
@@ -33,6 +32,7 @@ export class ReceivingKey {
     if (publicKey === null) throw new Error('the extended key has no public key')
     // BIP-32 keeps the compressed point; an address is the hash of the uncompressed one.
     const uncompressed = secp256k1.ProjectivePoint.fromHex(publicKey).toRawBytes(false)
-    return publicKeyToAddress(bytesToHex(uncompressed)).toLowerCase()
+    // Hex by hand: viem's root module, for this one encoding, would load most of viem wherever addresses are derived.
+    return publicKeyToAddress(`0x${Buffer.from(uncompressed).toString('hex')}`).toLowerCase()
   }
 }

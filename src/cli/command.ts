@@ -1,12 +1,5 @@
-import { pino } from 'pino'
-import { ConfigError, DEFAULT_DATABASE_URL, loadDrainConfig, parseDatabaseUrl, publicUrlOf, startError } from '../config.js'
-import { ExchangeRates } from '../ledger/rates.js'
+import { ConfigError, DEFAULT_DATABASE_URL, parseDatabaseUrl, publicUrlOf, startError } from '../config.js'
 import type { Db } from '../db/database.js'
-import { openDatabase } from '../modules/database.js'
-import type { DomainHooks } from '../events/hooks.js'
-import type { MoneyContext } from '../ledger/money-context.js'
-import { domainHooks } from '../resources/index.js'
-import { handleUncaughtErrors } from '../uncaught.js'
 import { type Printed, print } from './render.js'
 import { UsageError } from './usage-error.js'
 
@@ -118,25 +111,15 @@ export function cliPublicUrl(env: NodeJS.ProcessEnv): string {
 }
 
 /**
- * What a command that moves money runs it with: the sandbox timings DRAIN_DELAY_* set, and no
- * exchange rate (a command's intake converts nothing; the scheduler does, when it submits).
- */
-export function cliMoneyContext(env: NodeJS.ProcessEnv): MoneyContext {
-  return { rates: new ExchangeRates({ maxAgeMs: 0 }), timings: configOrUsage(() => loadDrainConfig(env)), now: Date.now }
-}
-
-/** The subscribers of a command's domain events; PUBLIC_URL is read only if one puts a URL into an event. */
-export function cliHooks(env: NodeJS.ProcessEnv, money: MoneyContext): DomainHooks {
-  return domainHooks({ publicUrl: () => cliPublicUrl(env), money })
-}
-
-/**
  * The run of a command that answers from the database DATABASE_URL names (default
  * DEFAULT_DATABASE_URL): it opens the database, answers, and prints the answer.
  */
 export function answer(respond: (db: Db, call: CommandCall) => Promise<Printed>): Command['run'] {
   return async (call) => {
     const location = configOrUsage(() => parseDatabaseUrl(call.env.DATABASE_URL ?? DEFAULT_DATABASE_URL))
+    // Loaded here, not at the top: the database brings every module's migrations, which a usage
+    // error or another command's start need not load.
+    const [{ pino }, { handleUncaughtErrors }, { openDatabase }] = await Promise.all([import('pino'), import('../uncaught.js'), import('../modules/database.js')])
     // A command's stdout is its answer: its last-resort lines go to stderr.
     handleUncaughtErrors(pino({ level: 'info' }, pino.destination({ fd: 2, sync: true })))
     const db = await openDatabase(location).catch(startError('DATABASE_URL'))

@@ -1,25 +1,51 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util'
 import { type Command, type CommandCall, OPTIONS } from './command.js'
-import { APPS_COMMANDS } from './commands/apps.js'
-import { CHAINS_COMMANDS } from './commands/chains.js'
-import { PAYOUTS_COMMANDS } from './commands/payouts.js'
-import { DELIVERIES_COMMANDS } from './commands/deliveries.js'
-import { usageOf, withHelp } from './commands/help.js'
-import { KEYS_COMMANDS } from './commands/keys.js'
-import { LEDGER_COMMANDS } from './commands/ledger.js'
-import { RATES_COMMANDS } from './commands/rates.js'
-import { SANDBOX_COMMANDS } from './commands/sandbox.js'
-import { WORKER_COMMANDS } from './commands/worker.js'
 import { UsageError } from './usage-error.js'
 
-/** What devplatform does, in the order its usage lists them. */
-const COMMANDS: readonly Command[] = [...APPS_COMMANDS, ...KEYS_COMMANDS, ...DELIVERIES_COMMANDS, ...LEDGER_COMMANDS, ...RATES_COMMANDS, ...CHAINS_COMMANDS, ...PAYOUTS_COMMANDS, ...SANDBOX_COMMANDS, ...WORKER_COMMANDS]
+/**
+ * What devplatform does: each group of commands under the first word that names them, in the
+ * order its usage lists them. A group's module is loaded only when its word is called (help,
+ * --help, and a missing or unknown command load them all), so a command starts without the
+ * other groups' dependencies. A new group is one line here.
+ */
+const GROUPS: Readonly<Record<string, () => Promise<readonly Command[]>>> = {
+  apps: async () => (await import('./commands/apps.js')).APPS_COMMANDS,
+  keys: async () => (await import('./commands/keys.js')).KEYS_COMMANDS,
+  deliveries: async () => (await import('./commands/deliveries.js')).DELIVERIES_COMMANDS,
+  ledger: async () => (await import('./commands/ledger.js')).LEDGER_COMMANDS,
+  rates: async () => (await import('./commands/rates.js')).RATES_COMMANDS,
+  chains: async () => (await import('./commands/chains.js')).CHAINS_COMMANDS,
+  payouts: async () => (await import('./commands/payouts.js')).PAYOUTS_COMMANDS,
+  sandbox: async () => (await import('./commands/sandbox.js')).SANDBOX_COMMANDS,
+  worker: async () => (await import('./commands/worker.js')).WORKER_COMMANDS,
+}
 
-const TABLE = withHelp(COMMANDS)
+/** Whether `command` is the one the words name: its words then its operand, or exactly its words. */
+function names(command: Command, words: readonly string[]): boolean {
+  return command.operand !== undefined ? command.name.split(' ').every((word, i) => words[i] === word) : command.name === words.join(' ')
+}
+
+/**
+ * The commands to look the words up in: the group of their first word when it has the command,
+ * else every group with help (whose usage, and whose errors for a missing or unknown command,
+ * name every command).
+ */
+async function tableFor(words: readonly string[]): Promise<readonly Command[]> {
+  const first = words[0]
+  const group = first !== undefined && Object.hasOwn(GROUPS, first) ? await GROUPS[first]?.() : undefined
+  if (group?.some((command) => names(command, words)) === true) return group
+  const { withHelp } = await import('./commands/help.js')
+  return withHelp(await everyCommand())
+}
+
+/** Every group's commands, in the usage's order. */
+async function everyCommand(): Promise<readonly Command[]> {
+  return (await Promise.all(Object.values(GROUPS).map((load) => load()))).flat()
+}
 
 /** The command argv names, and how it was called. */
-function parse(argv: string[]): { command: Command; call: Omit<CommandCall, 'env'> } {
+async function parse(argv: string[]): Promise<{ command: Command; call: Omit<CommandCall, 'env'> }> {
   let parsed
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: OPTIONS })
@@ -27,13 +53,12 @@ function parse(argv: string[]): { command: Command; call: Omit<CommandCall, 'env
     throw new UsageError(error instanceof Error ? error.message : String(error))
   }
   const words = parsed.positionals
+  const table = await tableFor(words)
   // A command with an operand is named by the first words; the rest is its operand.
-  const command =
-    TABLE.find((candidate) => candidate.operand !== undefined && candidate.name.split(' ').every((word, i) => words[i] === word)) ??
-    TABLE.find((candidate) => candidate.operand === undefined && candidate.name === words.join(' '))
+  const command = table.find((candidate) => candidate.operand !== undefined && names(candidate, words)) ?? table.find((candidate) => candidate.operand === undefined && names(candidate, words))
   if (command === undefined) {
     const named = words.join(' ')
-    throw new UsageError(named === '' ? `missing command (try: ${COMMANDS.map((known) => known.name).join(', ')})` : `unknown command: ${named}`)
+    throw new UsageError(named === '' ? `missing command (try: ${(await everyCommand()).map((known) => known.name).join(', ')})` : `unknown command: ${named}`)
   }
   const json = parsed.values.json === true
   const why = command.refusesJson?.why
@@ -48,10 +73,11 @@ function parse(argv: string[]): { command: Command; call: Omit<CommandCall, 'env
 export async function main(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   try {
     if (argv.includes('--help') || argv.includes('-h')) {
-      process.stdout.write(usageOf(TABLE))
+      const { usageOf, withHelp } = await import('./commands/help.js')
+      process.stdout.write(usageOf(withHelp(await everyCommand())))
       return 0
     }
-    const { command, call } = parse(argv)
+    const { command, call } = await parse(argv)
     return await command.run({ ...call, env })
   } catch (error) {
     if (error instanceof UsageError) {
