@@ -64,6 +64,7 @@ export const GUIDE_OF_TAG: Readonly<Record<string, string>> = {
   events: 'events.md',
   wallets: 'wallets-and-balances.md',
   balances: 'wallets-and-balances.md',
+  'balance transactions': 'wallets-and-balances.md',
   'exchange rates': 'exchange-rates.md',
   drains: 'drains.md',
   deposits: 'drains.md',

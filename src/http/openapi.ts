@@ -183,6 +183,7 @@ export const TAG_ORDER: readonly { name: string; description: string }[] = [
   { name: 'taxes', description: 'Tax rates your applications apply' },
   { name: 'wallets', description: "The application's custodial wallets: one per chain, each holding USDC and EURC" },
   { name: 'balances', description: 'What the wallets hold, per currency and in US dollars' },
+  { name: 'balance transactions', description: "Every movement of the application's money, with its fee: the wallets' and the developer fees collected" },
   { name: 'exchange rates', description: 'The rates between US dollars (USDC) and euros (EURC) that conversions use' },
   { name: 'drains', description: 'Deposits to a liquidation address and their way to its payout, with the receipt of each' },
   { name: 'transfers', description: "Money into a wallet from a bank or a chain, out of it to a bank account or a beneficiary, and between USDC and EURC" },
@@ -407,7 +408,7 @@ const DOCS_HEADERS: Readonly<Record<string, string>> = {
 
 /** What the API covers, in the order of its tags; each guide in docs/ has its operations' examples. */
 const DOCUMENT_DESCRIPTION =
-  'Customers and their liquidation addresses, webhooks and taxes; the money: wallets, balances, exchange rates, deposits and their drains, receiving addresses, transfers, payment intents and test payments; what is sold: products, invoices and payment links; the events of every change; and the branding of the hosted pages. Authenticate with the x-client-key and x-client-secret headers.'
+  'Customers and their liquidation addresses, webhooks and taxes; the money: wallets, balances, balance transactions, exchange rates, deposits and their drains, receiving addresses, transfers, payment intents and test payments; what is sold: products, invoices and payment links; the events of every change; and the branding of the hosted pages. Authenticate with the x-client-key and x-client-secret headers.'
 
 /** A body kept as sent and in each encoding a browser takes, with its validator. */
 interface Encoded {

@@ -1,4 +1,5 @@
 import { balances } from './balances/index.js'
+import { balanceTransactions } from './balance-transactions/index.js'
 import { branding } from './branding/index.js'
 import { checkout } from './checkout/index.js'
 import { customers } from './customers/index.js'
@@ -26,7 +27,7 @@ import { webhooks } from './webhooks/index.js'
  * Every resource of the API: the one place one is registered. The routes, the scopes, the
  * operationIds and the event types are all derived from this list.
  */
-export const RESOURCES: readonly Resource[] = [health, webhooks, customers, receivingAddresses, liquidationAddresses, drains, deposits, taxes, wallets, exchangeRates, balances, transfers, paymentIntents, products, invoices, paymentLinks, testPayments, events, branding, checkout]
+export const RESOURCES: readonly Resource[] = [health, webhooks, customers, receivingAddresses, liquidationAddresses, drains, deposits, taxes, wallets, exchangeRates, balances, balanceTransactions, transfers, paymentIntents, products, invoices, paymentLinks, testPayments, events, branding, checkout]
 
 /** Every scope a key may be given, resource by resource. */
 export const SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes)

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import { InvalidRequest, NotFound } from '../../errors.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
+import { instantOf } from '../../validation/instant.js'
 import { errorResponses } from '../../schemas/common.js'
 import { operation } from '../manifest.js'
 import { eventsManifest } from './manifest.js'
@@ -22,19 +23,6 @@ export function eventTypesOf(values: readonly string[] | undefined, known: reado
     if (!known.includes(type)) throw new InvalidRequest(`type: ${JSON.stringify(type)} is not an event type (event types: ${known.join(', ')})`)
   }
   return types
-}
-
-/**
- * An instant of the query as events store theirs (ISO 8601 UTC with milliseconds), or 400: the
- * format (date-time) is checked by the schema, the calendar here (2026-02-30 is no day).
- */
-export function instantOf(name: string, value: string | undefined): string | undefined {
-  if (value === undefined) return undefined
-  const [year, month, day, hour, minute, second] = (value.match(/\d+/g) ?? []).map(Number) as [number, number, number, number, number, number]
-  const time = new Date(value).getTime()
-  const calendar = new Date(Date.UTC(year, month - 1, day)).getUTCDate() === day && hour <= 23 && minute <= 59 && second <= 59
-  if (Number.isNaN(time) || !calendar) throw new InvalidRequest(`${name} is not a valid date and time: ${value}`)
-  return new Date(time).toISOString()
 }
 
 /** The envelope as its webhooks received it (its fields in the same order). */
