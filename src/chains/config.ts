@@ -203,8 +203,8 @@ export function parseChainsConfig(text: string, file: string): ChainsConfig {
   return { file, receivingXpub: checkedXpub(json.receivingXpub, file), chains: parsed, hotWalletKey: keySource(json.hotWalletKey, `${file}.hotWalletKey`) }
 }
 
-/** CHAINS_FILE: read at start (absolute or relative to the working directory); unset: every chain is off. */
-export function loadChainsConfig(env: NodeJS.ProcessEnv): ChainsConfig | undefined {
+/** CHAINS_FILE without its keys (what a command that signs nothing reads); unset: every chain is off. */
+export function readChainsConfig(env: NodeJS.ProcessEnv): ChainsConfig | undefined {
   const name = env.CHAINS_FILE
   if (name === undefined || name === '') return undefined
   const file = resolve(name)
@@ -214,8 +214,13 @@ export function loadChainsConfig(env: NodeJS.ProcessEnv): ChainsConfig | undefin
   } catch (error) {
     throw new ChainsConfigError(`CHAINS_FILE: cannot read ${file}: ${error instanceof Error ? error.message : String(error)}`)
   }
-  const config = parseChainsConfig(text, 'CHAINS_FILE')
-  if (config.hotWalletKey === undefined) return config
+  return parseChainsConfig(text, 'CHAINS_FILE')
+}
+
+/** CHAINS_FILE: read at start (absolute or relative to the working directory), the hot wallet's key loaded; unset: every chain is off. */
+export function loadChainsConfig(env: NodeJS.ProcessEnv): ChainsConfig | undefined {
+  const config = readChainsConfig(env)
+  if (config === undefined || config.hotWalletKey === undefined) return config
   try {
     return { ...config, hotWallet: loadHotWallet(config.hotWalletKey, env) }
   } catch (error) {

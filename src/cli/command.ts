@@ -34,6 +34,8 @@ export const OPTIONS = {
   by: { type: 'string' },
   reason: { type: 'string' },
   status: { type: 'string' },
+  chain: { type: 'string' },
+  currency: { type: 'string' },
 } as const
 
 export interface Flags {
@@ -66,6 +68,8 @@ export interface Flags {
   by?: string
   reason?: string
   status?: string
+  chain?: string
+  currency?: string
 }
 
 /** An option a command may take; --json is every command's unless it refuses it. */

@@ -123,6 +123,8 @@ describe('live payouts across instances', () => {
       servers.delete(victim.name)
       await start(victim.name)
     }
+    // The operator records the hot wallet's float (minted in beforeAll), while the payouts settle.
+    const float = launch(CLI, ['ledger', 'float', '--chain', 'base', '--currency', 'usdc', '--amount', '10000'], { DATABASE_URL: fresh.url })
     await waitUntil(
       'every payout confirmed',
       async () => {
@@ -134,6 +136,7 @@ describe('live payouts across instances', () => {
       90_000,
       250,
     )
+    expect((await exitWithin(float, 20_000)).code).toBe(0)
     const transfers = await anvil.publicClient.getLogs({ address: token, event: parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)'), args: { from: hot }, fromBlock: 0n })
     expect(transfers).toHaveLength(ADDRESSES * ROUNDS)
     for (const target of targets) expect(await balanceOf(anvil, token, target.recipient)).toBe(owed.get(target.recipient))
@@ -142,8 +145,13 @@ describe('live payouts across instances', () => {
     const drains = await fresh.query<{ state: string; n: string }>(`select state, count(*) as n from drains group by state`)
     expect(drains.map((row) => [row.state, Number(row.n)])).toEqual([['payment_processed', ADDRESSES * ROUNDS]])
     const verify = launch(CLI, ['ledger', 'verify', '--environment', 'live'], { DATABASE_URL: fresh.url })
-    expect((await exitWithin(verify, 20_000)).code).toBe(0)
+    // The books and every balanceOf agree: each receiving address holds its deposits, the hot wallet its float less the payouts.
+    const reconcile = launch(CLI, ['ledger', 'reconcile', '--chain', 'base'], { DATABASE_URL: fresh.url, CHAINS_FILE: chainsFile })
+    const [verified, reconciled] = await Promise.all([exitWithin(verify, 20_000), exitWithin(reconcile, 20_000)])
     expect(verify.stdout()).toBe('live: ok\n')
+    expect(verified.code).toBe(0)
+    expect(reconcile.stdout()).toMatch(new RegExp(`^base live: no difference: ${ADDRESSES} receiving address\\(es\\) and 1 hot wallet\\(s\\) hold 10000\\.\\d{6} usdc, as the books say\n$`))
+    expect(reconciled.code).toBe(0)
     // The key is radioactive: in no server's output, and in no row of any table.
     const secret = hotKey.slice(2).toLowerCase()
     for (const server of started) expect(`${server.stdout()}${server.stderr()}`.toLowerCase()).not.toContain(secret)
