@@ -1,0 +1,121 @@
+import { type Address, parseAbiItem } from 'viem'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { ChainsConfig } from '../../src/chains/config.js'
+import { verifyLedger } from '../../src/ledger/ledger.js'
+import { waitUntil } from '../processes.js'
+import { startTestServer, type TestKey, type TestServer } from '../helper.js'
+import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { testXpub } from '../helpers/receiving-key.js'
+import { balanceOf, deployToken, mint } from '../helpers/test-token.js'
+
+/**
+ * A payout's transaction on a chain that does not mine it at once (anvil with automine off): one
+ * left in the pool is replaced (same nonce, higher fee) and the mined replacement is the hash
+ * recorded.
+ */
+
+interface Drain {
+  state: string
+  destination_tx_hash?: string
+  return_details?: { reason: string }
+}
+
+let server: TestServer
+let anvil: Anvil
+let usdc: Address
+let key: TestKey
+let hot: Address
+
+const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)')
+
+const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
+
+async function post<T>(path: string, body: unknown): Promise<T> {
+  const answer = await server.request<T>('POST', path, { key, body })
+  expect(answer.status, JSON.stringify(answer.body)).toBe(201)
+  return answer.body
+}
+
+/** A live liquidation address paying out to `recipient`; `amount` deposited to it and confirmed, with automine off from then on. */
+async function depositFor(recipient: Address, amount: bigint): Promise<() => Promise<Drain | undefined>> {
+  const receiving = await post<{ address: Address }>('/api/v0/receiving-addresses', { chain: 'base', currency: 'usdc' })
+  const customer = await post<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
+  const address = await post<{ id: string }>(`/api/v0/customers/${customer.id}/liquidation_addresses`, {
+    chain: 'base',
+    currency: 'usdc',
+    address: receiving.address,
+    destination_payment_rail: 'base',
+    destination_currency: 'usdc',
+    destination_address: recipient,
+  })
+  await anvil.rpc('evm_setAutomine', [true])
+  await mint(anvil, usdc, receiving.address, amount)
+  await anvil.rpc('evm_setAutomine', [false])
+  await anvil.mine(1)
+  return async () => (await server.request<{ data: Drain[] }>('GET', `/api/v0/customers/${customer.id}/liquidation_addresses/${address.id}/drains`, { key })).body.data[0]
+}
+
+async function payoutTo(recipient: Address) {
+  return server.app.db.selectFrom('chain_payouts').selectAll().where('to_address', '=', recipient.toLowerCase()).executeTakeFirstOrThrow()
+}
+
+async function attemptsOf(payoutId: string) {
+  return server.app.db.selectFrom('chain_payout_attempts').selectAll().where('payout_id', '=', payoutId).orderBy('created_at').execute()
+}
+
+async function transfersTo(recipient: Address): Promise<number> {
+  return (await anvil.publicClient.getLogs({ address: usdc, event: TRANSFER, args: { from: hot, to: recipient }, fromBlock: 0n })).length
+}
+
+beforeAll(async () => {
+  anvil = await startAnvil()
+  usdc = await deployToken(anvil, { name: 'USD Coin', symbol: 'USDC' })
+  const hotWallet = anvil.accounts[4]
+  if (hotWallet === undefined) throw new Error('no account')
+  hot = hotWallet.address
+  await mint(anvil, usdc, hot, 1_000_000_000n)
+  const chains: ChainsConfig = {
+    file: 'test',
+    receivingXpub: testXpub(),
+    hotWallet,
+    chains: [{ chain: 'base', chainId: anvil.chainId, rpcUrls: [anvil.url], tokens: { usdc: usdc.toLowerCase() }, confirmations: 2, pollIntervalMs: 50, maxBlockRange: 100, startBlock: 0, rpcTimeoutMs: 2_000, payoutReplaceAfterMs: 400 }],
+  }
+  server = await startTestServer({ config: { chains, drains: { scheduler: true, fastDelayMs: 20, achDelayMs: 20, pollIntervalMs: 20, concurrency: 2 } } })
+  key = await server.createKey({ environment: 'production' })
+}, 60_000)
+
+afterAll(async () => {
+  await server?.close()
+  await anvil?.close()
+})
+
+describe('payouts on a chain that does not mine them at once', () => {
+  it('a transaction left in the pool is replaced (same nonce, higher fee); the mined replacement is the hash recorded and shown, once on chain, processed after its confirmations', async () => {
+    const recipient: Address = '0x0000000000000000000000000000000000001001'
+    const drain = await depositFor(recipient, 4_000_000n)
+    await waitFor('the payout submitted', async () => ((await drain())?.state === 'payment_submitted' ? true : undefined))
+    const payout = await payoutTo(recipient)
+    const attempts = await waitFor('a replacement recorded', async () => {
+      const rows = await attemptsOf(payout.id)
+      return rows.length >= 2 ? rows : undefined
+    })
+    expect(new Set(attempts.map((attempt) => attempt.nonce))).toEqual(new Set([payout.nonce]))
+    expect(BigInt(attempts[1]?.max_fee_per_gas ?? 0)).toBeGreaterThan(BigInt(attempts[0]?.max_fee_per_gas ?? 0))
+    await anvil.mine(1)
+    const processed = await waitFor('the drain processed', async () => {
+      await anvil.mine(1)
+      const read = await drain()
+      return read?.state === 'payment_processed' ? read : undefined
+    })
+    const mined = (await attemptsOf(payout.id)).filter((attempt) => attempt.tx_hash !== attempts[0]?.tx_hash)
+    const receipts = await Promise.all((await attemptsOf(payout.id)).map((attempt) => anvil.publicClient.getTransactionReceipt({ hash: attempt.tx_hash as `0x${string}` }).catch(() => undefined)))
+    const minedHashes = receipts.flatMap((receipt) => (receipt === undefined ? [] : [receipt.transactionHash.toLowerCase()]))
+    expect(minedHashes).toHaveLength(1)
+    expect(mined.map((attempt) => attempt.tx_hash)).toContain(minedHashes[0])
+    expect(processed.destination_tx_hash).toBe(minedHashes[0])
+    expect((await payoutTo(recipient)).tx_hash).toBe(minedHashes[0])
+    expect(await transfersTo(recipient)).toBe(1)
+    expect(await balanceOf(anvil, usdc, recipient)).toBe(4_000_000n)
+    expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+  })
+})
