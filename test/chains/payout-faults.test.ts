@@ -1,4 +1,4 @@
-import { type Address, parseAbiItem } from 'viem'
+import { type Address, encodeAbiParameters, keccak256, parseAbiItem, toHex } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChainsConfig } from '../../src/chains/config.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
@@ -11,7 +11,9 @@ import { balanceOf, deployToken, mint } from '../helpers/test-token.js'
 /**
  * A payout's transaction on a chain that does not mine it at once (anvil with automine off): one
  * left in the pool is replaced (same nonce, higher fee) and the mined replacement is the hash
- * recorded.
+ * recorded; one that reverts on chain (the hot wallet's balance taken away between the estimate
+ * and the block) ends the drain in error with its entry voided; one the node's pool drops is
+ * broadcast again and lands once.
  */
 
 interface Drain {
@@ -27,6 +29,8 @@ let key: TestKey
 let hot: Address
 
 const TRANSFER = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)')
+/** TestStablecoin's balances: OpenZeppelin ERC20's first storage slot, a mapping. */
+const balanceSlot = (owner: Address) => keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [owner, 0n]))
 
 const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
 
@@ -116,6 +120,66 @@ describe('payouts on a chain that does not mine them at once', () => {
     expect((await payoutTo(recipient)).tx_hash).toBe(minedHashes[0])
     expect(await transfersTo(recipient)).toBe(1)
     expect(await balanceOf(anvil, usdc, recipient)).toBe(4_000_000n)
+    expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+  })
+
+  it('a transaction that reverts on chain (the float taken away after the estimate): the drain in error, its entry voided, the deposit back in clearing, ledger verify clean', async () => {
+    const recipient: Address = '0x0000000000000000000000000000000000001002'
+    const drain = await depositFor(recipient, 5_000_000n)
+    await waitFor('the payout submitted', async () => ((await drain())?.state === 'payment_submitted' ? true : undefined))
+    const float = await balanceOf(anvil, usdc, hot)
+    await anvil.rpc('anvil_setStorageAt', [usdc, balanceSlot(hot), toHex(0n, { size: 32 })])
+    await anvil.mine(1)
+    const failed = await waitFor('the drain in error', async () => {
+      await anvil.mine(1)
+      const read = await drain()
+      return read?.state === 'error' ? read : undefined
+    })
+    const payout = await payoutTo(recipient)
+    expect(payout.status).toBe('failed')
+    expect(failed.return_details?.reason).toBe(`the payout failed on chain: its transaction ${payout.tx_hash} reverted; it needs an operator`)
+    expect(failed.destination_tx_hash).toBe(payout.tx_hash)
+    expect((await anvil.publicClient.getTransactionReceipt({ hash: payout.tx_hash as `0x${string}` })).status).toBe('reverted')
+    const entry = await server.app.db
+      .selectFrom('drains')
+      .innerJoin('ledger_entries', 'ledger_entries.id', 'drains.pending_entry_id')
+      .select('ledger_entries.status')
+      .where('drains.id', '=', payout.owner_id)
+      .executeTakeFirstOrThrow()
+    expect(entry.status).toBe('voided')
+    const clearing = await server.app.db
+      .selectFrom('drains')
+      .innerJoin('ledger_accounts', 'ledger_accounts.reference', 'drains.liquidation_address_id')
+      .select('ledger_accounts.available')
+      .where('drains.id', '=', payout.owner_id)
+      .where('ledger_accounts.kind', '=', 'clearing')
+      .executeTakeFirstOrThrow()
+    expect(clearing.available).toBe('5000000')
+    expect(await transfersTo(recipient)).toBe(0)
+    expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
+    await anvil.rpc('anvil_setStorageAt', [usdc, balanceSlot(hot), toHex(float, { size: 32 })])
+  })
+
+  it('a transaction the node drops from its pool is broadcast again: mined once, the drain processed with the mined hash', async () => {
+    const recipient: Address = '0x0000000000000000000000000000000000001003'
+    const drain = await depositFor(recipient, 6_000_000n)
+    await waitFor('the payout submitted', async () => ((await drain())?.state === 'payment_submitted' ? true : undefined))
+    const payout = await payoutTo(recipient)
+    await anvil.rpc('anvil_dropTransaction', [payout.tx_hash])
+    const back = await waitFor('the payout in the pool again', async () => {
+      const pool = (await anvil.rpc('txpool_content', [])) as { pending: Record<string, Record<string, { hash: string }>> }
+      return Object.values(pool.pending).flatMap((byNonce) => Object.values(byNonce)).find((transaction) => transaction.hash !== undefined)
+    })
+    expect((await attemptsOf(payout.id)).map((attempt) => attempt.tx_hash)).toContain(back.hash.toLowerCase())
+    const processed = await waitFor('the drain processed', async () => {
+      await anvil.mine(1)
+      const read = await drain()
+      return read?.state === 'payment_processed' ? read : undefined
+    })
+    expect(processed.destination_tx_hash).toBe((await payoutTo(recipient)).tx_hash)
+    expect((await anvil.publicClient.getTransactionReceipt({ hash: processed.destination_tx_hash as `0x${string}` })).status).toBe('success')
+    expect(await transfersTo(recipient)).toBe(1)
+    expect(await balanceOf(anvil, usdc, recipient)).toBe(6_000_000n)
     expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
   })
 })
