@@ -1,11 +1,7 @@
 import { createHash } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import { STATUS_CODES } from 'node:http'
-import { createRequire } from 'node:module'
-import { dirname, join } from 'node:path'
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib'
 import swagger from '@fastify/swagger'
-import swaggerUi from '@fastify/swagger-ui'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Type, type TSchema } from 'typebox'
@@ -15,6 +11,7 @@ import { OPERATIONS, RESOURCES } from '../resources/index.js'
 import { ANY_VALID_KEY } from '../resources/manifest.js'
 import type { Resource } from '../resources/resource.js'
 import { ErrorSchema, Timestamp } from '../schemas/common.js'
+import { REFERENCE_STYLE, renderReference, type ReferenceDocument } from './reference-page.js'
 
 /** The parts of the generated document this plugin completes (it is mutated in place). */
 interface DocumentShape {
@@ -171,7 +168,7 @@ interface OperationShape {
  * addresses, webhooks to hear about them, taxes; then the money: the wallets that hold it, their
  * balances, the rates it converts at, the drains that move a deposit to its payout, transfers,
  * payment intents and test payments; then what is sold: products, invoices, payment links.
- * Tags not named here follow, in the order their first operation appears (Swagger UI lists the
+ * Tags not named here follow, in the order their first operation appears (the docs page lists the
  * document's declared tags first, then the others).
  */
 export const TAG_ORDER: readonly { name: string; description: string }[] = [
@@ -360,48 +357,19 @@ function documentEvents(document: DocumentShape, resources: readonly Resource[])
   )
 }
 
-/**
- * The docs page's layout: a top bar with the project's name over Swagger UI's base layout. It
- * replaces the standalone layout (whose top bar holds the framework's logo, which the UI plugin
- * swaps for another framework's, and a box to explore other documents' URLs). The page's
- * initializer passes its own plugin list, so this script, loaded after it and before the page's
- * load event builds the UI, wraps SwaggerUIBundle to add the plugin that provides the layout.
- */
-const DOCS_PAGE_SCRIPT = `(function () {
-  var Bundle = window.SwaggerUIBundle
-  function devplatformLayout(system) {
-    var h = system.React.createElement
-    function DevplatformLayout() {
-      var BaseLayout = system.getComponent('BaseLayout', true)
-      return h('div', { className: 'swagger-ui' },
-        h('header', { className: 'topbar', role: 'banner' },
-          h('div', { className: 'wrapper' },
-            h('div', { className: 'topbar-wrapper' }, h('span', { className: 'devplatform-name' }, 'devplatform')))),
-        h(BaseLayout))
-    }
-    return { components: { DevplatformLayout: DevplatformLayout } }
-  }
-  window.SwaggerUIBundle = Object.assign(function (options) {
-    return Bundle(Object.assign({}, options, { plugins: (options.plugins || []).concat([devplatformLayout]) }))
-  }, Bundle)
-})()
-`
-
-const DOCS_PAGE_STYLE = `.swagger-ui .topbar .devplatform-name { color: #fff; font: 700 24px/40px sans-serif; letter-spacing: 0.02em }
-`
-
 /** The tab's icon: the project's initials, not the framework's logo. */
 const FAVICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1b1b1b"/><text x="16" y="22" font-family="sans-serif" font-size="16" font-weight="700" fill="#fff" text-anchor="middle">dp</text></svg>`
 
+/** The stylesheet of the docs page, allowed by its hash: the page runs no script and loads nothing else but its icon. */
+const REFERENCE_STYLE_HASH = createHash('sha256').update(REFERENCE_STYLE).digest('base64')
+
 /**
- * The docs page and its assets: Swagger UI loads its scripts and styles from /docs/static (its
- * initializer too: no inline script), fetches the document and tried-out requests from this
- * origin, and draws icons from data: URLs in its CSS. No other site may frame it (clickjacking a
- * page where a key is typed in); X-Frame-Options says so to browsers without frame-ancestors.
+ * The docs page, its icon and the document: no script at all, the page's own stylesheet by its
+ * hash, its icon from this origin, no form. No other site may frame it (clickjacking);
+ * X-Frame-Options says so to browsers without frame-ancestors.
  */
 const DOCS_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  'content-security-policy': `default-src 'none'; style-src 'sha256-${REFERENCE_STYLE_HASH}'; img-src 'self'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'`,
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
 }
@@ -451,28 +419,46 @@ function sendEncoded(request: FastifyRequest, reply: FastifyReply, encoded: Enco
   return reply.send(encoding === undefined ? encoded.identity : encoded[encoding])
 }
 
-/**
- * The document, serialized and compressed once: the routes, and so the document, are fixed once
- * the server is ready, and at about half a megabyte its serialization is the docs page's
- * slowest request.
- */
-function documentCache(app: FastifyInstance): () => Encoded {
-  let cached: Encoded | undefined
-  return () => (cached ??= encode(Buffer.from(JSON.stringify(app.swagger())), 'application/json; charset=utf-8'))
-}
+/** Each app's document, serialized and compressed once (the routes, and so the document, are fixed once the server is ready). */
+const DOCUMENTS = new WeakMap<FastifyInstance, Encoded>()
 
-/** Swagger UI's own large assets, compressed on first request (the plugin's static files are sent as they are). */
-const SWAGGER_UI_STATIC = join(dirname(createRequire(import.meta.url).resolve('@fastify/swagger-ui')), 'static')
-const COMPRESSED_ASSETS: Readonly<Record<string, string>> = {
-  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
-  'swagger-ui-standalone-preset.js': 'application/javascript; charset=utf-8',
-  'swagger-ui.css': 'text/css; charset=utf-8',
+function cachedDocument(app: FastifyInstance): Encoded {
+  let cached = DOCUMENTS.get(app)
+  if (cached === undefined) {
+    cached = encode(Buffer.from(JSON.stringify(app.swagger())), 'application/json; charset=utf-8')
+    DOCUMENTS.set(app, cached)
+  }
+  return cached
 }
 
 /** Answers the document to GET /api/v0/openapi.json, as /docs/json does. */
 export function serveDocument(app: FastifyInstance): (request: FastifyRequest, reply: FastifyReply) => FastifyReply {
-  const cached = documentCache(app)
-  return (request, reply) => sendEncoded(request, reply, cached(), 'no-cache')
+  return (request, reply) => sendEncoded(request, reply, cachedDocument(app), 'no-cache')
+}
+
+/** Where the reference links the raw document. */
+const DOCUMENT_URL = '/api/v0/openapi.json'
+const ICON_URL = '/docs/favicon.svg'
+
+/** The reference page rendered from the document once, on its first request, and compressed. */
+function referencePage(app: FastifyInstance): () => Encoded {
+  let cached: Encoded | undefined
+  const scopes = new Map([...OPERATIONS.values()].map((operation) => [operation.operationId, operation.scope]))
+  return () =>
+    (cached ??= encode(
+      Buffer.from(
+        renderReference(JSON.parse(cachedDocument(app).identity.toString('utf8')) as ReferenceDocument, {
+          documentUrl: DOCUMENT_URL,
+          iconUrl: ICON_URL,
+          style: REFERENCE_STYLE,
+          scopeOf: (operationId) => {
+            const scope = scopes.get(operationId)
+            return scope === undefined || scope === ANY_VALID_KEY ? undefined : scope
+          },
+        }),
+      ),
+      'text/html; charset=utf-8',
+    ))
 }
 
 /**
@@ -514,44 +500,21 @@ export const openapiPlugin = fp(
         buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
       },
     })
-    // In a context of its own, so the docs' headers go on the docs' answers (page, assets, document) and no others.
+    // In a context of its own, so the docs' headers go on the docs' answers (page, icon, document) and no others.
     await app.register(async (docs) => {
       docs.addHook('onSend', (_request, reply, payload, done) => {
         reply.headers(DOCS_HEADERS)
         done(null, payload)
       })
-      // The document and Swagger UI's large assets, compressed and cached, ahead of the plugin's own routes for them.
-      const document = documentCache(app)
-      const assets = new Map<string, Encoded>()
-      docs.addHook('onRequest', (request, reply, done) => {
-        if (request.method !== 'GET') return done()
-        const path = request.url.split('?', 1)[0] ?? ''
-        if (path === '/docs/json') return sendEncoded(request, reply, document(), 'no-cache')
-        const asset = path.startsWith('/docs/static/') ? path.slice('/docs/static/'.length) : undefined
-        const type = asset === undefined ? undefined : COMPRESSED_ASSETS[asset]
-        if (asset === undefined || type === undefined) return done()
-        let encoded = assets.get(asset)
-        if (encoded === undefined) {
-          encoded = encode(readFileSync(join(SWAGGER_UI_STATIC, asset)), type)
-          assets.set(asset, encoded)
-        }
-        // The same until the package is upgraded, which restarts the server: a day, then checked by its ETag.
-        return sendEncoded(request, reply, encoded, 'public, max-age=86400')
-      })
-      await docs.register(swaggerUi, {
-        routePrefix: '/docs',
-        theme: {
-          title: 'devplatform API reference',
-          js: [{ filename: 'devplatform.js', content: DOCS_PAGE_SCRIPT }],
-          css: [{ filename: 'devplatform.css', content: DOCS_PAGE_STYLE }],
-          favicon: [{ filename: 'favicon.svg', rel: 'icon', type: 'image/svg+xml', sizes: 'any', content: Buffer.from(FAVICON_SVG) }],
-        },
-        uiConfig: { layout: 'DevplatformLayout', defaultModelsExpandDepth: 0, displayRequestDuration: true },
-      })
+      const page = referencePage(app)
+      for (const path of ['/docs', '/docs/']) docs.get(path, { schema: { hide: true } }, (request, reply) => sendEncoded(request, reply, page(), 'no-cache'))
+      docs.get('/docs/json', { schema: { hide: true } }, serveDocument(app))
       // Browsers ask for /favicon.ico on pages without an icon link (the JSON document opened in a tab, the hosted pages).
-      docs.get('/favicon.ico', { schema: { hide: true } }, async (_request, reply) =>
-        reply.header('content-type', 'image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON_SVG),
-      )
+      for (const path of [ICON_URL, '/favicon.ico']) {
+        docs.get(path, { schema: { hide: true } }, async (_request, reply) =>
+          reply.header('content-type', 'image/svg+xml').header('cache-control', 'public, max-age=86400').send(FAVICON_SVG),
+        )
+      }
     })
   },
   { name: 'openapi' },

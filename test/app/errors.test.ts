@@ -137,9 +137,10 @@ describe('API document', () => {
     expect(paths['/api/v0/health/public']?.get?.security).toEqual([])
   })
 
-  it('serves an interactive reference at /docs', async () => {
+  it('serves a reference at /docs', async () => {
     const res = await fetch(`${server.baseUrl}/docs`)
     expect(res.status).toBe(200)
-    expect(await res.text()).toContain('swagger')
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    expect(await res.text()).toContain('<title>devplatform API reference</title>')
   })
 })

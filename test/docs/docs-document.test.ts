@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startTestServer, type TestServer } from '../helper.js'
 
 /**
- * What makes /docs quick to load after the first request: the OpenAPI document and Swagger UI's
- * large assets compressed and cached (validated by an ETag), and an icon at /favicon.ico. The load
- * time itself is measured by bench/docs-page.ts.
+ * What makes /docs quick to load after the first request: the OpenAPI document and the reference
+ * page rendered from it compressed and cached (validated by an ETag), and an icon at /favicon.ico.
+ * The load time itself is measured by bench/docs-page.ts.
  */
 
 let server: TestServer
@@ -59,21 +59,30 @@ describe('the OpenAPI document', () => {
   })
 })
 
-describe("the docs page's assets and icon", () => {
-  it("Swagger UI's bundle, preset and style compressed, cached for a day; the docs page's headers kept", async () => {
-    for (const asset of ['swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'swagger-ui.css']) {
-      const res = await get(`/docs/static/${asset}`, { 'accept-encoding': 'br' })
-      expect(res.status, asset).toBe(200)
-      expect(res.headers['content-encoding'], asset).toBe('br')
-      expect(res.headers['cache-control'], asset).toBe('public, max-age=86400')
-      expect(String(res.headers['content-security-policy']), asset).toContain("frame-ancestors 'none'")
-      expect(brotliDecompressSync(res.body).length, asset).toBeGreaterThan(res.body.length * 2)
-    }
+describe("the docs page and its icon", () => {
+  it('the page rendered once, in brotli, gzip or as is, with an ETag that answers 304', async () => {
+    const plain = await get('/docs')
+    expect(plain.status).toBe(200)
+    expect(plain.headers['content-type']).toBe('text/html; charset=utf-8')
+    expect(plain.headers['cache-control']).toBe('no-cache')
+    const br = await get('/docs', { 'accept-encoding': 'gzip, deflate, br' })
+    expect(br.headers['content-encoding']).toBe('br')
+    expect(br.body.length).toBeLessThan(plain.body.length / 10)
+    expect(brotliDecompressSync(br.body).equals(plain.body)).toBe(true)
+    const gzip = await get('/docs', { 'accept-encoding': 'gzip' })
+    expect(gunzipSync(gzip.body).equals(plain.body)).toBe(true)
+    expect(br.headers.etag).toBe(plain.headers.etag)
+    expect(String(br.headers['content-security-policy'])).toContain("frame-ancestors 'none'")
+    const again = await get('/docs', { 'if-none-match': String(plain.headers.etag) })
+    expect(again.status).toBe(304)
+    expect(again.body.length).toBe(0)
+    // The same page at /docs/, as the previous reference answered.
+    expect((await get('/docs/')).body.equals(plain.body)).toBe(true)
   })
 
   it('/favicon.ico is the icon the page links', async () => {
     const icon = await get('/favicon.ico')
-    const linked = await get('/docs/static/theme/favicon.svg')
+    const linked = await get('/docs/favicon.svg')
     expect(icon.status).toBe(200)
     expect(icon.headers['content-type']).toBe('image/svg+xml')
     expect(icon.body.toString('utf8')).toBe(linked.body.toString('utf8'))
