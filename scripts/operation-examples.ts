@@ -1,7 +1,7 @@
 /**
  * Every operation's example in docs/, rendered from the served OpenAPI document: the request
- * body is the document's example of it (the schemas' `examples`, as Swagger UI's "Example
- * Value" builds it), the answer the document's example of the first 2xx, the fields table and
+ * body is the document's example of it (the schemas' `examples`, as the docs page's example
+ * body builds it), the answer the document's example of the first 2xx, the fields table and
  * the errors table the document's schema and responses. `npm run docs:examples` writes them into
  * the guides; test/docs/examples.test.ts fails when a guide's section is not what this renders,
  * and runs every example against a server.
@@ -109,7 +109,7 @@ function resolve(document: Document, schema: Schema): Schema {
   return target
 }
 
-/** The value Swagger UI's "Example Value" shows for a schema: its example, else its default or first enum value, else built from its parts. */
+/** The value the docs page's example body shows for a schema: its example, else its default or first enum value, else built from its parts. */
 export function sample(document: Document, schema: Schema): unknown {
   const resolved = resolve(document, schema)
   if (resolved.examples !== undefined) return resolved.examples[0]
