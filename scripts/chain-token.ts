@@ -5,11 +5,12 @@
  *
  *   npx tsx scripts/chain-token.ts deploy                 # prints the contract's address
  *   npx tsx scripts/chain-token.ts send TOKEN TO AMOUNT   # mints AMOUNT (decimal, e.g. 25.50) to TO
+ *   npx tsx scripts/chain-token.ts balance TOKEN OWNER    # prints OWNER's balanceOf, as a decimal
  *
  * RPC_URL: the node (default http://127.0.0.1:8545).
  */
 import { readFileSync } from 'node:fs'
-import { type Address, createPublicClient, createWalletClient, http, isAddress, parseAbi, parseUnits } from 'viem'
+import { type Address, createPublicClient, createWalletClient, formatUnits, http, isAddress, parseAbi, parseUnits } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { foundry } from 'viem/chains'
 import type { TokenArtifact } from './test-token.js'
@@ -34,6 +35,11 @@ async function main(args: string[]): Promise<void> {
     return
   }
   const [token, to, amount] = rest
+  if (command === 'balance' && token !== undefined && to !== undefined && rest.length === 2 && isAddress(token) && isAddress(to)) {
+    const units = await publicClient.readContract({ address: token as Address, abi: parseAbi(['function balanceOf(address owner) view returns (uint256)']), functionName: 'balanceOf', args: [to as Address] })
+    process.stdout.write(`${formatUnits(units, 6)}\n`)
+    return
+  }
   if (command === 'send' && token !== undefined && to !== undefined && amount !== undefined && rest.length === 3 && isAddress(token) && isAddress(to) && /^\d+(\.\d{1,6})?$/.test(amount)) {
     const hash = await wallet.writeContract({ address: token as Address, abi: parseAbi(['function mint(address to, uint256 amount)']), functionName: 'mint', args: [to as Address, parseUnits(amount, 6)] })
     const receipt = await publicClient.waitForTransactionReceipt({ hash })
@@ -41,7 +47,7 @@ async function main(args: string[]): Promise<void> {
     process.stdout.write(`${hash} in block ${receipt.blockNumber}\n`)
     return
   }
-  throw new Error('usage: chain-token.ts deploy | chain-token.ts send TOKEN_ADDRESS TO_ADDRESS AMOUNT (up to 6 decimals)')
+  throw new Error('usage: chain-token.ts deploy | chain-token.ts send TOKEN_ADDRESS TO_ADDRESS AMOUNT (up to 6 decimals) | chain-token.ts balance TOKEN_ADDRESS OWNER')
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -32,9 +32,9 @@ afterAll(() => {
   cleanUp()
 })
 
-it("docs/chains.md's walk-through, run as written, ends with the deposit recorded after its confirmations and chains status ok", async () => {
+it("docs/chains.md's walk-through, run as written, ends with the deposit drained to an outside address: paid out on chain once, processed, the recipient paid exactly, the ledger verified", async () => {
   const sh = fences(sectionOf(GUIDE, '### Walk-through')).filter((block) => block.info === 'sh')
-  expect(sh.length).toBeGreaterThanOrEqual(4)
+  expect(sh.length).toBeGreaterThanOrEqual(6)
   const install = 'npm ci && npm run build\n'
   expect(sh[0]?.text.startsWith(install), 'the first block installs and builds').toBe(true)
   const anvilPort = String(await freePort())
@@ -70,13 +70,17 @@ it("docs/chains.md's walk-through, run as written, ends with the deposit recorde
   try {
     const deposits = db.prepare('select status, amount, owner_type, credited_type from chain_deposits').all()
     expect(deposits).toEqual([{ status: 'confirmed', amount: '25500000', owner_type: 'liquidation_address', credited_type: 'drain' }])
-    expect(db.prepare('select state, amount from drains').all()).toEqual([{ state: 'funds_received', amount: '25500000' }])
+    expect(db.prepare('select state, amount, outgoing_amount from drains').all()).toEqual([{ state: 'payment_processed', amount: '25500000', outgoing_amount: '25500000' }])
+    const payouts = db.prepare('select status, amount, to_address, tx_hash from chain_payouts').all() as { tx_hash: string }[]
+    expect(payouts).toEqual([{ status: 'confirmed', amount: '25500000', to_address: '0x00000000000000000000000000000000000a11ce', tx_hash: expect.stringMatching(/^0x[0-9a-f]{64}$/) }])
+    expect(out).toContain(`payment_processed ${payouts[0]?.tx_hash}\n25.5\n`)
   } finally {
     db.close()
   }
   const statuses = out.split('\n').filter((line) => line.startsWith('base: '))
   expect(statuses.every((line) => line === 'base: ok'), transcript()).toBe(true)
   expect(out).toContain('confirmed 1')
+  expect(out).toContain('live: ok')
 }, 180_000)
 
 function readOr(file: string): string {
