@@ -75,6 +75,7 @@ export const GUIDE_OF_TAG: Readonly<Record<string, string>> = {
   products: 'products.md',
   invoices: 'invoices.md',
   'payment links': 'payment-links.md',
+  console: 'console.md',
 }
 
 export const SECTION_START = '<!-- operation examples: rendered from the OpenAPI document by `npm run docs:examples`; edit the schemas\' examples, not this section -->'

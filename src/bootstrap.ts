@@ -1,11 +1,11 @@
 import { sql } from 'kysely'
-import { SCOPES } from './resources/index.js'
+import { DEFAULT_SCOPES } from './resources/index.js'
 import { backendOf, type Db, writeTransaction } from './db/database.js'
 import { AppsRepository, type CreatedApiKey } from './apps/repository.js'
 
 /**
  * On an empty database outside production, creates a development application with a
- * development key (all scopes) so a fresh checkout can be tried at once. Returns the key
+ * development key (every scope but the opt-in ones) so a fresh checkout can be tried at once. Returns the key
  * (with its secret, shown this once) or undefined when nothing was created. Several instances
  * starting at once on one empty PostgreSQL database create one between them: the check and the
  * creation run under one transaction-scoped advisory lock (SQLite: under its write lock).
@@ -17,6 +17,6 @@ export async function ensureDevelopmentKey(db: Db, nodeEnv: string): Promise<Cre
     const apps = new AppsRepository(tx)
     if ((await apps.countApps()) > 0) return undefined
     const app = await apps.createApp('Development')
-    return apps.createKey({ appId: app.id, environment: 'development', scopes: SCOPES, rateLimitOverride: null })
+    return apps.createKey({ appId: app.id, environment: 'development', scopes: DEFAULT_SCOPES, rateLimitOverride: null })
   })
 }

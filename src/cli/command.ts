@@ -36,6 +36,8 @@ export const OPTIONS = {
   status: { type: 'string' },
   chain: { type: 'string' },
   currency: { type: 'string' },
+  role: { type: 'string' },
+  ttl: { type: 'string' },
 } as const
 
 export interface Flags {
@@ -70,6 +72,8 @@ export interface Flags {
   status?: string
   chain?: string
   currency?: string
+  role?: string
+  ttl?: string
 }
 
 /** An option a command may take; --json is every command's unless it refuses it. */

@@ -12,6 +12,7 @@ import { UsageError } from './usage-error.js'
 const GROUPS: Readonly<Record<string, () => Promise<readonly Command[]>>> = {
   apps: async () => (await import('./commands/apps.js')).APPS_COMMANDS,
   keys: async () => (await import('./commands/keys.js')).KEYS_COMMANDS,
+  console: async () => (await import('./commands/console.js')).CONSOLE_COMMANDS,
   deliveries: async () => (await import('./commands/deliveries.js')).DELIVERIES_COMMANDS,
   ledger: async () => (await import('./commands/ledger.js')).LEDGER_COMMANDS,
   rates: async () => (await import('./commands/rates.js')).RATES_COMMANDS,

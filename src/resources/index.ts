@@ -2,6 +2,7 @@ import { balances } from './balances/index.js'
 import { balanceTransactions } from './balance-transactions/index.js'
 import { branding } from './branding/index.js'
 import { checkout } from './checkout/index.js'
+import { consoleResource } from './console/index.js'
 import { customers } from './customers/index.js'
 import { deposits } from './deposits/index.js'
 import { DomainHooks, type HookSettings } from '../events/hooks.js'
@@ -27,10 +28,13 @@ import { webhooks } from './webhooks/index.js'
  * Every resource of the API: the one place one is registered. The routes, the scopes, the
  * operationIds and the event types are all derived from this list.
  */
-export const RESOURCES: readonly Resource[] = [health, webhooks, customers, receivingAddresses, liquidationAddresses, drains, deposits, taxes, wallets, exchangeRates, balances, balanceTransactions, transfers, paymentIntents, products, invoices, paymentLinks, testPayments, events, branding, checkout]
+export const RESOURCES: readonly Resource[] = [health, webhooks, customers, receivingAddresses, liquidationAddresses, drains, deposits, taxes, wallets, exchangeRates, balances, balanceTransactions, transfers, paymentIntents, products, invoices, paymentLinks, testPayments, events, branding, checkout, consoleResource]
 
 /** Every scope a key may be given, resource by resource. */
 export const SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes)
+
+/** The scopes a key is given when none are named: every scope but the opt-in ones (a manifest's optInScopes). */
+export const DEFAULT_SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes.filter((scope) => !(resource.manifest.optInScopes ?? []).includes(scope)))
 
 export function isScope(value: string): boolean {
   return SCOPES.includes(value)

@@ -43,6 +43,11 @@ export interface Manifest<ScopeName extends string = string, OperationId extends
   name: string
   /** the scopes a key may be given for this resource, `<resource>:<action>` */
   scopes: readonly ScopeName[]
+  /**
+   * Its scopes a key has only when they are named (`keys create --scopes`), never by default: the
+   * development key and a key created without --scopes have every other scope (DEFAULT_SCOPES).
+   */
+  optInScopes?: readonly NoInfer<ScopeName>[]
   /** the event types its changes emit, `<resource>.<action>` */
   eventTypes: readonly EventType[]
   /** the docs' rows of its event types: each type in exactly one (test/docs/catalogues.test.ts) */

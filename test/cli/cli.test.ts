@@ -1,4 +1,4 @@
-import { SCOPES } from '../../src/resources/index.js'
+import { DEFAULT_SCOPES } from '../../src/resources/index.js'
 import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
@@ -182,7 +182,7 @@ describe('devplatform apps', () => {
 })
 
 describe('devplatform keys create', () => {
-  it('defaults to a production key with every scope and the production limit', async () => {
+  it('defaults to a production key with every scope but the opt-in ones (console:link) and the production limit', async () => {
     const { url } = await freshDatabase()
     const app = await createApp(url, 'Keys')
     const key = await createKey(url, app.id)
@@ -192,7 +192,7 @@ describe('devplatform keys create', () => {
     expect(key.client_key).toMatch(/^pk_live_[A-Za-z0-9_-]{22,}$/)
     expect(key.client_secret).toMatch(/^sk_live_[A-Za-z0-9_-]{22,}$/)
     expect(key.environment).toBe('production')
-    expect(key.scopes).toEqual(SCOPES)
+    expect(key.scopes).toEqual(DEFAULT_SCOPES)
     expect(key.rate_limit_per_hour).toBe(1000)
     expect(key.active).toBe(true)
     expect(isIsoTimestamp(key.created_at)).toBe(true)
@@ -207,7 +207,7 @@ describe('devplatform keys create', () => {
     expect(key.client_secret).toMatch(/^sk_test_[A-Za-z0-9_-]{22,}$/)
     expect(key.environment).toBe('development')
     expect(key.rate_limit_per_hour).toBe(100)
-    expect(key.scopes).toEqual(SCOPES)
+    expect(key.scopes).toEqual(DEFAULT_SCOPES)
 
     const prod = await createKey(url, app.id, '--environment', 'production')
     expect(prod.client_key).toMatch(/^pk_live_/)
@@ -223,7 +223,7 @@ describe('devplatform keys create', () => {
 
     const fast = await createKey(url, app.id, '--rate-limit', '5000')
     expect(fast.rate_limit_per_hour).toBe(5000)
-    expect(fast.scopes).toEqual(SCOPES)
+    expect(fast.scopes).toEqual(DEFAULT_SCOPES)
 
     const fastDev = await createKey(url, app.id, '--environment', 'development', '--rate-limit', '5000')
     expect(fastDev.rate_limit_per_hour).toBe(5000)
@@ -323,6 +323,26 @@ describe('devplatform keys list and deactivate', () => {
     expect(active.get(byClientKey.id)).toBe(false)
     expect(active.get(byId.id)).toBe(false)
     expect(active.get(untouched.id)).toBe(true)
+  })
+})
+
+describe('devplatform console link', () => {
+  it('prints a single-use link under PUBLIC_URL with its role and expiry; a bad role, ttl or application exits 2 and makes nothing', async () => {
+    const { url } = await freshDatabase()
+    const app = await createApp(url, 'Console')
+    const before = Date.now()
+    const link = oneJson(await cliWith({ PUBLIC_URL: 'https://pay.example.com' }, url, 'console', 'link', '--app', app.id, '--role', 'admin', '--ttl', '1h', '--json')) as { url: string; role: string; expires_at: string }
+    expect(link.url).toMatch(/^https:\/\/pay\.example\.com\/console\/open\/[A-Za-z0-9_-]{43}$/)
+    expect(link.role).toBe('admin')
+    expect(Date.parse(link.expires_at) - before).toBeGreaterThan(3_590_000)
+    const plain = await cli(url, 'console', 'link', '--app', app.id)
+    expect(plain.code).toBe(0)
+    expect(plain.stdout).toContain('viewer')
+    expect(plain.stdout).toContain('it is shown only now')
+    expectUsageError(await cli(url, 'console', 'link', '--app', app.id, '--role', 'owner'))
+    expectUsageError(await cli(url, 'console', 'link', '--app', app.id, '--ttl', '25h'))
+    expectUsageError(await cli(url, 'console', 'link', '--app', MISSING_UUID))
+    expect((await cli(url, 'console', 'link', '--app', app.id, '--ttl', '59s')).stderr).toContain('--ttl must be from 1 minute to 24 hours')
   })
 })
 

@@ -1,5 +1,5 @@
 import { ENVIRONMENTS, type Environment, hourlyLimitOf } from '../../keys/credentials.js'
-import { isScope, SCOPES } from '../../resources/index.js'
+import { DEFAULT_SCOPES, isScope, SCOPES } from '../../resources/index.js'
 import { type ApiKey, AppsRepository } from '../../apps/repository.js'
 import { answer, type Command, type Flags } from '../command.js'
 import { expiryOf, graceSecondsOf, MAX_GRACE_SECONDS } from '../key-options.js'
@@ -120,7 +120,7 @@ async function activeKey(apps: AppsRepository, flags: Flags): Promise<ApiKey> {
 }
 
 function parseScopes(text: string | undefined): string[] {
-  if (text === undefined) return [...SCOPES]
+  if (text === undefined) return [...DEFAULT_SCOPES]
   const names = text.split(',').map((s) => s.trim()).filter((s) => s !== '')
   if (names.length === 0) throw new UsageError('--scopes needs at least one scope')
   const unknown = names.filter((name) => !isScope(name))

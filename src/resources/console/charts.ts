@@ -1,0 +1,70 @@
+import { type Html, html } from './html.js'
+
+/**
+ * Charts drawn on the server as SVG: no script, read by a screen reader from their title and the
+ * table beside them. Values are bigint amounts; only the drawing's coordinates are numbers.
+ */
+
+const WIDTH = 640
+const HEIGHT = 200
+const PAD = { left: 8, right: 8, top: 12, bottom: 22 }
+export const SERIES_COLORS = ['#1d4ed8', '#b45309', '#047857', '#7c3aed'] as const
+
+export interface Series {
+  name: string
+  color: string
+  /** one value per label, in the labels' order */
+  values: readonly bigint[]
+}
+
+/** The y of `value` between `min` and `max` in the plot's height. */
+function yOf(value: bigint, min: bigint, max: bigint): number {
+  const span = max - min === 0n ? 1n : max - min
+  const plot = HEIGHT - PAD.top - PAD.bottom
+  return PAD.top + plot - Number(((value - min) * 10_000n) / span) * (plot / 10_000)
+}
+
+/** A line per series over the labels (days), with the first, middle and last label under the axis. */
+export function lineChart(title: string, labels: readonly string[], series: readonly Series[]): Html {
+  const all = series.flatMap((one) => one.values)
+  const max = all.reduce((a, b) => (b > a ? b : a), 0n)
+  const min = all.reduce((a, b) => (b < a ? b : a), 0n)
+  const step = labels.length > 1 ? (WIDTH - PAD.left - PAD.right) / (labels.length - 1) : 0
+  const xOf = (index: number) => (PAD.left + index * step).toFixed(1)
+  const lines = series.map((one) => {
+    const points = one.values.map((value, index) => `${xOf(index)},${yOf(value, min, max).toFixed(1)}`).join(' ')
+    return html`<polyline fill="none" stroke="${one.color}" stroke-width="2.5" stroke-linejoin="round" points="${points}"/>`
+  })
+  const ticks = [0, Math.floor((labels.length - 1) / 2), labels.length - 1].filter((index, position, all) => index >= 0 && all.indexOf(index) === position)
+  const tickLabels = ticks.map((index) => html`<text x="${xOf(index)}" y="${HEIGHT - 6}" text-anchor="${index === 0 ? 'start' : index === labels.length - 1 ? 'end' : 'middle'}">${labels[index] ?? ''}</text>`)
+  const zero = yOf(0n, min, max).toFixed(1)
+  return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${title}"><title>${title}</title>
+<line x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${zero}" y2="${zero}" stroke="#d0d7de"/>
+${lines}${tickLabels}</svg>
+<ul class="legend">${series.map((one) => html`<li><span class="swatch" style="background:${one.color}"></span>${one.name}</li>`)}</ul>`
+}
+
+export interface RateBar {
+  label: string
+  succeeded: number
+  failed: number
+}
+
+/** One bar per label: its height the share of attempts that succeeded (green) over those that failed (red); empty days stay grey. */
+export function rateChart(title: string, bars: readonly RateBar[]): Html {
+  const plot = HEIGHT - PAD.top - PAD.bottom
+  const slot = (WIDTH - PAD.left - PAD.right) / Math.max(bars.length, 1)
+  const width = Math.max(2, slot * 0.7)
+  const rects = bars.map((bar, index) => {
+    const x = (PAD.left + index * slot + (slot - width) / 2).toFixed(1)
+    const total = bar.succeeded + bar.failed
+    if (total === 0) return html`<rect x="${x}" y="${PAD.top + plot - 2}" width="${width.toFixed(1)}" height="2" fill="#d0d7de"/>`
+    const good = (plot * bar.succeeded) / total
+    return html`<rect x="${x}" y="${PAD.top}" width="${width.toFixed(1)}" height="${(plot - good).toFixed(1)}" fill="#cf222e"/><rect x="${x}" y="${(PAD.top + plot - good).toFixed(1)}" width="${width.toFixed(1)}" height="${good.toFixed(1)}" fill="#1a7f37"/>`
+  })
+  const first = bars[0]?.label ?? ''
+  const last = bars[bars.length - 1]?.label ?? ''
+  return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${title}"><title>${title}</title>
+${rects}<text x="${PAD.left}" y="${HEIGHT - 6}">${first}</text><text x="${WIDTH - PAD.right}" y="${HEIGHT - 6}" text-anchor="end">${last}</text></svg>
+<ul class="legend"><li><span class="swatch" style="background:#1a7f37"></span>Succeeded</li><li><span class="swatch" style="background:#cf222e"></span>Failed</li></ul>`
+}

@@ -1,0 +1,21 @@
+import { defineResource } from '../resource.js'
+import { consoleManifest } from './manifest.js'
+import { consoleMigrations } from './migrations.js'
+import { overviewPage } from './overview.js'
+import { consolePagesOf } from './pages.js'
+import { type ConsoleOptions, consoleRoutes } from './routes.js'
+import { consoleTables } from './tables.js'
+
+/**
+ * The console (docs/console.md): an application's money, payments and webhooks as its owner sees
+ * them, in pages under /console opened through a single-use link (POST /console/links, console:link,
+ * or `devplatform console link`).
+ */
+export const consoleResource = defineResource({
+  manifest: consoleManifest,
+  configure: ({ publicUrl }): ConsoleOptions => ({ publicUrl }),
+  tables: consoleTables,
+  migrations: consoleMigrations,
+  routes: consoleRoutes,
+  pages: consolePagesOf([{ method: 'GET', path: '', handle: overviewPage }]),
+})
