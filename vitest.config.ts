@@ -63,6 +63,8 @@ export default defineConfig(async () => {
     hookTimeout: 30_000,
     // Each test file gets its own database (SQLite file or PostgreSQL database) and its own worker process.
     pool: 'forks' as const,
+    // Once per project: the migrated database test servers' databases are copied from.
+    globalSetup: ['test/global-setup.ts'],
   }
   return {
     test: {

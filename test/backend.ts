@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SQLite from 'better-sqlite3'
@@ -36,12 +36,23 @@ function withUrlDatabase(url: string, database: string): string {
   return parsed.toString()
 }
 
-async function freshPostgres(): Promise<FreshDatabase> {
+/**
+ * A database every test server's database can start as a copy of: this checkout's schema at its
+ * newest migration, made once per run (test/global-setup.ts), a SQLite file or a PostgreSQL database.
+ */
+export type MigratedTemplate = { kind: 'sqlite'; file: string } | { kind: 'postgres'; database: string }
+
+/** The template `fresh` is once migrated: the file or the database its URL names. */
+export function templateOf(fresh: FreshDatabase): MigratedTemplate {
+  return fresh.url.startsWith('sqlite:') ? { kind: 'sqlite', file: fresh.url.slice('sqlite:'.length) } : { kind: 'postgres', database: new URL(fresh.url).pathname.slice(1) }
+}
+
+async function freshPostgres(template?: string): Promise<FreshDatabase> {
   const name = `devplatform_test_${randomBytes(6).toString('hex')}`
   const admin = new pg.Client({ connectionString: ADMIN_DATABASE_URL })
   await admin.connect()
   try {
-    await admin.query(`create database ${name}`)
+    await admin.query(template === undefined ? `create database ${name}` : `create database ${name} template ${template}`)
   } finally {
     await admin.end()
   }
@@ -83,9 +94,10 @@ async function freshPostgres(): Promise<FreshDatabase> {
   return fresh
 }
 
-function freshSqlite(): FreshDatabase {
+function freshSqlite(template?: string): FreshDatabase {
   const dir = mkdtempSync(join(tmpdir(), 'devplatform-test-'))
   const file = join(dir, 'test.db')
+  if (template !== undefined) copyFileSync(template, file)
   const fresh: FreshDatabase = {
     url: `sqlite:${file}`,
     async query<T>(sqlText: string, ...params: unknown[]): Promise<T[]> {
@@ -110,6 +122,13 @@ function freshSqlite(): FreshDatabase {
 /** A fresh database of this run's backend; dropped by dropFreshDatabases() (afterAll). */
 export async function freshDatabase(backend: 'sqlite' | 'postgres' = TEST_BACKEND): Promise<FreshDatabase> {
   const fresh = backend === 'postgres' ? await freshPostgres() : freshSqlite()
+  created.push(fresh)
+  return fresh
+}
+
+/** A fresh database that starts as a copy of `template` (so at its schema); dropped by dropFreshDatabases(). */
+export async function copyOfTemplate(template: MigratedTemplate): Promise<FreshDatabase> {
+  const fresh = template.kind === 'postgres' ? await freshPostgres(template.database) : freshSqlite(template.file)
   created.push(fresh)
   return fresh
 }

@@ -9,7 +9,8 @@ import { connectRedis } from '../src/auth/redis-rate-limiter.js'
 import { type Config, loadConfig, parseDatabaseUrl, type WebhookConfig } from '../src/config.js'
 import { openDatabase } from '../src/modules/database.js'
 import type { DispatcherOverrides } from '../src/delivery/dispatcher.js'
-import { type FreshDatabase, freshDatabase, TEST_BACKEND, TEST_REDIS_URL } from './backend.js'
+import { inject } from 'vitest'
+import { copyOfTemplate, type FreshDatabase, freshDatabase, TEST_BACKEND, TEST_REDIS_URL } from './backend.js'
 
 export interface TestKey {
   id: string
@@ -48,6 +49,15 @@ export interface TestServer {
 }
 
 /**
+ * A fresh database of the run's backend at the newest schema: a copy of the run's migrated
+ * template (test/global-setup.ts), or, in a run without one, an empty database openDatabase migrates.
+ */
+export async function migratedDatabase(): Promise<FreshDatabase> {
+  const template = inject('migratedTemplate')
+  return template === undefined ? await freshDatabase() : await copyOfTemplate(template)
+}
+
+/**
  * Builds the real app on a fresh database of the run's backend (a SQLite file, or a PostgreSQL
  * database with the Redis rate limiter) and listens on an ephemeral loopback port, so tests
  * speak real HTTP. Call close() in afterAll.
@@ -62,7 +72,7 @@ export async function startTestServer(
     sqliteLockWaitMs?: number
   } = {},
 ): Promise<TestServer> {
-  const database = await freshDatabase()
+  const database = await migratedDatabase()
   const defaults = loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'info' })
   const config: Config = {
     ...defaults,
