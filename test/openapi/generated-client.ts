@@ -104,7 +104,10 @@ export const newLiquidationAddress = async (customerId: string) =>
     chain: 'ethereum',
     currency: 'usdc',
     address: (await newReceivingAddress()).address,
-    external_account_id: 'ext_acct_1',
+    // Live payouts go to an address on a chain: fiat rails are refused in live (docs/chains.md#what-waits).
+    destination_payment_rail: 'ethereum',
+    destination_currency: 'usdc',
+    destination_address: '0x5aeda56215b167893e80b4fe645ba6d5bab767de',
   })
 
 const generatedClientModule = async () => (await import(join(directory, 'client', 'index.ts'))) as GeneratedClientModule & BodySerializers

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { A_UUID, A_VALID_DATE, call, newCustomer, newLiquidationAddress, newReceivingAddress } from '../../openapi/generated-client.js'
 
+const PAYOUT_ADDRESS = '0x5aeda56215b167893e80b4fe645ba6d5bab767de'
 const LIQUIDATION_ADDRESS_SHAPE = { id: A_UUID, state: 'active', chain: 'ethereum', currency: 'usdc', created_at: A_VALID_DATE, updated_at: A_VALID_DATE }
 
 export function generatedClientCases(): void {
@@ -10,10 +11,11 @@ export function generatedClientCases(): void {
       const { address } = await newReceivingAddress()
       const { data, response } = await call('liquidationAddressControllerCreateLiquidationAddress', {
         path: { customerId: customer.id },
-        body: { chain: 'ethereum', currency: 'usdc', address, external_account_id: 'ext_acct_1', destination_payment_rail: 'ach' },
+        // The key is live: its payouts go to an address on a chain (fiat rails are refused in live).
+        body: { chain: 'ethereum', currency: 'usdc', address, destination_payment_rail: 'ethereum', destination_currency: 'usdc', destination_address: PAYOUT_ADDRESS },
       })
       expect(response.status).toBe(201)
-      expect(data).toMatchObject({ ...LIQUIDATION_ADDRESS_SHAPE, customer_id: customer.id, address, external_account_id: 'ext_acct_1' })
+      expect(data).toMatchObject({ ...LIQUIDATION_ADDRESS_SHAPE, customer_id: customer.id, address })
     })
 
     it('liquidationAddressControllerGetLiquidationAddresses: GET /customers/{customerId}/liquidation_addresses', async () => {
