@@ -5,9 +5,9 @@ import { UsageError } from './usage-error.js'
 
 /**
  * What devplatform does: each group of commands under the first word that names them, in the
- * order its usage lists them. A group's module is loaded only when its word is called (help,
- * --help, and a missing or unknown command load them all), so a command starts without the
- * other groups' dependencies. A new group is one line here.
+ * order its usage lists them. A group's module is loaded only when its word is called or named by
+ * `help GROUP` (help alone, --help, and a missing or unknown command load them all), so a command
+ * starts without the other groups' dependencies. A new group is one line here.
  */
 const GROUPS: Readonly<Record<string, () => Promise<readonly Command[]>>> = {
   apps: async () => (await import('./commands/apps.js')).APPS_COMMANDS,
@@ -33,11 +33,20 @@ function names(command: Command, words: readonly string[]): boolean {
  * name every command).
  */
 async function tableFor(words: readonly string[]): Promise<readonly Command[]> {
-  const first = words[0]
-  const group = first !== undefined && Object.hasOwn(GROUPS, first) ? await GROUPS[first]?.() : undefined
-  if (group?.some((command) => names(command, words)) === true) return group
   const { withHelp } = await import('./commands/help.js')
+  // `help GROUP …` needs only that group's usage.
+  if (words[0] === 'help' && words.length > 1) {
+    const topic = await groupOf(words[1])
+    if (topic?.some((command) => names(command, words.slice(1))) === true || (words.length === 2 && topic !== undefined)) return withHelp(topic)
+  }
+  const group = await groupOf(words[0])
+  if (group?.some((command) => names(command, words)) === true) return group
   return withHelp(await everyCommand())
+}
+
+/** The commands of the group a first word names, loaded; undefined for a word that names none. */
+async function groupOf(word: string | undefined): Promise<readonly Command[] | undefined> {
+  return word !== undefined && Object.hasOwn(GROUPS, word) ? await GROUPS[word]?.() : undefined
 }
 
 /** Every group's commands, in the usage's order. */

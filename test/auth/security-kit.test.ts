@@ -103,7 +103,9 @@ describe.each(TENANT_CASES)('$name tenancy', (kitCase) => {
     const reader = readBack.environment === 'development' ? await server.createKey({ appId: owner.appId, environment: 'development' }) : owner
     const before = await send(readBack, resources, reader)
     expect(before.status).toBe(200)
-    const res = await send(kitCase, resources, other)
+    // Another application's key of the environment the operation serves: only the application differs.
+    const stranger = kitCase.environment === 'development' ? await server.createKey({ appId: other.appId, environment: 'development' }) : other
+    const res = await send(kitCase, resources, stranger)
     expect(res.status).toBe(404)
     expect(res.body).toEqual({ statusCode: 404, error: 'Not Found', message: notFound })
     const after = await send(readBack, resources, reader)

@@ -369,6 +369,7 @@ describe('devplatform help', () => {
     expect(existsSync(file)).toBe(false)
   })
 
+  // One CLI start per command (25): its bound leaves room for a loaded machine.
   it('help COMMAND prints that command\'s part of the usage, exit 0, for each command the usage lists', async () => {
     const { url, file } = freshDb('devplatform-help-')
     const full = (await cli(url, 'help')).stdout
@@ -380,7 +381,7 @@ describe('devplatform help', () => {
       expect(full, command).toContain(result.stdout)
     }
     expect(existsSync(file)).toBe(false)
-  }, 60_000)
+  }, 120_000)
 
   it('help keys prints the part of each keys command', async () => {
     const { url } = freshDb('devplatform-help-')

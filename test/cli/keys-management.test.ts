@@ -416,7 +416,7 @@ describe('apps delete', () => {
     const deletion = JSON.parse(result.stdout) as { app: { id: string; deleted_at: string }; already_deleted: boolean; removed: Record<string, number>; webhooks_stopped: number; image_files: { removed: number } }
     expect(deletion.app.id).toBe(key.appId)
     expect(deletion.already_deleted).toBe(false)
-    expect(deletion.removed).toEqual({ idempotency_keys: 0, payment_links: 0, products: 1, receiving_addresses: 1, app_branding: 0, taxes: 2, liquidation_addresses: 1, customers: 1, api_keys: 2 })
+    expect(deletion.removed).toEqual({ idempotency_keys: 0, payment_links: 0, products: 1, receiving_addresses: 1, app_branding: 0, console_links: 0, console_sessions: 0, taxes: 2, liquidation_addresses: 1, customers: 1, api_keys: 2 })
     expect(deletion.webhooks_stopped).toBe(1)
     expect(deletion.image_files).toEqual({ removed: 1, not_removed: 0 })
 
