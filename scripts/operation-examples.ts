@@ -6,23 +6,10 @@
  * the guides; test/docs/examples.test.ts fails when a guide's section is not what this renders,
  * and runs every example against a server.
  */
+import type { ReferenceSchema } from '../src/http/reference-page.js'
 
-export interface Schema {
-  type?: string | string[]
-  $ref?: string
-  properties?: Record<string, Schema>
-  required?: string[]
-  items?: Schema
-  anyOf?: Schema[]
-  allOf?: Schema[]
-  enum?: unknown[]
-  const?: unknown
-  default?: unknown
-  examples?: unknown[]
-  format?: string
-  description?: string
-  contentMediaType?: string
-}
+/** A schema of the document: the shape the reference page reads (one description of it). */
+export type Schema = ReferenceSchema
 
 export interface Media {
   schema?: Schema
