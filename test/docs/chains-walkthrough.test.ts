@@ -59,7 +59,8 @@ it("docs/chains.md's walk-through, run as written, ends with the deposit drained
     const file = `step-${index}.sh`
     writeFileSync(join(steps, file), `${text}\n`)
     bash.stdin.write(`. ${join(steps, file)} </dev/null\nprintf '\\n::step ${index} done %s\\n' "$W"\n`)
-    const ended = await waitUntil(`the end of block ${index + 1}\n${transcript()}`, () => (bash.exitCode !== null ? 'exited' : new RegExp(`::step ${index} done (\\S+)`).exec(out)?.[1]), 60_000, 50)
+    // A block's bound covers npx's first run on a fresh machine, which installs and builds the package.
+    const ended = await waitUntil(`the end of block ${index + 1}\n${transcript()}`, () => (bash.exitCode !== null ? 'exited' : new RegExp(`::step ${index} done (\\S+)`).exec(out)?.[1]), 180_000, 50)
     if (ended === 'exited') throw new Error(`bash exited ${bash.exitCode} in block ${index + 1}\n${transcript()}`)
     workDir = ended
   }
@@ -81,7 +82,7 @@ it("docs/chains.md's walk-through, run as written, ends with the deposit drained
   expect(statuses.every((line) => line === 'base: ok'), transcript()).toBe(true)
   expect(out).toContain('confirmed 1')
   expect(out).toContain('live: ok')
-}, 180_000)
+}, 480_000)
 
 function readOr(file: string): string {
   try {
