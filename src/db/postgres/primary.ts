@@ -88,7 +88,9 @@ export class PrimaryPool {
         refusals.push(`${host.name}: ${reasonOf(error)}`)
         continue
       }
-      if (this.checked.get(client)?.generation !== host.generation) {
+      // One host has no other to choose: it is used as it is (libpq's target_session_attrs=any), and
+      // a write it refuses as read-only is answered as a storage fault.
+      if (this.hosts.length > 1 && this.checked.get(client)?.generation !== host.generation) {
         let writable: boolean
         try {
           writable = await isWritable(client)
@@ -143,7 +145,7 @@ export async function connectToPrimary(url: string, config: Omit<pg.ClientConfig
     client.on('error', ignoreConnectionError)
     try {
       await client.connect()
-      if (await isWritable(client)) return client
+      if (hostUrls.length === 1 || (await isWritable(client))) return client
       lastError = undefined
       refusals.push(`${hostOf(hostUrl)}: read-only (a standby)`)
     } catch (error) {
