@@ -1,5 +1,4 @@
 // vitest: postgres project only — connects to PostgreSQL servers listed in one URL
-import { createServer } from 'node:net'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isDatabaseUnavailable, isReadOnlyRefusal } from '../../src/db/errors.js'
@@ -7,22 +6,13 @@ import { openPostgres } from '../../src/db/postgres/open.js'
 import { connectToPrimary, NoPrimaryError } from '../../src/db/postgres/primary.js'
 import { ADMIN_DATABASE_URL } from '../backend.js'
 import { FakePostgres } from '../helpers/fake-postgres.js'
+import { closedPort } from './limits-helpers.js'
 
 /**
  * A URL listing several hosts (a failover formation's): the pool, and the LISTEN connection, pass
  * over a host that refuses connections and one that is read-only (a standby) for the one that
  * takes writes, and a session that refuses a write as read-only leaves the pool.
  */
-
-/** A port on 127.0.0.1 where nothing listens. */
-async function closedPort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  if (address === null || typeof address === 'string') throw new Error('no port')
-  return address.port
-}
 
 /** The test database's URL with `hosts` (host:port each) before its own host in the list. */
 function withHostsBefore(hosts: string[]): string {

@@ -43,28 +43,3 @@ export function lineChart(title: string, labels: readonly string[], series: read
 ${lines}${tickLabels}</svg>
 <ul class="legend">${series.map((one) => html`<li><span class="swatch" style="background:${one.color}"></span>${one.name}</li>`)}</ul>`
 }
-
-export interface RateBar {
-  label: string
-  succeeded: number
-  failed: number
-}
-
-/** One bar per label: its height the share of attempts that succeeded (green) over those that failed (red); empty days stay grey. */
-export function rateChart(title: string, bars: readonly RateBar[]): Html {
-  const plot = HEIGHT - PAD.top - PAD.bottom
-  const slot = (WIDTH - PAD.left - PAD.right) / Math.max(bars.length, 1)
-  const width = Math.max(2, slot * 0.7)
-  const rects = bars.map((bar, index) => {
-    const x = (PAD.left + index * slot + (slot - width) / 2).toFixed(1)
-    const total = bar.succeeded + bar.failed
-    if (total === 0) return html`<rect x="${x}" y="${PAD.top + plot - 2}" width="${width.toFixed(1)}" height="2" fill="#d0d7de"/>`
-    const good = (plot * bar.succeeded) / total
-    return html`<rect x="${x}" y="${PAD.top}" width="${width.toFixed(1)}" height="${(plot - good).toFixed(1)}" fill="#cf222e"/><rect x="${x}" y="${(PAD.top + plot - good).toFixed(1)}" width="${width.toFixed(1)}" height="${good.toFixed(1)}" fill="#1a7f37"/>`
-  })
-  const first = bars[0]?.label ?? ''
-  const last = bars[bars.length - 1]?.label ?? ''
-  return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${title}"><title>${title}</title>
-${rects}<text x="${PAD.left}" y="${HEIGHT - 6}">${first}</text><text x="${WIDTH - PAD.right}" y="${HEIGHT - 6}" text-anchor="end">${last}</text></svg>
-<ul class="legend"><li><span class="swatch" style="background:#1a7f37"></span>Succeeded</li><li><span class="swatch" style="background:#cf222e"></span>Failed</li></ul>`
-}

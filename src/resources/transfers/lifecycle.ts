@@ -262,7 +262,6 @@ export async function receiveFunds(
   return applyChanges(tx, row, { state: 'funds_received', amount: received.toString(), next_step_at: nextStep }, nowMs, ['posted'])
 }
 
-/** Cancels a transfer still awaiting funds (nothing was moved); 409 in any other state. */
 /**
  * Whether a transfer with funds is scheduled: always in the sandbox; in live when it goes into one
  * of the application's wallets, or out to an address on a chain whose payouts the platform sends.
