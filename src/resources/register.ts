@@ -41,9 +41,9 @@ export function applyManifest(route: RouteOptions): void {
   if (schema.hide !== true && route.method !== 'HEAD') route.schema = { ...schema, operationId: operation.operationId, ...(operation.scope === PUBLIC ? { security: [] } : {}) }
 }
 
-/** What the app gives resources: what it made of the configuration, and every event type of `resources`. */
-function withEventTypes(given: Omit<Platform, 'eventTypes'>, resources: readonly Resource[]): Platform {
-  return { ...given, eventTypes: resources.flatMap((resource) => resource.manifest.eventTypes) }
+/** What the app gives resources: what it made of the configuration, and every event type and scope of `resources`. */
+function withEventTypes(given: Omit<Platform, 'eventTypes' | 'scopes'>, resources: readonly Resource[]): Platform {
+  return { ...given, eventTypes: resources.flatMap((resource) => resource.manifest.eventTypes), scopes: resources.flatMap((resource) => resource.manifest.scopes) }
 }
 
 /** Refuses, in a context, routes whose operation is (or is not) public: a scoped route can't be served without authentication. */
@@ -64,7 +64,7 @@ function onlyRoutes(app: FastifyInstance, publicOnes: boolean): void {
 export async function registerResources(
   api: FastifyInstance,
   authenticated: (register: (app: FastifyInstance) => Promise<void>) => Promise<void>,
-  given: Omit<Platform, 'eventTypes'>,
+  given: Omit<Platform, 'eventTypes' | 'scopes'>,
   resources: readonly Resource[] = RESOURCES,
 ): Promise<void> {
   const platform = withEventTypes(given, resources)
@@ -83,7 +83,7 @@ export async function registerResources(
  * Registers every resource's pages at `app`'s root (outside /api/v0): pages are for people, not
  * API operations, so each must be hidden from the document; one that is not stops start-up.
  */
-export async function registerPages(app: FastifyInstance, given: Omit<Platform, 'eventTypes'>, resources: readonly Resource[] = RESOURCES): Promise<void> {
+export async function registerPages(app: FastifyInstance, given: Omit<Platform, 'eventTypes' | 'scopes'>, resources: readonly Resource[] = RESOURCES): Promise<void> {
   const platform = withEventTypes(given, resources)
   await app.register(async (pages) => {
     pages.addHook('onRoute', (route) => {

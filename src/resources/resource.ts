@@ -35,6 +35,8 @@ export interface Platform {
   payouts: LivePayouts
   /** every event type of the resources being registered */
   eventTypes: readonly string[]
+  /** every scope a key may be given (the resources' manifests') */
+  scopes: readonly string[]
 }
 
 /** A resource's plugins, given the options it configured: what src/resources/register.ts registers. */

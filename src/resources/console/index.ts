@@ -5,6 +5,7 @@ import { overviewPage } from './overview.js'
 import { consolePagesOf } from './pages.js'
 import { type ConsoleOptions, consoleRoutes } from './routes.js'
 import { consoleTables } from './tables.js'
+import { webhooksRoutes } from './webhooks-page.js'
 
 /**
  * The console (docs/console.md): an application's money, payments and webhooks as its owner sees
@@ -17,5 +18,5 @@ export const consoleResource = defineResource({
   tables: consoleTables,
   migrations: consoleMigrations,
   routes: consoleRoutes,
-  pages: consolePagesOf([{ method: 'GET', path: '', handle: overviewPage }]),
+  pages: consolePagesOf([{ method: 'GET', path: '', handle: overviewPage }, ...webhooksRoutes]),
 })

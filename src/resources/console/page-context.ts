@@ -11,6 +11,8 @@ export type Form = Record<string, string>
 export interface Answer {
   status: number
   body: string
+  /** after an action: 303 to this page of the console, so reloading it repeats nothing */
+  redirectTo?: string
 }
 
 /** What a signed-in page is given: who, where, and the database. */

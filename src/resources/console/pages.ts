@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { findBrand } from '../branding/public.js'
+import { DomainError } from '../../errors.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import { CONSOLE_HEADERS, type Frame, html, plainPage, type Section } from './html.js'
 import { type Answer, type ConsoleRoute, type Form, type PageContext, PageRefusal, refusalPage } from './page-context.js'
@@ -36,6 +37,7 @@ function cookieHeader(request: FastifyRequest, value: string, maxAgeSeconds: num
 }
 
 function send(reply: FastifyReply, answer: Answer): FastifyReply {
+  if (answer.redirectTo !== undefined) return reply.headers(CONSOLE_HEADERS).redirect(answer.redirectTo, 303)
   return reply.code(answer.status).headers(CONSOLE_HEADERS).send(answer.body)
 }
 
@@ -113,6 +115,8 @@ export function consolePagesOf(routes: readonly ConsoleRoute[]): FastifyPluginAs
             return send(reply, await route.handle(context, request, form))
           } catch (error) {
             if (error instanceof PageRefusal) return send(reply, refusalPage(await frame('', ''), error.status, error.status === 404 ? 'Not found' : 'Refused', error.message))
+            // The domain's refusals, as the API maps them: nothing was changed.
+            if (error instanceof DomainError) return send(reply, refusalPage(await frame('', ''), DOMAIN_STATUS[error.kind], error.kind === 'not-found' ? 'Not found' : 'Refused', error.message))
             throw error
           }
         },
@@ -120,6 +124,8 @@ export function consolePagesOf(routes: readonly ConsoleRoute[]): FastifyPluginAs
     }
   }
 }
+
+const DOMAIN_STATUS: Readonly<Record<DomainError['kind'], number>> = { 'invalid-request': 400, 'not-found': 404, conflict: 409 }
 
 function isAdmin(role: ConsoleRole): boolean {
   return role === 'admin'

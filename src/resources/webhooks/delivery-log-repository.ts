@@ -28,6 +28,8 @@ export interface DeliveryLogFilter {
   status?: DeliveryStatus | undefined
   /** one delivery */
   deliveryId?: string | undefined
+  /** only deliveries of this environment's events and of the application's own (an event with no environment belongs to both) */
+  environment?: 'sandbox' | 'live' | undefined
   skip: number
   take: number
 }
@@ -69,6 +71,43 @@ export class DeliveryLogRepository {
     return this.entries(webhookId, filter, undefined)
   }
 
+  /**
+   * The ids of this application's webhook's failed deliveries created at or after `since`, of an
+   * environment's events and the application's own: what "replay everything failed since T" resends.
+   */
+  async failedSince(appId: string, webhookId: string, since: string, environment: 'sandbox' | 'live'): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('deliveries as d')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .select('d.id')
+      .where('d.app_id', '=', appId)
+      .where('d.webhook_id', '=', webhookId.toLowerCase())
+      .where('d.status', '=', sql.lit('failed'))
+      .where('d.status', '<>', sql.lit('pending'))
+      .where('d.created_at', '>=', since)
+      .where((eb) => eb.or([eb('e.environment', '=', environment), eb('e.environment', 'is', null)]))
+      .orderBy('d.created_at')
+      .orderBy('d.id')
+      .execute()
+    return rows.map((row) => row.id)
+  }
+
+  /** Attempts to this application's webhook since `since`, per UTC day and outcome: the success-rate chart's figures. */
+  async attemptsPerDay(appId: string, webhookId: string, since: string, environment: 'sandbox' | 'live'): Promise<{ day: string; outcome: string; attempts: number }[]> {
+    const rows = await this.db
+      .selectFrom('delivery_attempts as a')
+      .innerJoin('deliveries as d', 'd.id', 'a.delivery_id')
+      .innerJoin('events as e', 'e.id', 'd.event_id')
+      .select((eb) => [sql<string>`substr(a.started_at, 1, 10)`.as('day'), 'a.outcome', eb.fn.countAll<number | string>().as('attempts')])
+      .where('d.app_id', '=', appId)
+      .where('a.webhook_id', '=', webhookId.toLowerCase())
+      .where('a.started_at', '>=', since)
+      .where((eb) => eb.or([eb('e.environment', '=', environment), eb('e.environment', 'is', null)]))
+      .groupBy([sql`substr(a.started_at, 1, 10)`, 'a.outcome'])
+      .execute()
+    return rows.map((row) => ({ day: row.day, outcome: row.outcome, attempts: Number(row.attempts) }))
+  }
+
   private async entries(webhookId: string, filter: DeliveryLogFilter, ownerAppId: string | undefined): Promise<LoggedDelivery[]> {
     let query = this.db
       .selectFrom('deliveries as d')
@@ -95,6 +134,8 @@ export class DeliveryLogRepository {
     // index of ended deliveries (deliveries_webhook_ended), already in the log's order.
     else if (filter.status !== undefined) query = query.where('d.status', '=', sql.lit(filter.status)).where('d.status', '<>', sql.lit('pending'))
     if (filter.deliveryId !== undefined) query = query.where('d.id', '=', filter.deliveryId.toLowerCase())
+    const environment = filter.environment
+    if (environment !== undefined) query = query.where((eb) => eb.or([eb('e.environment', '=', environment), eb('e.environment', 'is', null)]))
     const rows = await query.orderBy('d.created_at', 'desc').orderBy('d.id', 'desc').limit(filter.take).offset(filter.skip).execute()
     if (rows.length === 0) return []
 

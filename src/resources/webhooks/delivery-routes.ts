@@ -2,19 +2,13 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
 import { DeliveryLogRepository, type LoggedDelivery, type LogOwner } from './delivery-log-repository.js'
-import { toWebhook } from './objects.js'
-import { WebhooksRepository } from './repository.js'
-import { Conflict, NotFound } from '../../errors.js'
+import { NotFound } from '../../errors.js'
+import { DELIVERY_NOT_FOUND, resendDelivery, sendTestEvent, WEBHOOK_NOT_FOUND } from './owner-tools.js'
 import { errorResponses } from '../../schemas/common.js'
 import { type Delivery, DeliveryParams, DeliverySchema, ListDeliveriesQuery } from './delivery-schemas.js'
 import { WebhookParams } from './schemas.js'
 import { operation } from '../manifest.js'
 import { webhooksManifest } from './manifest.js'
-
-const WEBHOOK_NOT_FOUND = 'Webhook not found'
-const DELIVERY_NOT_FOUND = 'Delivery not found'
-const WEBHOOK_INACTIVE = 'Webhook is inactive: activate it (PATCH isActive true) to send to it'
-const DELIVERY_NOT_ENDED = 'Delivery is pending or being attempted: it can be retried once it has succeeded, failed or been canceled'
 
 export function toDelivery(entry: LoggedDelivery): Delivery {
   return {
@@ -29,11 +23,6 @@ export function toDelivery(entry: LoggedDelivery): Delivery {
     updated_at: entry.updated_at,
     attempt_log: entry.attempt_log,
   }
-}
-
-/** Why nothing can be sent to a deleted webhook, while its log can still be read. */
-export function webhookDeletedMessage(deletedAt: string): string {
-  return `Webhook was deleted at ${deletedAt}: its delivery log stays readable, but nothing can be sent to it`
 }
 
 /**
@@ -102,18 +91,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const { id, deliveryId } = request.params
-      await app.transact(async (tx) => {
-        const webhook = await new WebhooksRepository(tx.db, tx.unit).lockForDelivery(appId, id)
-        if (webhook === undefined) {
-          const deletedAt = await deletedAtOf(new DeliveryLogRepository(tx.db), appId, id)
-          if (!(await tx.deliveries.belongsTo(deliveryId, id.toLowerCase()))) throw new NotFound(DELIVERY_NOT_FOUND)
-          throw new Conflict(webhookDeletedMessage(deletedAt))
-        }
-        if (!(await tx.deliveries.belongsTo(deliveryId, webhook.id))) throw new NotFound(DELIVERY_NOT_FOUND)
-        if (webhook.is_active === 0) throw new Conflict(WEBHOOK_INACTIVE)
-        if (!(await tx.deliveries.resend(deliveryId))) throw new Conflict(DELIVERY_NOT_ENDED)
-        await tx.deliveries.circuitAttemptNow(webhook.id)
-      })
+      await resendDelivery(app.transact, appId, id, deliveryId)
       return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
     },
   })
@@ -131,13 +109,7 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
     handler: async (request, reply) => {
       const { appId } = callerOf(request)
       const { id } = request.params
-      const deliveryId = await app.transact(async (tx) => {
-        const webhook = await new WebhooksRepository(tx.db, tx.unit).lockForDelivery(appId, id)
-        if (webhook === undefined) throw new Conflict(webhookDeletedMessage(await deletedAtOf(new DeliveryLogRepository(tx.db), appId, id)))
-        if (webhook.is_active === 0) throw new Conflict(WEBHOOK_INACTIVE)
-        await tx.deliveries.circuitAttemptNow(webhook.id)
-        return (await tx.events.emitTo(appId, webhook.id, 'webhook.test', toWebhook(webhook))).deliveryId
-      })
+      const deliveryId = await sendTestEvent(app.transact, appId, id)
       return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
     },
   })
@@ -148,15 +120,4 @@ async function requireLogOwner(log: DeliveryLogRepository, appId: string, webhoo
   const owner = await log.ownerOf(appId, webhookId)
   if (owner === undefined) throw new NotFound(WEBHOOK_NOT_FOUND)
   return owner
-}
-
-/**
- * When the application's webhook was deleted, for a route that found no live webhook by that id:
- * 404 when the application never had it (or it is another application's).
- */
-async function deletedAtOf(log: DeliveryLogRepository, appId: string, webhookId: string): Promise<string> {
-  const { deleted_at: deletedAt } = await requireLogOwner(log, appId, webhookId)
-  // lockForDelivery found no live webhook, and a deletion is never undone.
-  if (deletedAt === null) throw new Error(`webhook ${webhookId} is neither live nor deleted`)
-  return deletedAt
 }

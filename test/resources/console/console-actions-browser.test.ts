@@ -1,0 +1,186 @@
+// vitest: sqlite project only — the pages only call the webhooks module's owner tools and the key functions, whose API and CLI tests run on both backends.
+// Cost: one Chromium launch and a real dispatcher and receiver, about 10–20 s.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Delivery } from '../../../src/resources/webhooks/delivery-schemas.js'
+import { startTestServer, type TestKey, type TestServer } from '../../helper.js'
+import { waitUntil } from '../../processes.js'
+import { type Receiver, startReceiver } from '../../receiver.js'
+
+/**
+ * The console's webhooks and API-keys pages in Debian's Chromium, signed in through an admin
+ * link: resend, a test event and a replay reach a receiver on 127.0.0.1; a key rotated with a
+ * grace keeps its old secret working; a viewer's action, a forged form and another
+ * application's ids are refused and change nothing; axe-core and the 360 px layout.
+ */
+
+const CHROMIUM = '/usr/bin/chromium'
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+const SCREENSHOT = fileURLToPath(new URL('../../../docs/images/console-webhooks.png', import.meta.url))
+
+let receiver: Receiver
+let server: TestServer
+let key: TestKey
+let other: TestKey
+let userDataDir: string
+let browser: BrowserContext
+let page: Page
+let webhookId: string
+let otherWebhookId: string
+let answer = 500
+
+async function link(role: 'admin' | 'viewer', owner: TestKey = key): Promise<string> {
+  const res = await server.request<{ url: string }>('POST', '/api/v0/console/links', { key: owner, body: { role } })
+  expect(res.status, res.text).toBe(201)
+  return res.body.url
+}
+
+/** A session outside the browser: the cookie a link's opening set, and its CSRF token. */
+async function session(role: 'admin' | 'viewer'): Promise<{ cookie: string; csrf: string }> {
+  const opened = await fetch(`${server.baseUrl}${new URL(await link(role)).pathname}`, { redirect: 'manual' })
+  const cookie = opened.headers.get('set-cookie')?.split(';')[0] ?? ''
+  const overview = await (await fetch(`${server.baseUrl}/console/sandbox`, { headers: { cookie } })).text()
+  return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(overview)?.[1] ?? '' }
+}
+
+async function post(path: string, cookie: string, form: Record<string, string>): Promise<{ status: number; text: string }> {
+  const response = await fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString(), redirect: 'manual' })
+  return { status: response.status, text: await response.text() }
+}
+
+async function deliveries(): Promise<Delivery[]> {
+  return (await server.request<Delivery[]>('GET', `/api/v0/webhooks/${webhookId}/deliveries?take=50`, { key })).body
+}
+
+function settled(deliveryId: string, status: string, attempts: number): Promise<Delivery> {
+  return waitUntil(`delivery ${deliveryId} ${status} after ${attempts} attempts`, async () => {
+    const delivery = (await deliveries()).find((one) => one.id === deliveryId)
+    return delivery?.status === status && delivery.attempt_log.length === attempts ? delivery : undefined
+  })
+}
+
+const arrivals = () => receiver.arrivals.filter((arrival) => arrival.path === '/hooks').length
+
+async function measure(width: number): Promise<{ overflow: number; violations: string[] }> {
+  await page.setViewportSize({ width, height: 900 })
+  const { scrollWidth, clientWidth } = await page.evaluate<{ scrollWidth: number; clientWidth: number }>('({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth })')
+  await page.evaluate(AXE)
+  const violations = await page.evaluate<string[]>(
+    `axe.run(document).then((result) => result.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => violation.id + ': ' + violation.nodes.slice(0, 3).map((node) => node.html).join(' | ')))`,
+  )
+  return { overflow: scrollWidth - clientWidth, violations }
+}
+
+beforeAll(async () => {
+  receiver = await startReceiver((arrival) => (arrival.path === '/hooks' ? { status: answer, body: `answer ${answer}` } : { status: 200 }))
+  // One automatic retry after 50 ms, then failed.
+  server = await startTestServer({ webhooks: { dispatcher: true, timeoutMs: 1000, pollIntervalMs: 20 }, delivery: { retrySchedule: [50] } })
+  key = await server.createKey({ environment: 'development' })
+  other = await server.createKey({ environment: 'development' })
+  const created = await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key, body: { name: 'Orders', url: receiver.url('/hooks') } })
+  expect(created.status, created.text).toBe(201)
+  webhookId = created.body.id
+  otherWebhookId = (await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key: other, body: { name: 'Theirs', url: receiver.url('/theirs') } })).body.id
+  userDataDir = mkdtempSync(join(tmpdir(), 'devplatform-chromium-'))
+  browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 } })
+  page = browser.pages()[0] ?? (await browser.newPage())
+  await page.goto(await link('admin'))
+  await page.waitForURL(/\/console\/sandbox$/)
+}, 60_000)
+
+afterAll(async () => {
+  await browser?.close()
+  if (userDataDir !== undefined) rmSync(userDataDir, { recursive: true, force: true })
+  await server?.close()
+  await receiver?.close()
+})
+
+describe('the webhooks page', () => {
+  it('lists the webhook; its page has the delivery log with attempts and answers, and the success-rate chart', async () => {
+    const [first] = await deliveries()
+    if (first === undefined) throw new Error('no delivery')
+    await settled(first.id, 'failed', 2)
+    await page.goto(`${server.baseUrl}/console/sandbox/webhooks`)
+    await page.getByRole('link', { name: 'Orders' }).click()
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Orders')
+    const row = page.locator(`#d-${first.id}`)
+    expect(await row.innerText()).toContain('webhook.created')
+    await row.locator('summary').click()
+    expect(await row.locator('.timeline li').count()).toBe(2)
+    expect(await row.locator('.timeline').innerText()).toContain('HTTP 500')
+    expect(await row.locator('pre').first().innerText()).toBe('answer 500')
+    expect(await page.locator('svg.chart rect').count()).toBeGreaterThan(0)
+    expect(await page.locator('svg.chart').getAttribute('aria-label')).toContain('0.0% succeeded')
+    expect(await page.locator('script').count()).toBe(0)
+  })
+
+  it('resend: one more attempt reaches the receiver and the log shows it succeeded', async () => {
+    const [first] = await deliveries()
+    if (first === undefined) throw new Error('no delivery')
+    answer = 200
+    const before = arrivals()
+    await page.locator(`#d-${first.id}`).getByRole('button', { name: 'Resend' }).click()
+    expect(await page.getByRole('status').innerText()).toContain('is being attempted once more')
+    await receiver.waitFor(before + 1, { path: '/hooks' })
+    const resent = await settled(first.id, 'succeeded', 3)
+    expect(resent.attempt_log[2]).toMatchObject({ outcome: 'succeeded', status_code: 200 })
+  })
+
+  it('a test event, then "replay everything failed since": both reach the receiver', async () => {
+    answer = 503
+    const before = arrivals()
+    await page.getByRole('button', { name: 'Send a test event' }).click()
+    expect(await page.getByRole('status').innerText()).toContain('webhook.test')
+    const test = await waitUntil('the test delivery', async () => (await deliveries()).find((one) => one.event.type === 'webhook.test'))
+    await settled(test.id, 'failed', 2)
+    expect(arrivals()).toBe(before + 2)
+    answer = 200
+    // The action's answer was a redirect: reloading the page it landed on sends nothing again.
+    await page.reload()
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(arrivals()).toBe(before + 2)
+    await page.getByRole('button', { name: 'Replay failed' }).click()
+    expect(await page.getByRole('status').innerText()).toContain('1 failed delivery is being attempted once more')
+    await receiver.waitFor(before + 3, { path: '/hooks' })
+    const replayed = await settled(test.id, 'succeeded', 3)
+    expect(receiver.arrivals.filter((arrival) => arrival.path === '/hooks').at(-1)?.headers['webhook-id']).toBe(replayed.event.id)
+  })
+
+  it('a viewer may look but not act (403 page); a forged form without the token is refused; another application’s webhook is 404; nothing is sent', async () => {
+    const before = arrivals()
+    const viewer = await session('viewer')
+    expect((await fetch(`${server.baseUrl}/console/sandbox/webhooks/${webhookId}`, { headers: { cookie: viewer.cookie } })).status).toBe(200)
+    const refused = await post(`/console/sandbox/webhooks/${webhookId}/test`, viewer.cookie, { _csrf: viewer.csrf })
+    expect(refused.status).toBe(403)
+    expect(refused.text).toContain('Admins only')
+    const admin = await session('admin')
+    const forged = await post(`/console/sandbox/webhooks/${webhookId}/replay`, admin.cookie, { since: '2020-01-01T00:00' })
+    expect(forged.status).toBe(403)
+    expect(forged.text).toContain('did not carry your session’s token')
+    await page.goto(`${server.baseUrl}/console/sandbox/webhooks/${otherWebhookId}`).then((response) => expect(response?.status()).toBe(404))
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('Not found')
+    const theirs = await post(`/console/sandbox/webhooks/${otherWebhookId}/test`, admin.cookie, { _csrf: admin.csrf })
+    expect(theirs.status).toBe(404)
+    const [theirDelivery] = (await server.request<Delivery[]>('GET', `/api/v0/webhooks/${otherWebhookId}/deliveries`, { key: other })).body
+    expect((await post(`/console/sandbox/webhooks/${webhookId}/deliveries/${theirDelivery?.id ?? ''}/resend`, admin.cookie, { _csrf: admin.csrf })).status).toBe(404)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    expect(arrivals()).toBe(before)
+    expect((await server.request<Delivery[]>('GET', `/api/v0/webhooks/${otherWebhookId}/deliveries`, { key: other })).body).toHaveLength(1)
+  })
+
+  it('axe-core: no serious or critical violation at 360 and 1280 px; no horizontal overflow at 360 px', async () => {
+    await page.goto(`${server.baseUrl}/console/sandbox/webhooks/${webhookId}`)
+    const narrow = await measure(360)
+    expect(narrow.violations).toEqual([])
+    expect(narrow.overflow).toBeLessThanOrEqual(0)
+    const wide = await measure(1280)
+    expect(wide.violations).toEqual([])
+    await page.screenshot({ path: SCREENSHOT, fullPage: true })
+  })
+})
