@@ -24,3 +24,13 @@ export async function newestFirstPage<TB extends NewestFirstTable>(db: Db, filte
     return { rows, total: Number(counted.total) }
   })
 }
+
+/** What the console's lists read: the newest rows, of one state, created in [createdFrom, createdBefore). */
+export interface Recent {
+  state?: string | undefined
+  /** inclusive bound of created_at, as stored (ISO 8601 UTC) */
+  createdFrom?: string | undefined
+  /** exclusive bound of created_at */
+  createdBefore?: string | undefined
+  take: number
+}

@@ -42,4 +42,10 @@ export class CheckoutRepository {
   async markPaid(transferId: string, now: string): Promise<void> {
     await this.db.updateTable('checkout_payments').set({ state: 'paid', paid_at: now }).where('transfer_id', '=', transferId).where('state', '=', 'awaiting_funds').execute()
   }
+
+  /** The checkout payments among these payment intents (the console marks them). */
+  async among(appId: string, transferIds: readonly string[]): Promise<CheckoutPaymentRow[]> {
+    if (transferIds.length === 0) return []
+    return this.db.selectFrom('checkout_payments').selectAll().where('app_id', '=', appId).where('transfer_id', 'in', transferIds).execute()
+  }
 }

@@ -110,6 +110,7 @@ export const SECTIONS = [
   ['/customers', 'Customers'],
   ['/webhooks', 'Webhooks'],
   ['/keys', 'API keys'],
+  ['/events', 'Events'],
 ] as const
 export type Section = (typeof SECTIONS)[number][0]
 
@@ -122,6 +123,11 @@ export interface Frame {
   section: Section
   /** the page's path under its environment, for the switch to the same page in the other one */
   switchPath: string
+}
+
+/** A table that scrolls sideways on a narrow screen: a named region a keyboard can reach and scroll. */
+export function scrollingTable(label: string, table: Html): Html {
+  return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`
 }
 
 export function csrfField(token: string): Html {

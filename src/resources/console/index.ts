@@ -5,6 +5,10 @@ import { overviewPage } from './overview.js'
 import { consolePagesOf } from './pages.js'
 import { type ConsoleOptions, consoleRoutes } from './routes.js'
 import { consoleTables } from './tables.js'
+import { customersRoutes } from './customers.js'
+import { eventsRoutes } from './events-page.js'
+import { invoicesRoutes } from './invoices.js'
+import { paymentsRoutes } from './payments.js'
 import { webhooksRoutes } from './webhooks-page.js'
 
 /**
@@ -18,5 +22,5 @@ export const consoleResource = defineResource({
   tables: consoleTables,
   migrations: consoleMigrations,
   routes: consoleRoutes,
-  pages: consolePagesOf([{ method: 'GET', path: '', handle: overviewPage }, ...webhooksRoutes]),
+  pages: consolePagesOf([{ method: 'GET', path: '', handle: overviewPage }, ...paymentsRoutes, ...invoicesRoutes, ...customersRoutes, ...eventsRoutes, ...webhooksRoutes]),
 })

@@ -13,3 +13,8 @@ export { CUSTOMER_EXAMPLE } from './schemas.js'
 export function findCustomer(db: Db, appId: string, customerId: string): Promise<CustomerRow | undefined> {
   return new CustomersRepository(db).find(appId, customerId)
 }
+
+/** The console's list: the application's newest customers (a customer belongs to both environments) and how many there are. */
+export function recentCustomers(db: Db, appId: string, take: number): Promise<{ rows: CustomerRow[]; total: number }> {
+  return new CustomersRepository(db).list(appId, { take })
+}

@@ -1,6 +1,7 @@
 import type { Selectable, Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
+import type { Recent } from '../../db/newest-first-page.js'
 import { PreparedInsert } from '../../db/prepared.js'
 import type { DrainsTable } from './tables.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
@@ -78,5 +79,19 @@ export class DrainsRepository {
 
   async update(id: string, changes: Updateable<DrainsTable>): Promise<void> {
     await this.db.updateTable('drains').set(changes).where('id', '=', id).execute()
+  }
+
+  /** The console's list: the application's newest drains in the environment, of every customer and address. */
+  recent(environment: LedgerEnvironment, appId: string, recent: Recent): Promise<DrainRow[]> {
+    let query = this.db.selectFrom('drains').selectAll().where('app_id', '=', appId).where('environment', '=', environment)
+    if (recent.state !== undefined) query = query.where('state', '=', recent.state)
+    if (recent.createdFrom !== undefined) query = query.where('created_at', '>=', recent.createdFrom)
+    if (recent.createdBefore !== undefined) query = query.where('created_at', '<', recent.createdBefore)
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(recent.take).execute()
+  }
+
+  /** One of the application's drains in the environment, whatever its customer and address. */
+  findOfApp(environment: LedgerEnvironment, appId: string, id: string): Promise<DrainRow | undefined> {
+    return this.db.selectFrom('drains').selectAll().where('app_id', '=', appId).where('environment', '=', environment).where('id', '=', id.toLowerCase()).executeTakeFirst()
   }
 }

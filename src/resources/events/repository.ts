@@ -63,4 +63,15 @@ export class EventsReadRepository {
     const page = rows.slice(0, filter.take)
     return { rows: newer === undefined ? page : page.reverse(), more }
   }
+
+  /** The events whose envelope names `objectId` (a payment's timeline), oldest first; the caller keeps those about it. */
+  mentioning(appId: string, environment: string, objectId: string, take: number): Promise<StoredEvent[]> {
+    return this.of(this.db, appId, environment)
+      .select(['id', 'created_at', 'payload'])
+      .where('payload', 'like', `%"${objectId.replace(/[^0-9A-Za-z_-]/g, '')}"%`)
+      .orderBy('created_at')
+      .orderBy('id')
+      .limit(take)
+      .execute()
+  }
 }

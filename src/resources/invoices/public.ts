@@ -2,6 +2,7 @@ import type { Db } from '../../db/database.js'
 import { toInvoice } from './objects.js'
 import { type InvoiceRow, InvoicesRepository } from './repository.js'
 import type { Invoice } from './schemas.js'
+import type { LedgerEnvironment } from '../../ledger/ledger.js'
 
 /*
  * What other modules may use of invoices (the only file of this folder they import): the cents
@@ -30,4 +31,9 @@ export function lockInvoice(db: Db, appId: string, id: string): Promise<InvoiceR
 /** Records a payment of the invoice (its amount_paid, in cents, and status) and returns the invoice as the API shows it now. */
 export async function recordInvoicePayment(db: Db, appId: string, id: string, amountPaid: bigint, status: 'PAID' | 'PARTIALLYPAID', now: string, publicUrl: string): Promise<Invoice> {
   return toInvoice(await new InvoicesRepository(db).setPaid(appId, id, amountPaid, status, now), publicUrl)
+}
+
+/** The console's list: the application's newest invoices in the environment, as the API shows them. */
+export async function recentInvoices(db: Db, appId: string, environment: LedgerEnvironment, take: number, publicUrl: string): Promise<Invoice[]> {
+  return (await new InvoicesRepository(db).recent(appId, environment, take)).map((row) => toInvoice(row, publicUrl))
 }

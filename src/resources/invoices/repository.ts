@@ -190,4 +190,9 @@ export class InvoicesRepository {
     const columns = columnsOf(fields)
     return (Object.keys(columns) as Array<keyof typeof columns>).some((column) => row[column] !== columns[column])
   }
+
+  /** The console's list: the application's newest in one environment (the money its page takes). */
+  recent(appId: string, environment: LedgerEnvironment, take: number): Promise<InvoiceRow[]> {
+    return this.owned(appId).selectAll().where('environment', '=', environment).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).execute()
+  }
 }

@@ -44,3 +44,9 @@ export function findPaymentLinkBySlug(db: Db, appId: string, slug: string): Prom
 export function countPaymentLinkPayment(db: Db, appId: string, id: string, now: string): Promise<PaymentLinkRow | undefined> {
   return new PaymentLinksRepository(db).countPayment(appId, id, now)
 }
+
+/** The console's list: the application's newest links in the environment, as the API shows them. */
+export async function recentPaymentLinks(db: Db, appId: string, environment: LedgerEnvironment, take: number, publicUrl: string): Promise<PaymentLink[]> {
+  const now = new Date()
+  return (await new PaymentLinksRepository(db).recent(appId, environment, take)).map((row) => toPaymentLink(row, publicUrl, now))
+}

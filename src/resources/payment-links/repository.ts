@@ -189,4 +189,9 @@ export class PaymentLinksRepository {
       throw error
     }
   }
+
+  /** The console's list: the application's newest in one environment (the money its page takes). */
+  recent(appId: string, environment: LedgerEnvironment, take: number): Promise<PaymentLinkRow[]> {
+    return this.owned(appId).selectAll().where('environment', '=', environment).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(take).execute()
+  }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { Selectable } from 'kysely'
 import type { Db } from '../../db/database.js'
+import type { Recent } from '../../db/newest-first-page.js'
 import type { TestPaymentsTable } from './tables.js'
 import { nowIso } from '../../db/time.js'
 
@@ -71,5 +72,16 @@ export class TestPaymentsRepository {
 
   async setRefundEntry(appId: string, id: string, entryId: string): Promise<void> {
     await this.db.updateTable('test_payments').set({ refund_entry_id: entryId }).where('app_id', '=', appId).where('id', '=', id).execute()
+  }
+
+  /** The console's list (sandbox money only): the newest, `succeeded` or `refunded`. */
+  recent(appId: string, recent: Recent): Promise<TestPaymentRow[]> {
+    let query = this.db.selectFrom('test_payments').selectAll().where('app_id', '=', appId)
+    if (recent.state === 'refunded') query = query.where('refund_id', 'is not', null)
+    else if (recent.state === 'succeeded') query = query.where('refund_id', 'is', null)
+    else if (recent.state !== undefined) return Promise.resolve([])
+    if (recent.createdFrom !== undefined) query = query.where('created_at', '>=', recent.createdFrom)
+    if (recent.createdBefore !== undefined) query = query.where('created_at', '<', recent.createdBefore)
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(recent.take).execute()
   }
 }

@@ -1,6 +1,6 @@
 import type { Selectable, Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
-import { newestFirstPage, type Page } from '../../db/newest-first-page.js'
+import { newestFirstPage, type Page, type Recent } from '../../db/newest-first-page.js'
 import { PreparedInsert } from '../../db/prepared.js'
 import type { TransfersTable } from './tables.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
@@ -69,5 +69,14 @@ export class TransfersRepository {
 
   async update(id: string, changes: Updateable<TransfersTable>): Promise<void> {
     await this.db.updateTable('transfers').set(changes).where('id', '=', id).execute()
+  }
+
+  /** The console's list: the application's newest transfers or payment intents (`family`) in the environment. */
+  recent(environment: LedgerEnvironment, appId: string, family: TransferFamily, recent: Recent): Promise<TransferRow[]> {
+    let query = this.owned(environment, appId, family).selectAll()
+    if (recent.state !== undefined) query = query.where('state', '=', recent.state)
+    if (recent.createdFrom !== undefined) query = query.where('created_at', '>=', recent.createdFrom)
+    if (recent.createdBefore !== undefined) query = query.where('created_at', '<', recent.createdBefore)
+    return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(recent.take).execute()
   }
 }
