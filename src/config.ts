@@ -24,7 +24,10 @@ export interface Config {
   port: number
   host: string
   database: DatabaseLocation
-  /** redis://host:port[/db]: the shared rate limiter; undefined keeps it in this process */
+  /**
+   * redis://host:port[/db], or redis+sentinel://host:port[,host:port…]/master[/db] (the master
+   * Redis Sentinel names): the shared rate limiter; undefined keeps it in this process
+   */
   redisUrl: string | undefined
   logLevel: LogLevel
   nodeEnv: NodeEnv
@@ -185,7 +188,13 @@ export function startError(variable: string): (error: unknown) => never {
   }
 }
 
+const REDIS_URL_FORMS = 'redis://host:port[/db] or redis+sentinel://host:port[,host:port…]/master_name[/db]'
+
 export function parseRedisUrl(value: string, name = 'REDIS_URL'): string {
+  if (value.startsWith('redis+sentinel:')) {
+    parseRedisSentinelUrl(value, name)
+    return value
+  }
   let url: URL | undefined
   try {
     url = new URL(value)
@@ -193,9 +202,55 @@ export function parseRedisUrl(value: string, name = 'REDIS_URL'): string {
     url = undefined
   }
   if (url === undefined || (url.protocol !== 'redis:' && url.protocol !== 'rediss:') || url.hostname === '' || !/^(\/\d{0,2})?$/.test(url.pathname)) {
-    throw new ConfigError(`${name} must be redis://host:port[/db] (got ${JSON.stringify(redactUrl(value))})`)
+    throw new ConfigError(`${name} must be ${REDIS_URL_FORMS} (got ${JSON.stringify(redactUrl(value))})`)
   }
   return value
+}
+
+/** Where Redis Sentinel is asked for the master: what ioredis's sentinel options take. */
+export interface RedisSentinelTarget {
+  sentinels: { host: string; port: number }[]
+  /** the master's name in the sentinels' `sentinel monitor` line */
+  name: string
+  db: number
+  /** the Redis nodes' credentials (AUTH), not the sentinels' */
+  username: string | undefined
+  password: string | undefined
+}
+
+// user info, the sentinels, the master's name, the database; user info is percent-encoded, so '@' ends it.
+const SENTINEL_URL_PARTS = /^redis\+sentinel:\/\/(?:([^@/?#]*)@)?([^/?#]*)\/([A-Za-z0-9._-]+)(?:\/(\d{1,2}))?$/
+const SENTINEL_HOST = /^(\[[0-9A-Fa-f:.]+\]|[^:[\]]+)(?::(\d{1,5}))?$/
+
+/**
+ * redis+sentinel://[[user]:password@]host:port[,host:port…]/master_name[/db]: the sentinels
+ * (port 26379 when left out) and the master they watch. Every instance's client asks them where
+ * the master is, and again after each failover.
+ */
+export function parseRedisSentinelUrl(value: string, name = 'REDIS_URL'): RedisSentinelTarget {
+  const expected = (why: string) => new ConfigError(`${name}: ${why}; expected redis+sentinel://host:port[,host:port…]/master_name[/db] (got ${JSON.stringify(redactUrl(value))})`)
+  const parts = SENTINEL_URL_PARTS.exec(value)
+  if (parts === null) throw expected('not a sentinel list and a master name')
+  const [, userInfo, hostList = '', master = '', dbText] = parts
+  const sentinels = hostList.split(',').map((entry) => {
+    const found = SENTINEL_HOST.exec(entry)
+    const port = found?.[2] === undefined ? 26_379 : Number(found[2])
+    if (found === null || port < 1 || port > 65_535) throw expected(`${JSON.stringify(entry)} is not host[:port]`)
+    return { host: (found[1] ?? '').replace(/^\[(.*)\]$/, '$1'), port }
+  })
+  const db = dbText === undefined ? 0 : Number(dbText)
+  let username: string | undefined
+  let password: string | undefined
+  if (userInfo !== undefined) {
+    const colon = userInfo.indexOf(':')
+    try {
+      username = decodeURIComponent(colon === -1 ? userInfo : userInfo.slice(0, colon))
+      password = colon === -1 ? undefined : decodeURIComponent(userInfo.slice(colon + 1))
+    } catch {
+      throw expected('the user or password is not percent-encoded')
+    }
+  }
+  return { sentinels, name: master, db, username: username === '' ? undefined : username, password: password === '' ? undefined : password }
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {

@@ -1,7 +1,7 @@
 // vitest: sqlite project only — configuration parsing and a server on SQLite whatever the run.
 import { existsSync } from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ConfigError, defaultPublicUrl, loadConfig, postgresHostUrls, publicUrlOf } from '../src/config.js'
+import { ConfigError, defaultPublicUrl, loadConfig, parseRedisSentinelUrl, postgresHostUrls, publicUrlOf } from '../src/config.js'
 import { cleanUp, exitWithin, freshDb, launch, SERVER } from './processes.js'
 
 describe('loadConfig', () => {
@@ -174,6 +174,20 @@ describe('loadConfig', () => {
     expect(postgresHostUrls('postgres://h1:1,h2:65535/db?target_session_attrs=primary')).toEqual(['postgres://h1:1/db', 'postgres://h2:65535/db'])
     expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379/2' }).redisUrl).toBe('redis://127.0.0.1:6379/2')
     expect(loadConfig({ REDIS_URL: 'redis://h:6379' }).redisUrl).toBe('redis://h:6379')
+    const sentinels = 'redis+sentinel://10.0.0.1:26379,[::1]:26380,s3/mymaster'
+    expect(loadConfig({ REDIS_URL: sentinels }).redisUrl).toBe(sentinels)
+  })
+
+  it('reads a Redis Sentinel URL as the sentinels (26379 by default), the master name, the database and the nodes\' credentials', () => {
+    expect(parseRedisSentinelUrl('redis+sentinel://10.0.0.1:26379,[::1]:26380,s3/mymaster')).toEqual({
+      sentinels: [{ host: '10.0.0.1', port: 26379 }, { host: '::1', port: 26380 }, { host: 's3', port: 26379 }],
+      name: 'mymaster',
+      db: 0,
+      username: undefined,
+      password: undefined,
+    })
+    expect(parseRedisSentinelUrl('redis+sentinel://app:p%40ss@h1:1/cache.main-1/2')).toEqual({ sentinels: [{ host: 'h1', port: 1 }], name: 'cache.main-1', db: 2, username: 'app', password: 'p@ss' })
+    expect(parseRedisSentinelUrl('redis+sentinel://:secret@h1/m')).toMatchObject({ username: undefined, password: 'secret' })
     expect(loadConfig({}).redisUrl).toBeUndefined()
   })
 
@@ -195,9 +209,16 @@ describe('loadConfig', () => {
     ['DATABASE_URL', { DATABASE_URL: 'mysql://h/db' }, 'DATABASE_URL must be sqlite:PATH, sqlite::memory: or postgres://user@host:port/database'],
     ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '0' }, 'DATABASE_POOL_SIZE must be an integer from 1 to 1000 (got "0")'],
     ['DATABASE_POOL_SIZE', { DATABASE_POOL_SIZE: '1001' }, 'DATABASE_POOL_SIZE must be an integer from 1 to 1000'],
-    ['REDIS_URL', { REDIS_URL: 'http://h:6379' }, 'REDIS_URL must be redis://host:port[/db] (got "http://h:6379")'],
+    ['REDIS_URL', { REDIS_URL: 'http://h:6379' }, 'REDIS_URL must be redis://host:port[/db] or redis+sentinel://host:port[,host:port…]/master_name[/db] (got "http://h:6379")'],
     ['REDIS_URL', { REDIS_URL: 'redis://' }, 'REDIS_URL must be redis://host:port[/db]'],
     ['REDIS_URL', { REDIS_URL: 'redis://h:6379/x' }, 'REDIS_URL must be redis://host:port[/db]'],
+    ['REDIS_URL', { REDIS_URL: 'redis+sentinel://h1:26379,h2:26379' }, 'REDIS_URL: not a sentinel list and a master name; expected redis+sentinel://host:port[,host:port…]/master_name[/db] (got "redis+sentinel://h1:26379,h2:26379")'],
+    ['REDIS_URL', { REDIS_URL: 'redis+sentinel://h1:26379,h2:26379/' }, 'REDIS_URL: not a sentinel list and a master name'],
+    ['REDIS_URL', { REDIS_URL: 'redis+sentinel://h1:26379,,h2/m' }, 'REDIS_URL: "" is not host[:port]'],
+    ['REDIS_URL', { REDIS_URL: 'redis+sentinel://h1:65536/m' }, 'REDIS_URL: "h1:65536" is not host[:port]'],
+    ['REDIS_URL', { REDIS_URL: 'redis+sentinel://h1:x/m' }, 'REDIS_URL: "h1:x" is not host[:port]'],
+    ['REDIS_URL', { REDIS_URL: 'redis+sentinel://h1/m/x' }, 'REDIS_URL: not a sentinel list and a master name'],
+    ['REDIS_URL', { REDIS_URL: 'redis+sentinel://u:hunter2@h1/m?x=1' }, 'REDIS_URL: not a sentinel list and a master name; expected redis+sentinel://host:port[,host:port…]/master_name[/db] (got "redis+sentinel://u:***@h1/m?x=1")'],
     ['DATABASE_URL', { DATABASE_URL: 'sqlite:' }, 'DATABASE_URL must be'],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent'],
     ['NODE_ENV', { NODE_ENV: 'staging' }, 'NODE_ENV must be one of development, production, test'],

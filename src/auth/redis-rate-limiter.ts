@@ -2,8 +2,8 @@
  * Rate limiting shared by every server instance: the exact sliding log of MemoryRateLimiter,
  * kept in Redis, plus a fallback wrapper for Redis outages and the client factory.
  */
-import { Redis } from 'ioredis'
-import { redactUrl } from '../config.js'
+import { Redis, type RedisOptions } from 'ioredis'
+import { parseRedisSentinelUrl, redactUrl } from '../config.js'
 import { circuitOf, type RedisCircuit } from './redis-circuit.js'
 import {
   consumeAfterPeek,
@@ -373,23 +373,46 @@ function notify(hook: () => void): void {
 }
 
 /**
- * An ioredis client that fails fast: no offline queue and no per-command retries, so while
- * Redis is unreachable every command rejects at once (or after 500 ms if the socket hangs)
- * and callers fall back instead of waiting. It reconnects in the background forever.
+ * The one factory of the platform's Redis clients (REDIS_URL): one Redis, or the master that
+ * Redis Sentinel names (redis+sentinel://…), found again after each failover.
+ *
+ * It fails fast: no offline queue and no per-command retries, so while Redis is unreachable
+ * (or between a master's death and its replica's promotion) every command rejects at once (or
+ * after 500 ms if the socket hangs) and callers fall back instead of waiting. It reconnects in
+ * the background forever; with Sentinel each reconnection asks the sentinels for the master.
  */
 export function createRedisClient(url: string): Redis {
-  const redis = new Redis(url, {
+  const common: RedisOptions = {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: 500,
     connectTimeout: 2000,
     retryStrategy: (times) => Math.min(100 * times, 1000),
-  })
+  }
+  const redis = url.startsWith('redis+sentinel:') ? new Redis({ ...common, ...sentinelOptions(url) }) : new Redis(url, common)
   // Without a listener, an 'error' event would crash the process. Errors are surfaced through
   // the failing commands (and the fallback / health route), so the event itself is ignored.
   redis.on('error', () => {})
   return redis
+}
+
+function sentinelOptions(url: string): RedisOptions {
+  const target = parseRedisSentinelUrl(url)
+  return {
+    sentinels: target.sentinels,
+    name: target.name,
+    db: target.db,
+    ...(target.username === undefined ? {} : { username: target.username }),
+    ...(target.password === undefined ? {} : { password: target.password }),
+    // A sentinel that hangs is passed over for the next, not waited on for the default 10 s.
+    sentinelCommandTimeout: 500,
+    sentinelRetryStrategy: (times) => Math.min(100 * times, 1000),
+    // Told of a new master (+switch-master) while the old one still answers, the client leaves it
+    // at once; a write refused as READONLY (a demoted master, before that message) does the same.
+    failoverDetector: true,
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
+  }
 }
 
 /**
