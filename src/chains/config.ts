@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { HDKey, type LocalAccount } from 'viem/accounts'
-import { type KeySource, loadHotWallet, SigningKeyError } from './keys.js'
+import { type DepositKeys, type KeySource, loadDepositKeys, loadHotWallet, SigningKeyError } from './keys.js'
 import { parseAmount } from '../ledger/amount.js'
 import { type Chain } from '../validation/chain-address.js'
 
@@ -43,6 +43,8 @@ export interface ChainConfig {
   spendingLimits?: Readonly<Partial<Record<ChainToken, bigint>>>
   /** the rolling window of spendingLimits; default PAYOUT_DEFAULTS' */
   spendingWindowSeconds?: number
+  /** an address is swept once its confirmed deposits not swept yet reach this, per token, in its smallest unit; none: any amount */
+  sweepMinimums?: Readonly<Partial<Record<ChainToken, bigint>>>
 }
 
 /** A chain's payout settings where its configuration gives none. */
@@ -61,6 +63,10 @@ export interface ChainsConfig {
   hotWalletKey?: KeySource | undefined
   /** the hot wallet, its key read from hotWalletKey at start (loadChainsConfig); it signs payouts and holds no key anyone can read */
   hotWallet?: LocalAccount | undefined
+  /** the source of the xprv behind receivingXpub; undefined: deposits stay on their receiving addresses (nothing is swept) */
+  receivingXprv?: KeySource | undefined
+  /** the receiving addresses' keys, from receivingXprv at start (loadChainsConfig); the chains' senders sweep with them */
+  depositKeys?: DepositKeys | undefined
 }
 
 export class ChainsConfigError extends Error {}
@@ -101,7 +107,7 @@ function rpcUrl(value: Json, where: string): string {
 
 function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
   if (!isObject(value)) throw new ChainsConfigError(`${where} must be an object`)
-  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs', 'maxHeadAgeMs', 'payoutReplaceAfterMs', 'maxFeePerGasGwei', 'minGasBalanceGwei', 'spendingLimits', 'spendingWindowSeconds'])
+  knownKeys(value, where, ['chainId', 'rpcUrls', 'tokens', 'confirmations', 'pollIntervalMs', 'maxBlockRange', 'startBlock', 'rpcTimeoutMs', 'maxHeadAgeMs', 'payoutReplaceAfterMs', 'maxFeePerGasGwei', 'minGasBalanceGwei', 'spendingLimits', 'spendingWindowSeconds', 'sweepMinimums'])
   const urls = value.rpcUrls
   if (!Array.isArray(urls) || urls.length === 0 || urls.length > 16) throw new ChainsConfigError(`${where}.rpcUrls must be a list of 1 to 16 http(s) URLs`)
   const tokens = value.tokens
@@ -131,10 +137,11 @@ function chainConfig(chain: EvmChain, value: Json, where: string): ChainConfig {
     minGasBalanceWei: BigInt(integerField(value, 'minGasBalanceGwei', where, 10_000_000, 0, Number.MAX_SAFE_INTEGER)) * 1_000_000_000n,
     spendingLimits: spendingLimits(value.spendingLimits, `${where}.spendingLimits`),
     spendingWindowSeconds: integerField(value, 'spendingWindowSeconds', where, PAYOUT_DEFAULTS.spendingWindowSeconds, 60, 31_536_000),
+    sweepMinimums: spendingLimits(value.sweepMinimums, `${where}.sweepMinimums`),
   }
 }
 
-/** `{"usdc": "10000.00"}`: each token's limit as a decimal string of the token, in its smallest unit. */
+/** `{"usdc": "10000.00"}`: each token's amount (a spending limit, a sweep minimum) as a decimal string of the token, in its smallest unit. */
 function spendingLimits(value: Json | undefined, where: string): Partial<Record<ChainToken, bigint>> | undefined {
   if (value === undefined) return undefined
   if (!isObject(value)) throw new ChainsConfigError(`${where} must be an object of token → a decimal amount ("10000.00")`)
@@ -155,7 +162,7 @@ function spendingLimits(value: Json | undefined, where: string): Partial<Record<
   return limits
 }
 
-/** The hot wallet's key source: `{"file": PATH}` or `{"env": NAME}`, never the key itself. */
+/** A key's source (the hot wallet's, the receiving xprv's): `{"file": PATH}` or `{"env": NAME}`, never the key itself. */
 function keySource(value: Json | undefined, where: string): KeySource | undefined {
   if (value === undefined) return undefined
   const shape = `${where} must be {"file": PATH} or {"env": NAME}: the key itself never goes in this file`
@@ -192,7 +199,7 @@ export function parseChainsConfig(text: string, file: string): ChainsConfig {
     throw new ChainsConfigError(`${file} is not valid JSON`)
   }
   if (!isObject(json)) throw new ChainsConfigError(`${file} must hold a JSON object`)
-  knownKeys(json, file, ['receivingXpub', 'chains', 'hotWalletKey'])
+  knownKeys(json, file, ['receivingXpub', 'chains', 'hotWalletKey', 'receivingXprv'])
   const chains = json.chains
   if (!isObject(chains)) throw new ChainsConfigError(`${file}.chains must be an object of chain name → its configuration`)
   const parsed: ChainConfig[] = []
@@ -200,7 +207,14 @@ export function parseChainsConfig(text: string, file: string): ChainsConfig {
     if (!(EVM_CHAINS as readonly string[]).includes(name)) throw new ChainsConfigError(`${file}.chains.${name} is not an EVM chain the platform knows (${EVM_CHAINS.join(', ')})`)
     parsed.push(chainConfig(name as EvmChain, value, `${file}.chains.${name}`))
   }
-  return { file, receivingXpub: checkedXpub(json.receivingXpub, file), chains: parsed, hotWalletKey: keySource(json.hotWalletKey, `${file}.hotWalletKey`) }
+  if (json.receivingXprv !== undefined && json.hotWalletKey === undefined) throw new ChainsConfigError(`${file}.receivingXprv needs hotWalletKey: the hot wallet receives what is swept and pays its gas`)
+  return {
+    file,
+    receivingXpub: checkedXpub(json.receivingXpub, file),
+    chains: parsed,
+    hotWalletKey: keySource(json.hotWalletKey, `${file}.hotWalletKey`),
+    receivingXprv: keySource(json.receivingXprv, `${file}.receivingXprv`),
+  }
 }
 
 /** CHAINS_FILE without its keys (what a command that signs nothing reads); unset: every chain is off. */
@@ -217,12 +231,14 @@ export function readChainsConfig(env: NodeJS.ProcessEnv): ChainsConfig | undefin
   return parseChainsConfig(text, 'CHAINS_FILE')
 }
 
-/** CHAINS_FILE: read at start (absolute or relative to the working directory), the hot wallet's key loaded; unset: every chain is off. */
+/** CHAINS_FILE: read at start (absolute or relative to the working directory), the hot wallet's key and the receiving xprv loaded; unset: every chain is off. */
 export function loadChainsConfig(env: NodeJS.ProcessEnv): ChainsConfig | undefined {
   const config = readChainsConfig(env)
-  if (config === undefined || config.hotWalletKey === undefined) return config
+  if (config === undefined) return config
   try {
-    return { ...config, hotWallet: loadHotWallet(config.hotWalletKey, env) }
+    const hotWallet = config.hotWalletKey === undefined ? undefined : loadHotWallet(config.hotWalletKey, env)
+    const depositKeys = config.receivingXprv === undefined ? undefined : loadDepositKeys(config.receivingXprv, env, config.receivingXpub)
+    return { ...config, hotWallet, depositKeys }
   } catch (error) {
     if (error instanceof SigningKeyError) throw new ChainsConfigError(`CHAINS_FILE: ${error.message}`)
     throw error

@@ -62,6 +62,7 @@ export async function recordSeen(tx: Transaction, config: ChainConfig, log: Tran
     reason: null,
     credited_type: null,
     credited_id: null,
+    sweep_id: null,
     created_at: at,
     updated_at: at,
   }

@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs'
-import { type LocalAccount, privateKeyToAccount } from 'viem/accounts'
+import { HDKey, type LocalAccount, privateKeyToAccount } from 'viem/accounts'
+import { MAX_DERIVATION_INDEX } from './derivation.js'
 
 /**
  * Signing keys, read once at start from where the chains file says (docs/chains.md#keys). The key
@@ -44,4 +45,42 @@ export function loadHotWallet(source: KeySource, env: NodeJS.ProcessEnv): LocalA
   const text = keyText(source, env, 'hotWalletKey')
   if (!PRIVATE_KEY.test(text)) throw new SigningKeyError(`hotWalletKey: ${'env' in source ? `$${source.env}` : source.file} must hold one private key: 0x and 64 hex digits`)
   return privateKeyToAccount(text as `0x${string}`)
+}
+
+/**
+ * The receiving addresses' keys, derived on demand from the operator's account-level extended
+ * private key (m/44'/60'/0'), which stays in this closure: the sweep asks an address's key to sign
+ * a permit and nothing else (sweep.ts). Holds no property a log or JSON.stringify could show.
+ */
+export interface DepositKeys {
+  /** the account of receiving index `index` (m/44'/60'/0'/0/index) */
+  accountAt(index: number): LocalAccount
+}
+
+/**
+ * The xprv behind `receivingXpub`, read from `source` like the hot wallet's key. Refused when it is
+ * not an extended private key, or when its public key is not `receivingXpub` (another seed, or
+ * another account or depth): the sweep would sign for addresses that are not the platform's.
+ */
+export function loadDepositKeys(source: KeySource, env: NodeJS.ProcessEnv, receivingXpub: string): DepositKeys {
+  const where = 'env' in source ? `$${source.env}` : source.file
+  const text = keyText(source, env, 'receivingXprv')
+  let root: HDKey
+  try {
+    root = HDKey.fromExtendedKey(text)
+  } catch {
+    // The parser's message can quote its input.
+    throw new SigningKeyError(`receivingXprv: ${where} must hold one extended private key (xprv…)`)
+  }
+  if (root.privateKey === null) throw new SigningKeyError(`receivingXprv: ${where} holds an extended public key; the sweep needs the private one (xprv…) behind receivingXpub`)
+  if (root.publicExtendedKey !== receivingXpub) throw new SigningKeyError(`receivingXprv: ${where} is not the extended private key of receivingXpub (their public keys differ): give the xprv at m/44'/60'/0' of the seed receivingXpub was exported from`)
+  const external = root.deriveChild(0)
+  return {
+    accountAt(index: number): LocalAccount {
+      if (!Number.isSafeInteger(index) || index < 0 || index > MAX_DERIVATION_INDEX) throw new RangeError(`derivation index out of range: ${index}`)
+      const privateKey = external.deriveChild(index).privateKey
+      if (privateKey === null) throw new Error('the extended key holds no private key')
+      return privateKeyToAccount(`0x${Buffer.from(privateKey).toString('hex')}`)
+    },
+  }
 }

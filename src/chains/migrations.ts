@@ -136,4 +136,40 @@ export const chainsMigrations: Readonly<Record<string, MigrationStep>> = {
       .addColumn('seen_at', 'text', (c) => c.notNull())
       .execute()
   },
+  '0027_chain_sweeps': async (db) => {
+    // The sweep that moved a deposit to the hot wallet (null: still on its receiving address).
+    await db.schema.alterTable('chain_deposits').addColumn('sweep_id', 'text').execute()
+    await db.schema
+      .createTable('chain_sweeps')
+      .addColumn('id', 'text', (c) => c.primaryKey())
+      .addColumn('chain', 'text', (c) => c.notNull())
+      .addColumn('environment', 'text', (c) => c.notNull())
+      .addColumn('address', 'text', (c) => c.notNull())
+      .addColumn('derivation_index', 'integer', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('token', 'text', (c) => c.notNull())
+      .addColumn('amount', 'text', (c) => c.notNull())
+      .addColumn('permit_nonce', 'text', (c) => c.notNull())
+      .addColumn('sender', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('permit_tx_hash', 'text', (c) => c.notNull())
+      .addColumn('permit_tx_nonce', 'integer', (c) => c.notNull())
+      .addColumn('permit_raw', 'text', (c) => c.notNull())
+      .addColumn('transfer_tx_hash', 'text', (c) => c.notNull())
+      .addColumn('transfer_tx_nonce', 'integer', (c) => c.notNull())
+      .addColumn('transfer_raw', 'text', (c) => c.notNull())
+      .addColumn('reason', 'text')
+      .addColumn('created_at', 'text', (c) => c.notNull())
+      .addColumn('updated_at', 'text', (c) => c.notNull())
+      .execute()
+    // One live sweep per permit the token counts: two processes that read the same permit nonce of an address cannot both record one.
+    await db.schema
+      .createIndex('chain_sweeps_permit')
+      .on('chain_sweeps')
+      .columns(['chain', 'token', 'address', 'permit_nonce'])
+      .unique()
+      .where(sql.ref('status'), '<>', 'failed')
+      .execute()
+    await db.schema.createIndex('chain_sweeps_status').on('chain_sweeps').columns(['chain', 'status', 'created_at']).execute()
+  },
 }

@@ -9,10 +9,14 @@ import type { ChainConfig, ChainToken } from './config.js'
  * ledger's own balances against the chain module's records of deposits and payouts.
  *
  * - A receiving address should hold every deposit the watcher saw there and did not see taken
- *   away by a reorg (pending, confirmed, held, reorged or reversed): none is moved on yet.
+ *   away by a reorg (pending, confirmed, held, reorged or reversed), less what sweeps moved out
+ *   of it (a sweep whose transferFrom is mined: confirmed, or mined and still counting).
  * - The hot wallet pays payouts out of the operator's float, which the ledger knows from the
- *   operator's records (`ledger float`): it should hold that float less every payout whose
- *   transaction is mined (confirmed, or mined and still counting its confirmations).
+ *   operator's records (`ledger float`), and out of what was swept into it: it should hold that
+ *   float plus what sweeps moved in, less every payout whose transaction is mined (confirmed, or
+ *   mined and still counting its confirmations). A sweep moves money between two of the
+ *   platform's own addresses: the ledger, whose accounts are by owner, not by address, records
+ *   nothing for it, and its records (chain_sweeps) are what says where the money sits.
  * - The ledger, per token: what its inflows from the chain (`chain:<chain>#…`, `inflow:<chain>#…`)
  *   bring in less what its outflows to the chain (`payout:<chain>#…`, `refund:<chain>#…`, pending
  *   included) take out must equal the credited deposits less the payouts not failed.
@@ -121,8 +125,17 @@ export async function reconcileChain(db: Db, config: ChainConfig, chain: ChainBa
     }
     if (mined) add(paidOut, payout.currency, BigInt(payout.amount))
   }
+  // Sweeps: what left a receiving address for the hot wallet (its transferFrom mined).
+  const sweeps = await db.selectFrom('chain_sweeps').select(['address', 'currency', 'amount', 'status', 'sender', 'transfer_tx_hash']).where('chain', '=', config.chain).where('environment', '=', 'live').where('status', '<>', 'failed').execute()
+  const sweptIn = new Map<string, bigint>()
+  for (const sweep of sweeps) {
+    const moved = sweep.status === 'confirmed' || (await chain.receipt(sweep.transfer_tx_hash))?.status === 'success'
+    if (!moved) continue
+    add(expected, `${sweep.address} ${sweep.currency}`, -BigInt(sweep.amount))
+    add(sweptIn, sweep.currency, BigInt(sweep.amount))
+  }
   const senders = await db.selectFrom('chain_senders').select('address').where('chain', '=', config.chain).execute()
-  const hotWallets = [...new Set([...senders.map((row) => row.address), ...payouts.flatMap((payout) => (payout.sender === null ? [] : [payout.sender]))])].sort()
+  const hotWallets = [...new Set([...senders.map((row) => row.address), ...payouts.flatMap((payout) => (payout.sender === null ? [] : [payout.sender])), ...sweeps.map((sweep) => sweep.sender)])].sort()
 
   // The ledger's own balances: the operator's float, and the chain's inflows and outflows.
   const accounts = await db
@@ -180,7 +193,7 @@ export async function reconcileChain(db: Db, config: ChainConfig, chain: ChainBa
     const total = held[currency] ?? { ledger: 0n, chain: 0n }
     held[currency] = total
     // Several hot wallets (a rotated key) share the chain's float: they are compared together.
-    const books = (float.get(currency) ?? 0n) - (paidOut.get(currency) ?? 0n)
+    const books = (float.get(currency) ?? 0n) + (sweptIn.get(currency) ?? 0n) - (paidOut.get(currency) ?? 0n)
     total.ledger += books
     const onChain = hotHeld.get(currency) ?? 0n
     if (onChain !== books) differences.push({ address: hotWallets.length === 0 ? '(no sender has run: no hot wallet known)' : hotWallets.join(','), role: 'hot wallet', currency, ledger: books, chain: onChain, difference: onChain - books })

@@ -1,5 +1,6 @@
-import { createPublicClient, erc20Abi, http, parseAbiItem, type PublicClient } from 'viem'
+import { createPublicClient, erc20Abi, http, parseAbiItem, type PublicClient, type TypedDataDomain } from 'viem'
 import type { ChainConfig } from './config.js'
+import { permitDomain, SWEEP_TOKEN_ABI } from './sweep.js'
 
 /** The ERC-20 Transfer event, the one log the watcher reads. */
 export const TRANSFER_EVENT = parseAbiItem('event Transfer(address indexed from, address indexed to, uint256 value)')
@@ -145,6 +146,16 @@ export class ChainRpc {
       if (error instanceof RpcUnavailable && /already known|known transaction|nonce too low|lower than the current nonce|already imported|underpriced/i.test(error.message)) return
       throw error
     }
+  }
+
+  /** What a permit of `owner` for `token` is signed with (sweep.ts): the token's EIP-712 domain, the owner's next permit nonce, and the head block's time. */
+  permitTerms(token: string, owner: string): Promise<{ domain: TypedDataDomain; nonce: bigint; headTime: bigint }> {
+    return this.call(async (client) => {
+      const domain = await permitDomain(client, token as `0x${string}`)
+      const nonce = await client.readContract({ address: token as `0x${string}`, abi: SWEEP_TOKEN_ABI, functionName: 'nonces', args: [owner as `0x${string}`] })
+      const head = await client.getBlock({ blockTag: 'latest' })
+      return { domain, nonce, headTime: head.timestamp }
+    })
   }
 
   /** The receipt of `hash`, or undefined while it is not mined (or no longer is, after a reorg). */

@@ -9,8 +9,10 @@ import type { Transact } from '../events/transact.js'
 import type { LedgerEnvironment } from '../ledger/ledger.js'
 import { type ChainConfig, type ChainsConfig, type ChainToken, PAYOUT_DEFAULTS } from './config.js'
 import { type ChainPayoutAttemptRow, type ChainPayoutRow, PayoutsRepository } from './payouts.js'
+import type { DepositKeys } from './keys.js'
 import { ChainsRepository } from './repository.js'
 import { ChainRpc, RpcUnavailable } from './rpc.js'
+import { SWEEP_BATCH, Sweeper } from './sweeper.js'
 import { checkChain, ChainMismatch, type WatcherLog } from './watcher.js'
 
 /**
@@ -21,7 +23,9 @@ import { checkChain, ChainMismatch, type WatcherLog } from './watcher.js'
  * what it wrote, looks each of its transactions up on chain, and broadcasts the same bytes again
  * rather than signing another payout: a payout is sent at most once. One not mined within the
  * chain's payoutReplaceAfterMs is replaced (same nonce, fees up by a quarter, never above
- * maxFeePerGas), and whichever of its transactions is mined is the one recorded.
+ * maxFeePerGas), and whichever of its transactions is mined is the one recorded. With the
+ * receiving xprv configured it also sweeps confirmed deposits to the hot wallet (sweeper.ts), with
+ * the same nonces and the same record-before-broadcast rule.
  */
 
 /** How long a sender's lease lasts without renewal. */
@@ -60,14 +64,18 @@ export class PayoutSender {
   private backoffMs = 0
   private gasBalance: bigint | undefined
   private gasRecordedAt = 0
+  private readonly sweeper: Sweeper | undefined
 
+  /** `depositKeys`: the receiving addresses' keys; with them the sender also sweeps confirmed deposits to the hot wallet (sweeper.ts). */
   constructor(
     readonly config: ChainConfig,
     private readonly account: LocalAccount,
     private readonly options: SenderOptions,
+    depositKeys?: DepositKeys,
   ) {
     this.rpc = new ChainRpc(config)
     this.now = options.now ?? Date.now
+    this.sweeper = depositKeys === undefined ? undefined : new Sweeper(config, this.rpc, account, depositKeys, { db: options.db, transact: options.transact, log: options.log, now: this.now })
     this.holder = options.holder ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
     this.roundMs = options.roundMs ?? SENDER_ROUND_MS
   }
@@ -125,9 +133,12 @@ export class PayoutSender {
       }
       this.gasBalance = gasBalance
       const settled = await this.settleSent()
+      // Sweeps before payouts: a payout can be paid from what was just swept (mined at once on a fast chain, next round otherwise).
+      await this.sweeper?.settle()
+      const swept = (await this.sweeper?.sweepConfirmed()) ?? 0
       const sent = await this.sendQueued()
       this.backoffMs = 0
-      return settled + sent >= BATCH
+      return settled + sent >= BATCH || swept >= SWEEP_BATCH
     } catch (error) {
       this.backoffMs = Math.min(MAX_BACKOFF_MS, this.backoffMs === 0 ? this.roundMs : this.backoffMs * 2)
       const message = error instanceof Error ? error.message : String(error)
@@ -319,9 +330,9 @@ function transferData(payout: ChainPayoutRow): `0x${string}` {
 const minOf = (a: bigint, b: bigint) => (a < b ? a : b)
 const maxOf = (a: bigint, b: bigint) => (a > b ? a : b)
 
-/** A sender per configured chain when the hot wallet is configured; none otherwise (live payouts wait). */
+/** A sender per configured chain when the hot wallet is configured (sweeping too with the receiving xprv); none otherwise (live payouts wait). */
 export function chainSenders(config: ChainsConfig | undefined, options: SenderOptions): PayoutSender[] {
   const hotWallet = config?.hotWallet
   if (config === undefined || hotWallet === undefined) return []
-  return config.chains.map((chain) => new PayoutSender(chain, hotWallet, options))
+  return config.chains.map((chain) => new PayoutSender(chain, hotWallet, options, config.depositKeys))
 }

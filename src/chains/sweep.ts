@@ -47,7 +47,8 @@ export const SWEEP_TOKEN_ABI = [
   ]),
 ] as const
 
-const PERMIT_TYPES = {
+/** EIP-2612's typed data. */
+export const PERMIT_TYPES = {
   Permit: [
     { name: 'owner', type: 'address' },
     { name: 'spender', type: 'address' },
@@ -177,7 +178,7 @@ async function optionalRead<T>(read: () => Promise<T>): Promise<T | undefined> {
  * and version() (Circle's USDC and EURC answer "2"), or "1" when there is no version(). Checked
  * against DOMAIN_SEPARATOR() when the token has it, so a wrong guess fails here and not on chain.
  */
-export async function permitDomain(publicClient: PublicClient<Transport, Chain>, token: Address): Promise<TypedDataDomain> {
+export async function permitDomain(publicClient: PublicClient, token: Address): Promise<TypedDataDomain> {
   const chainId = await publicClient.getChainId()
   const view = { address: token, abi: SWEEP_TOKEN_ABI } as const
   let domain: TypedDataDomain

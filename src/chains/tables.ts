@@ -72,6 +72,8 @@ export interface ChainDepositsTable {
   /** what the deposit became once credited (a drain, a wallet, a transfer: ChainDepositConfirmed.credited); null while not credited */
   credited_type: string | null
   credited_id: string | null
+  /** the sweep that moved it to the hot wallet (chain_sweeps); null while it is on its receiving address */
+  sweep_id: string | null
   created_at: string
   updated_at: string
 }
@@ -147,6 +149,38 @@ export interface ChainSendersTable {
   seen_at: string
 }
 
+/**
+ * Confirmed deposits moved from a receiving address to the hot wallet (src/chains/sweeper.ts):
+ * signed (both transactions signed and written before broadcast) → submitted → confirmed | failed.
+ */
+export interface ChainSweepsTable {
+  id: string
+  chain: string
+  environment: string
+  /** the receiving address swept, lower-case, and its derivation index */
+  address: string
+  derivation_index: number
+  currency: string
+  token: string
+  /** the deposits it moves (chain_deposits.sweep_id), in the token's smallest unit */
+  amount: string
+  /** the token's nonces(address) the permit was signed with */
+  permit_nonce: string
+  /** the hot wallet: the permit's spender, who receives and pays the gas */
+  sender: string
+  status: string
+  /** the hot wallet's two transactions, serialized (public once broadcast; sent again as they are after a crash) */
+  permit_tx_hash: string
+  permit_tx_nonce: number
+  permit_raw: string
+  transfer_tx_hash: string
+  transfer_tx_nonce: number
+  transfer_raw: string
+  reason: string | null
+  created_at: string
+  updated_at: string
+}
+
 declare module '../db/schema.js' {
   interface Database {
     chain_addresses: ChainAddressesTable
@@ -159,6 +193,7 @@ declare module '../db/schema.js' {
     chain_payout_attempts: ChainPayoutAttemptsTable
     chain_nonces: ChainNoncesTable
     chain_senders: ChainSendersTable
+    chain_sweeps: ChainSweepsTable
   }
 }
 
@@ -173,4 +208,5 @@ export const chainsTables: readonly TableDeclaration[] = [
   { name: 'chain_payout_attempts', appDeletion: 'untouched', reason: "a payout's: the transactions signed for it" },
   { name: 'chain_nonces', appDeletion: 'untouched', reason: "the platform's: the hot wallet's next nonce per chain" },
   { name: 'chain_senders', appDeletion: 'untouched', reason: "the platform's: what each chain's sender last saw of the hot wallet" },
+  { name: 'chain_sweeps', appDeletion: 'untouched', reason: "the platform's: deposits moved from its receiving addresses to its hot wallet" },
 ]

@@ -481,7 +481,7 @@ describe("a hosted payment takes the money of the key that made its invoice or l
     try {
       const chains = new ChainsRepository(db)
       const at = new Date().toISOString()
-      const deposit = { id: crypto.randomUUID(), chain: 'base', tx_hash: `0x${'ab'.repeat(32)}`, log_index: 0, block_number: 100, block_hash: `0x${'cd'.repeat(32)}`, token: USDC_ON_BASE, currency: 'usdc', from_address: `0x${'11'.repeat(20)}`, to_address: to.toLowerCase(), amount: '5000000', environment: 'live', app_id: live.appId, owner_type: 'transfer', owner_id: intentId, status: 'pending', confirmations: 1, reason: null, credited_type: null, credited_id: null, created_at: at, updated_at: at }
+      const deposit = { id: crypto.randomUUID(), chain: 'base', tx_hash: `0x${'ab'.repeat(32)}`, log_index: 0, block_number: 100, block_hash: `0x${'cd'.repeat(32)}`, token: USDC_ON_BASE, currency: 'usdc', from_address: `0x${'11'.repeat(20)}`, to_address: to.toLowerCase(), amount: '5000000', environment: 'live', app_id: live.appId, owner_type: 'transfer', owner_id: intentId, status: 'pending', confirmations: 1, reason: null, credited_type: null, credited_id: null, sweep_id: null, created_at: at, updated_at: at }
       expect(await chains.insertDeposit(deposit)).toBe(true)
       const seen = await page('GET', `/checkout/${intentId}`)
       expect(seen.text).toContain('Payment seen, 1 of 3 confirmations')

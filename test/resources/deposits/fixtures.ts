@@ -30,6 +30,7 @@ export async function insertDeposit(server: TestServer, appId: string, changes: 
     reason: null,
     credited_type: null,
     credited_id: null,
+    sweep_id: null,
     created_at: now,
     updated_at: now,
     ...changes,
