@@ -1,7 +1,7 @@
 import { type Currency, formatAmount } from '../../ledger/amount.js'
 import { type AccountSummary, applicationAccounts, dailyChanges } from '../../ledger/statements.js'
 import { lineChart, SERIES_COLORS, type Series } from './charts.js'
-import { consolePage, type Html, html } from './html.js'
+import { consolePage, type Html, html, scrollingTable } from './html.js'
 import type { Answer, PageContext } from './page-context.js'
 
 const CHART_DAYS = 30
@@ -40,12 +40,12 @@ export async function balanceSeries(context: PageContext, wallets: readonly Acco
 
 function accountTable(caption: string, accounts: readonly AccountSummary[], what: (account: AccountSummary) => string): Html {
   if (accounts.length === 0) return html`<div class="table-scroll"><p class="empty">${caption}: none yet.</p></div>`
-  return html`<div class="table-scroll"><table><caption>${caption}</caption>
+  return scrollingTable(caption, html`<table><caption>${caption}</caption>
 <thead><tr><th scope="col">Account</th><th scope="col">Currency</th><th scope="col" class="number">Available</th><th scope="col" class="number">Incoming</th><th scope="col" class="number">Outgoing</th></tr></thead>
 <tbody>${accounts.map(
     (account) =>
       html`<tr><th scope="row">${what(account)}</th><td>${account.currency.toUpperCase()}</td><td class="number">${money(account.available, account.currency)}</td><td class="number">${money(account.pendingIncoming, account.currency)}</td><td class="number">${money(account.pendingOutgoing, account.currency)}</td></tr>`,
-  )}</tbody></table></div>`
+  )}</tbody></table>`)
 }
 
 export async function overviewPage(context: PageContext): Promise<Answer> {

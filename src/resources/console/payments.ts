@@ -41,6 +41,8 @@ interface Payment {
   createdAt: string
   updatedAt: string
   facts: [string, string][]
+  /** what else its ledger entries are recorded under (a test payment's refund) */
+  alsoReasons?: string[]
 }
 
 function fromDrain(row: DrainRow): Payment {
@@ -71,7 +73,9 @@ function fromTestPayment(row: TestPaymentRow): Payment {
   const facts: [string, string][] = [['Description', row.description]]
   if (row.customer_id !== null) facts.push(['Customer', row.customer_id])
   if (row.refund_id !== null) facts.push(['Refund', `${row.refund_id} at ${row.refunded_at ?? ''}`])
-  return { kind: 'test-payment', id: row.id, state: row.refund_id === null ? 'succeeded' : 'refunded', amount: money(BigInt(row.amount), row.currency.toLowerCase()), createdAt: row.created_at, updatedAt: row.updated_at, facts }
+  const payment: Payment = { kind: 'test-payment', id: row.id, state: row.refund_id === null ? 'succeeded' : 'refunded', amount: money(BigInt(row.amount), row.currency.toLowerCase()), createdAt: row.created_at, updatedAt: row.updated_at, facts }
+  if (row.refund_id !== null) payment.alsoReasons = [row.refund_id]
+  return payment
 }
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/
@@ -203,7 +207,8 @@ export async function paymentPage(context: PageContext, request: FastifyRequest)
   const payment = await findPayment(context, kind, id)
   if (payment === undefined) throw new PageRefusal(404, `No payment ${id} of this application in ${context.environment}.`)
   const { app, environment, session } = context
-  const [events, entries] = await Promise.all([eventsAbout(app.db, session.appId, environment, payment.id), entriesFor(app.db, environment, session.appId, payment.id)])
+  const [events, ...entryLists] = await Promise.all([eventsAbout(app.db, session.appId, environment, payment.id), ...[payment.id, ...(payment.alsoReasons ?? [])].map((reason) => entriesFor(app.db, environment, session.appId, reason))])
+  const entries = entryLists.flat().sort((a, b) => a.createdAt.localeCompare(b.createdAt))
   const facts: [string, string][] = [
     ['Kind', KINDS[payment.kind]],
     ['Amount', payment.amount],

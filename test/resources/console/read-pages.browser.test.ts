@@ -37,6 +37,7 @@ interface World {
   linkTitle: string
   drain?: string
   testPayment?: string
+  refundedPayment?: string
 }
 
 let server: TestServer
@@ -91,6 +92,9 @@ beforeAll(async () => {
   worlds.sandbox = await makeWorld(sandboxKey, 'sandbox', customer, product)
   worlds.live = await makeWorld(liveKey, 'live', customer, product)
   worlds.sandbox.testPayment = (await created(sandboxKey, '/api/v0/test-payment', { amount: 10, currency: 'USD', description: 'Order 1' }, idempotency())).id
+  const refunded = (await created(sandboxKey, '/api/v0/test-payment', { amount: 4, currency: 'USD', description: 'Order 2' }, idempotency())).id
+  expect((await server.request('POST', `/api/v0/test-payment/${refunded}/refund`, { key: sandboxKey, headers: idempotency() })).status).toBe(200)
+  worlds.sandbox.refundedPayment = refunded
   const address = (await created(sandboxKey, `/api/v0/customers/${customer}/liquidation_addresses`, { chain: 'ethereum', currency: 'usdc', address: randomEvmAddress(), destination_payment_rail: 'bridge_wallet', bridge_wallet_id: await baseWallet(sandboxKey), destination_currency: 'usdc' })).id
   worlds.sandbox.drain = (await created(sandboxKey, `/api/v0/customers/${customer}/liquidation_addresses/${address}/simulate_deposit`, { amount: '2' })).id
   // Another application, whose ids the console must not show.
@@ -191,6 +195,11 @@ describe('the console read-only pages in Chromium', () => {
     expect(byKind.text).not.toContain(worlds.sandbox.intent)
     const byState = await open('/sandbox/payments?state=refunded')
     expect(byState.text).not.toContain(worlds.sandbox.testPayment ?? 'a test payment')
+    expect(byState.text).toContain(worlds.sandbox.refundedPayment ?? 'a refunded test payment')
+    // A refunded test payment: its refund in its timeline, and the refund's entry beside the payment's.
+    const refunded = await open(`/sandbox/payments/test-payment/${worlds.sandbox.refundedPayment ?? ''}`)
+    expect(refunded.text).toContain('test_payment.refunded')
+    expect(await page.locator('caption .badge.good', { hasText: 'balanced' }).count()).toBe(2)
     const today = new Date().toISOString().slice(0, 10)
     expect((await open(`/sandbox/payments?from=${today}&to=${today}`)).text).toContain(worlds.sandbox.intent)
     expect((await open('/sandbox/payments?to=2000-01-01')).text).not.toContain(worlds.sandbox.intent)
@@ -205,6 +214,16 @@ describe('the console read-only pages in Chromium', () => {
     expect(drain.status).toBe(200)
   })
 
+  it("the overview: live's balances per wallet and the fee account, not the sandbox's", async () => {
+    const live = await open('/live')
+    expect(live.text).toContain('Developer fee account')
+    // The live intent brought 7 USDC; the sandbox's 3 USDC, a 2 USDC drain and test payments are not here.
+    expect(await page.locator('.cards .amount').allInnerTexts()).toEqual(['7.00 USDC'])
+    expect(await page.getByRole('region', { name: 'Balances per wallet' }).innerText()).toContain('7.00 USDC')
+    await open('/sandbox')
+    expect(await page.locator('.cards .amount').allInnerTexts()).not.toContain('7.00 USDC')
+  })
+
   it("customers: the application's, in both environments", async () => {
     for (const environment of ['sandbox', 'live'] as const) expect((await open(`/${environment}/customers`)).text).toContain('Ada Lovelace')
   })
@@ -217,6 +236,7 @@ describe('the console read-only pages in Chromium', () => {
 
   it('no serious or critical axe-core violation at 360 and 1280 px, no horizontal overflow at 360 px', async () => {
     const pages: [string, string][] = [
+      ['overview', '/live'],
       ['payments', '/sandbox/payments'],
       ['payment', `/sandbox/payments/payment-intent/${worlds.sandbox.intent}`],
       ['invoices', '/live/invoices'],
