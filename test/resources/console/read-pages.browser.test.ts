@@ -1,4 +1,3 @@
-// vitest: sqlite project only — the pages' HTML does not depend on the backend; the reads they make are the API's lists' own queries, covered on both backends by each resource's API tests.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -12,11 +11,12 @@ import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from
 import { testChainsConfig } from '../../helpers/chains.js'
 
 /**
- * The console's read-only pages in Debian's Chromium (one launch; about 25 s, most of it axe-core
- * and the server's start): signed in through a link, each page shows the data of its environment and
- * not the other's; another application's ids answer 404; no serious or critical axe-core violation
- * at 360 and 1280 px, no horizontal overflow at 360 px. Screenshots of each page go to SCREENSHOTS;
- * with CONSOLE_SCREENSHOTS=1, three of them replace docs/images/console-*.png.
+ * The console's read-only pages in Debian's Chromium (one launch; about 30 s on each backend, a
+ * third of it axe-core). Both backends: the console's list reads (each resource's `recent…` in its
+ * public.ts) serve no API route, so they run here. Signed in through a link, each page shows the
+ * data of its environment and not the other's; another application's ids answer 404; no serious
+ * or critical axe-core violation at 360 and 1280 px, no horizontal overflow at 360 px. Screenshots
+ * of each page go to SCREENSHOTS; with CONSOLE_SCREENSHOTS=1, three replace docs/images/console-*.png.
  */
 
 const CHROMIUM = '/usr/bin/chromium'
