@@ -1,5 +1,4 @@
 import { DEFAULT_SCOPES } from '../../src/resources/index.js'
-import { spawn } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { createServer, type Server, type ServerResponse } from 'node:http'
@@ -7,28 +6,11 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MISSING_UUID, startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { dropFreshDatabases, freshDatabase } from '../backend.js'
-import { CLI, cleanUp, freshDb, ROOT, serviceEnv, tempDir, track, waitUntil } from '../processes.js'
-
-const RUN_TIMEOUT_MS = 10_000
-/** npx loads the whole project's dependency tree before it runs anything: slow under a loaded CI. */
-const NPX_TIMEOUT_MS = 60_000
-
+import { cleanUp, freshDb, tempDir, waitUntil } from '../processes.js'
+import { cli, cliWith, createApp, expectUsageError, oneJson } from './cli-run.js'
 
 const KEY_FIELDS = ['active', 'app_id', 'client_key', 'client_secret', 'created_at', 'environment', 'expires_at', 'id', 'previous_secret_expires_at', 'rate_limit_per_hour', 'scopes']
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-interface RunResult {
-  code: number | null
-  signal: NodeJS.Signals | null
-  stdout: string
-  stderr: string
-}
-
-interface AppOut {
-  id: string
-  name: string
-  created_at: string
-}
 
 interface KeyOut {
   id: string
@@ -47,64 +29,8 @@ afterAll(async () => {
   await dropFreshDatabases()
 })
 
-function run(command: string, args: string[], databaseUrl: string, cwd: string = ROOT, vars: Record<string, string> = {}, timeoutMs = RUN_TIMEOUT_MS): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = track(spawn(command, args, { cwd, env: serviceEnv({ DATABASE_URL: databaseUrl, ...vars }), stdio: ['ignore', 'pipe', 'pipe'] }))
-    let stdout = ''
-    let stderr = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`${command} ${args.join(' ')} did not finish within ${timeoutMs} ms`))
-    }, timeoutMs)
-    child.on('error', (error) => {
-      clearTimeout(timer)
-      reject(error)
-    })
-    child.on('close', (code, signal) => {
-      clearTimeout(timer)
-      resolve({ code, signal, stdout, stderr })
-    })
-  })
-}
-
-function cli(databaseUrl: string, ...args: string[]): Promise<RunResult> {
-  return run(process.execPath, [CLI, ...args], databaseUrl)
-}
-
-/** The CLI with more environment variables than DATABASE_URL. */
-function cliWith(vars: Record<string, string>, databaseUrl: string, ...args: string[]): Promise<RunResult> {
-  return run(process.execPath, [CLI, ...args], databaseUrl, ROOT, vars)
-}
-
-/** Asserts a successful --json run printed exactly one JSON document (one line) and returns it. */
-function oneJson(result: RunResult): unknown {
-  expect(result.stderr).toBe('')
-  expect(result.code).toBe(0)
-  expect(result.stdout.endsWith('\n')).toBe(true)
-  const lines = result.stdout.split('\n')
-  expect(lines).toHaveLength(2)
-  expect(lines[1]).toBe('')
-  return JSON.parse(result.stdout)
-}
-
-/** Asserts a usage failure: exit 2, exactly one non-empty line on stderr, nothing on stdout. */
-function expectUsageError(result: RunResult): void {
-  expect(result.stdout).toBe('')
-  expect(result.code).toBe(2)
-  const lines = result.stderr.split('\n')
-  expect(lines, `stderr was ${JSON.stringify(result.stderr)}`).toHaveLength(2)
-  expect(lines[0]?.trim()).not.toBe('')
-  expect(lines[1]).toBe('')
-}
-
 function isIsoTimestamp(value: string): boolean {
   return !Number.isNaN(Date.parse(value)) && new Date(value).toISOString() === value
-}
-
-async function createApp(url: string, name: string): Promise<AppOut> {
-  return oneJson(await cli(url, 'apps', 'create', '--name', name, '--json')) as AppOut
 }
 
 async function createKey(url: string, appId: string, ...extra: string[]): Promise<KeyOut> {
@@ -168,17 +94,6 @@ describe('devplatform apps', () => {
     expect(listed.stdout).toContain('Table App')
   })
 
-  it('works as `npx devplatform` from the repository root on the same DATABASE_URL', async () => {
-    const { url } = await freshDatabase()
-    const app = await createApp(url, 'Via npx')
-    // A cache of its own: npx links the project into its cache, and a run killed half-way leaves
-    // an entry that breaks every later npx of the same name (seen: ENOENT, exit 254).
-    const result = await run('npx', ['devplatform', 'apps', 'list', '--json'], url, ROOT, { npm_config_cache: tempDir('devplatform-npx-cache-') }, NPX_TIMEOUT_MS)
-    expect(result.code, `stderr: ${result.stderr}`).toBe(0)
-    // npm itself may print warnings on stderr; stdout must be the one JSON document.
-    expect(result.stdout.split('\n')).toHaveLength(2)
-    expect(JSON.parse(result.stdout)).toEqual([app])
-  }, 90_000)
 })
 
 describe('devplatform keys create', () => {
@@ -346,86 +261,22 @@ describe('devplatform console link', () => {
   })
 })
 
-describe('devplatform help', () => {
-  const COMMANDS = ['apps create', 'apps list', 'keys create', 'keys list', 'keys deactivate', 'deliveries list', 'ledger verify', 'worker', 'help']
-
-  /** The command each line of a usage part names: its leading lower-case words (lines indented by two spaces, not six). */
-  function commandsIn(text: string): string[] {
-    return text
-      .split('\n')
-      .filter((line) => /^ {2}\S/.test(line))
-      .map((line) => /^ {2}([a-z]+(?: [a-z]+)*)(?= |$)/.exec(line)?.[1] ?? line)
-  }
-
-  it('help prints the same usage as --help, exit 0, and opens no database', async () => {
-    const { url, file } = freshDb('devplatform-help-')
-    const help = await cli(url, 'help')
-    const dashed = await cli(url, '--help')
-    expect(help.code).toBe(0)
-    expect(help.stderr).toBe('')
-    expect(help.stdout).toBe(dashed.stdout)
-    expect(help.stdout).toMatch(/^usage: devplatform /)
-    expect(commandsIn(help.stdout)).toEqual(expect.arrayContaining(COMMANDS))
-    expect(existsSync(file)).toBe(false)
-  })
-
-  // One CLI start per command (25): its bound leaves room for a loaded machine.
-  it('help COMMAND prints that command\'s part of the usage, exit 0, for each command the usage lists', async () => {
-    const { url, file } = freshDb('devplatform-help-')
-    const full = (await cli(url, 'help')).stdout
-    for (const command of commandsIn(full)) {
-      const result = await cli(url, 'help', ...command.split(' '))
-      expect(result.code, command).toBe(0)
-      expect(result.stderr, command).toBe('')
-      expect(commandsIn(result.stdout), command).toEqual([command])
-      expect(full, command).toContain(result.stdout)
-    }
-    expect(existsSync(file)).toBe(false)
-  }, 120_000)
-
-  it('help keys prints the part of each keys command', async () => {
-    const { url } = freshDb('devplatform-help-')
-    const result = await cli(url, 'help', 'keys')
-    expect(result.code).toBe(0)
-    expect(commandsIn(result.stdout)).toEqual(['keys create', 'keys list', 'keys deactivate', 'keys rotate', 'keys expire', 'keys scopes'])
-  })
-
-  it.each([['frobnicate'], ['apps destroy'], ['key']])('help %s: exit 2, one line naming it', async (topic) => {
-    const { url } = freshDb('devplatform-help-')
-    const result = await cli(url, 'help', ...topic.split(' '))
-    expectUsageError(result)
-    expect(result.stderr).toContain(`unknown command: ${topic}`)
-  })
-
-  it('help with an option is a usage error', async () => {
-    const { url } = freshDb('devplatform-help-')
-    expectUsageError(await cli(url, 'help', 'apps', '--json'))
-  })
-})
-
 describe('devplatform usage errors: one line on stderr, exit code 2, nothing on stdout', () => {
-  const appFree: [string, string[]][] = [
-    ['unknown flag', ['apps', 'list', '--bogus', '--json']],
-    ['a flag of another command', ['apps', 'list', '--app', 'x', '--json']],
+  // What is refused before the database is opened is in test/cli/cli-usage.test.ts, on one backend;
+  // a missing required option is found once the command runs, with its database open.
+  const withDatabase: [string, string[]][] = [
     ['missing --name', ['apps', 'create', '--json']],
-    ['--name without a value', ['apps', 'create', '--name']],
     ['missing --app on keys create', ['keys', 'create', '--json']],
     ['missing --app on keys list', ['keys', 'list', '--json']],
     ['missing --key on keys deactivate', ['keys', 'deactivate', '--json']],
+    ['missing --webhook on deliveries list', ['deliveries', 'list', '--json']],
     ['unknown application on keys create', ['keys', 'create', '--app', '00000000-0000-4000-8000-000000000000', '--json']],
     ['unknown application on keys list', ['keys', 'list', '--app', '00000000-0000-4000-8000-000000000000', '--json']],
     ['unknown key on keys deactivate', ['keys', 'deactivate', '--key', 'pk_live_doesnotexist', '--json']],
-    ['unknown command', ['apps', 'destroy', '--json']],
-    ['unknown top-level command', ['frobnicate']],
-    ['no command at all', []],
-    ['missing --webhook on deliveries list', ['deliveries', 'list', '--json']],
     ['unknown webhook on deliveries list', ['deliveries', 'list', '--webhook', '00000000-0000-4000-8000-000000000000', '--json']],
-    ['a flag of another command on deliveries list', ['deliveries', 'list', '--webhook', 'x', '--app', 'y']],
-    ['--json on worker', ['worker', '--json']],
-    ['a flag on worker', ['worker', '--limit', '5']],
   ]
 
-  it.each(appFree)('%s', async (_label, args) => {
+  it.each(withDatabase)('%s', async (_label, args) => {
     const { url } = await freshDatabase()
     expectUsageError(await cli(url, ...args))
   })
@@ -442,26 +293,6 @@ describe('devplatform usage errors: one line on stderr, exit code 2, nothing on 
     const app = await createApp(url, 'Errors')
     expectUsageError(await cli(url, 'keys', 'create', '--app', app.id, ...extra, '--json'))
     expect(oneJson(await cli(url, 'keys', 'list', '--app', app.id, '--json'))).toEqual([])
-  })
-})
-
-describe('devplatform worker refuses a bad configuration before opening the database', () => {
-  const cases: [string, Record<string, string>][] = [
-    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
-    ['WEBHOOK_TIMEOUT_MS', { WEBHOOK_TIMEOUT_MS: '5' }],
-    ['WEBHOOK_CONCURRENCY', { WEBHOOK_CONCURRENCY: 'many' }],
-    ['WEBHOOK_POLL_MS', { WEBHOOK_POLL_MS: '0' }],
-    // the worker ignores it, but a typo in the shared environment is still worth a refusal
-    ['WEBHOOK_DISPATCHER', { WEBHOOK_DISPATCHER: 'maybe' }],
-    ['DATABASE_URL', { DATABASE_URL: 'mysql://x' }],
-  ]
-
-  it.each(cases)('%s=%o: exit 2, one line naming the variable', async (name, vars) => {
-    const { url, file } = freshDb('devplatform-cli-')
-    const result = await cliWith(vars, url, 'worker')
-    expectUsageError(result)
-    expect(result.stderr).toContain(name)
-    expect(existsSync(file)).toBe(false)
   })
 })
 
