@@ -3,7 +3,7 @@ import { chmodSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { HDKey, privateKeyToAccount } from 'viem/accounts'
-import { parseChainsConfig } from '../../src/chains/config.js'
+import { ChainsConfigError, loadChainsConfig, parseChainsConfig } from '../../src/chains/config.js'
 import { ReceivingKey } from '../../src/chains/derivation.js'
 import { loadDepositKeys, loadHotWallet, SigningKeyError } from '../../src/chains/keys.js'
 import { testXprv, testXpub } from '../helpers/receiving-key.js'
@@ -108,5 +108,32 @@ describe('the receiving xprv (the sweep signs with its addresses’ keys)', () =
     }
     expect(message).toBe('CHAINS_FILE.receivingXprv must be {"file": PATH} or {"env": NAME}: the key itself never goes in this file')
     expect(parseChainsConfig(document({ receivingXprv: { env: 'RECEIVING_XPRV' }, hotWalletKey: { env: 'HOT_KEY' } }), 'CHAINS_FILE').receivingXprv).toEqual({ env: 'RECEIVING_XPRV' })
+  })
+})
+
+describe('CHAINS_FILE with receivingXprv, as the server and worker load it at start', () => {
+  const hotKey = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d'
+  const chainsFile = (document: Record<string, unknown>) => {
+    const file = join(tempDir('chains-keys-'), 'chains.json')
+    writeFileSync(file, JSON.stringify({ receivingXpub: testXpub(), chains: {}, hotWalletKey: { env: 'HOT_KEY' }, receivingXprv: { env: 'RECEIVING_XPRV' }, ...document }))
+    return file
+  }
+
+  it('loads both keys; refuses an xprv that is not receivingXpub’s as a configuration error naming the source, not the key', () => {
+    const file = chainsFile({})
+    const loaded = loadChainsConfig({ CHAINS_FILE: file, HOT_KEY: hotKey, RECEIVING_XPRV: testXprv() })
+    expect(loaded?.hotWallet?.address).toBe(privateKeyToAccount(hotKey).address)
+    expect(loaded?.depositKeys?.accountAt(0).address.toLowerCase()).toBe(new ReceivingKey(testXpub()).addressAt(0))
+    const other = HDKey.fromMasterSeed(new Uint8Array(32).fill(9)).derive("m/44'/60'/0'").privateExtendedKey
+    let message = ''
+    try {
+      loadChainsConfig({ CHAINS_FILE: file, HOT_KEY: hotKey, RECEIVING_XPRV: other })
+    } catch (error) {
+      expect(error).toBeInstanceOf(ChainsConfigError)
+      message = (error as Error).message
+    }
+    expect(message).toMatch(/^CHAINS_FILE: receivingXprv: \$RECEIVING_XPRV is not the extended private key of receivingXpub/)
+    for (const key of [other, testXprv(), testXpub()]) expect(message).not.toContain(key.slice(4, 60))
+    expect(loadChainsConfig({ CHAINS_FILE: chainsFile({ receivingXprv: undefined }), HOT_KEY: hotKey })?.depositKeys).toBeUndefined()
   })
 })
