@@ -1,4 +1,4 @@
-// Costs about 15 s: one anvil, one server, a few dozen blocks; `ledger reconcile` runs the built CLI twice.
+// Costs about 25–30 s: one anvil, one server, a few dozen blocks, a 1.5 s wait for rounds that must sweep nothing; `ledger reconcile` runs the built CLI three times.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { sql } from 'kysely'
