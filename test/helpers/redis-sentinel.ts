@@ -103,6 +103,21 @@ export class RedisSentinelGroup {
     node.process.kill('SIGKILL')
   }
 
+  /** Starts a killed node again, empty, as a master: the sentinels make it the new master's replica. */
+  restart(node: RedisNode): void {
+    node.process = this.server(node.name, node.port, []).process
+  }
+
+  /**
+   * `SENTINEL FAILOVER`: a planned handover to the replica, the master still running (it becomes
+   * the replica); retried while the sentinels have no replica good enough yet (NOGOODSLAVE).
+   */
+  async switchover(timeoutMs = 20_000): Promise<void> {
+    const sentinel = this.sentinels[0]
+    if (sentinel === undefined) throw new Error('no sentinel')
+    await this.until(Date.now() + timeoutMs, 'a sentinel to start a failover', async () => (await this.command(sentinel.port, 'sentinel', 'failover', MASTER_NAME)) === 'OK')
+  }
+
   /** One command on a node or sentinel, on a connection of its own that never retries. */
   async command(port: number, name: string, ...args: string[]): Promise<unknown> {
     const client = new Redis({ host: '127.0.0.1', port, lazyConnect: true, retryStrategy: () => null, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 1_000, enableReadyCheck: false })
