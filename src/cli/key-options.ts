@@ -1,9 +1,7 @@
+import { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS } from '../apps/key-management.js'
 import { UsageError } from './usage-error.js'
 
-/** `keys rotate` keeps the old secret working this long unless --grace says otherwise (as a webhook's signing secret). */
-export const DEFAULT_GRACE_SECONDS = 86_400
-/** At most 7 days, as Stripe's longest expiry of a rolled key: an old secret is not a second key. */
-export const MAX_GRACE_SECONDS = 604_800
+export { DEFAULT_GRACE_SECONDS, MAX_GRACE_SECONDS }
 
 /** --grace: whole seconds from 0 (the old secret stops at once) to MAX_GRACE_SECONDS. */
 export function graceSecondsOf(text: string | undefined): number {

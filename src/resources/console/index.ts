@@ -1,4 +1,5 @@
 import { defineResource } from '../resource.js'
+import { keysRoutes } from './keys-page.js'
 import { consoleManifest } from './manifest.js'
 import { consoleMigrations } from './migrations.js'
 import { overviewPage } from './overview.js'
@@ -18,9 +19,9 @@ import { webhooksRoutes } from './webhooks-page.js'
  */
 export const consoleResource = defineResource({
   manifest: consoleManifest,
-  configure: ({ publicUrl }): ConsoleOptions => ({ publicUrl }),
+  configure: ({ publicUrl, scopes }): ConsoleOptions => ({ publicUrl, scopes }),
   tables: consoleTables,
   migrations: consoleMigrations,
   routes: consoleRoutes,
-  pages: consolePagesOf([{ method: 'GET', path: '', handle: overviewPage }, ...paymentsRoutes, ...invoicesRoutes, ...customersRoutes, ...eventsRoutes, ...webhooksRoutes]),
+  pages: consolePagesOf([{ method: 'GET', path: '', handle: overviewPage }, ...paymentsRoutes, ...invoicesRoutes, ...customersRoutes, ...eventsRoutes, ...webhooksRoutes, ...keysRoutes]),
 })

@@ -22,6 +22,8 @@ export interface PageContext {
   environment: LedgerEnvironment
   frame: (section: Section, switchPath: string) => Promise<Frame>
   publicUrl: () => string
+  /** every scope a key may be given */
+  scopes: readonly string[]
 }
 
 export class PageRefusal extends Error {

@@ -21,6 +21,7 @@ const COOKIE = 'console_session'
 const FORM_LIMIT = 16 * 1024
 export interface ConsolePagesOptions {
   publicUrl: () => string
+  scopes: readonly string[]
 }
 
 function cookieOf(request: FastifyRequest): string | undefined {
@@ -103,7 +104,7 @@ export function consolePagesOf(routes: readonly ConsoleRoute[]): FastifyPluginAs
             switchPath,
           })
           if (environment === undefined) return send(reply, refusalPage(await frame('', ''), 404, 'Not found', 'The console has two environments: sandbox and live.'))
-          const context: PageContext = { app, session, environment, frame, publicUrl: options.publicUrl }
+          const context: PageContext = { app, session, environment, frame, publicUrl: options.publicUrl, scopes: options.scopes }
           const form = route.method === 'POST' ? formOf(request.body) : {}
           if (route.method === 'POST' && !csrfMatches(session, form._csrf)) {
             return send(reply, refusalPage(await frame('', ''), 403, 'Refused', 'This form did not carry your session’s token (it may come from another site, or an older session), so nothing was done. Go back, reload the page and try again.'))

@@ -8,6 +8,8 @@ import { createConsoleLink, DEFAULT_LINK_TTL_SECONDS, DEFAULT_ROLE, ttlSecondsOf
 
 export interface ConsoleOptions {
   publicUrl: () => string
+  /** every scope a key may be given: what the API-keys page offers */
+  scopes: readonly string[]
 }
 
 export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleOptions> = async (app, options) => {

@@ -16,7 +16,8 @@ import { type Receiver, startReceiver } from '../../receiver.js'
  * The console's webhooks and API-keys pages in Debian's Chromium, signed in through an admin
  * link: resend, a test event and a replay reach a receiver on 127.0.0.1; a key rotated with a
  * grace keeps its old secret working; a viewer's action, a forged form and another
- * application's ids are refused and change nothing; axe-core and the 360 px layout.
+ * application's ids are refused and change nothing; axe-core and the 360 px layout. The
+ * webhook page's screenshot in docs/images/ is refreshed by this test with CONSOLE_SCREENSHOTS=1.
  */
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -28,6 +29,8 @@ let receiver: Receiver
 let server: TestServer
 let key: TestKey
 let other: TestKey
+/** a second key of the application, the one the keys page changes */
+let spare: TestKey
 let userDataDir: string
 let browser: BrowserContext
 let page: Page
@@ -83,6 +86,7 @@ beforeAll(async () => {
   server = await startTestServer({ webhooks: { dispatcher: true, timeoutMs: 1000, pollIntervalMs: 20 }, delivery: { retrySchedule: [50] } })
   key = await server.createKey({ environment: 'development' })
   other = await server.createKey({ environment: 'development' })
+  spare = await server.createKey({ appId: key.appId, environment: 'development' })
   const created = await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key, body: { name: 'Orders', url: receiver.url('/hooks') } })
   expect(created.status, created.text).toBe(201)
   webhookId = created.body.id
@@ -181,6 +185,98 @@ describe('the webhooks page', () => {
     expect(narrow.overflow).toBeLessThanOrEqual(0)
     const wide = await measure(1280)
     expect(wide.violations).toEqual([])
-    await page.screenshot({ path: SCREENSHOT, fullPage: true })
+    if (process.env.CONSOLE_SCREENSHOTS === '1') await page.screenshot({ path: SCREENSHOT, fullPage: true })
+  })
+})
+
+/** A real API call with a key's client key and a given secret. */
+async function callWith(clientKey: string, secret: string, method = 'GET', path = '/api/v0/webhooks'): Promise<number> {
+  const response = await fetch(`${server.baseUrl}${path}`, { method, headers: { 'x-client-key': clientKey, 'x-client-secret': secret, 'content-type': 'application/json' }, ...(method === 'POST' ? { body: JSON.stringify({ name: 'Ada', email: 'ada@example.com' }) } : {}) })
+  await response.arrayBuffer()
+  return response.status
+}
+
+describe('the API keys page', () => {
+  it('a viewer sees the keys, never a secret, and no form; a viewer’s rotation is a 403 page and changes nothing', async () => {
+    const viewer = await session('viewer')
+    const listed = await (await fetch(`${server.baseUrl}/console/sandbox/keys`, { headers: { cookie: viewer.cookie } })).text()
+    for (const one of [key, spare]) {
+      expect(listed).toContain(one.clientKey)
+      expect(listed).not.toContain(one.clientSecret)
+    }
+    expect(listed).not.toContain(other.clientKey)
+    expect(listed).not.toContain('Rotate secret')
+    const refused = await post(`/console/sandbox/keys/${spare.id}/rotate`, viewer.cookie, { _csrf: viewer.csrf, grace: '3600' })
+    expect(refused.status).toBe(403)
+    expect(refused.text).toContain('Admins only')
+    const row = await server.app.db.selectFrom('api_keys').select(['previous_secret_expires_at']).where('id', '=', spare.id).executeTakeFirstOrThrow()
+    expect(row.previous_secret_expires_at).toBeNull()
+    expect(await callWith(spare.clientKey, spare.clientSecret)).toBe(200)
+  })
+
+  it('rotate with a grace: the new secret is shown once, and the old one still works within the grace (real HTTP calls)', async () => {
+    await page.goto(`${server.baseUrl}/console/sandbox/keys`)
+    const row = page.locator(`#k-${spare.id}`)
+    await row.locator('summary').click()
+    await row.getByLabel('Old secret keeps working for').selectOption(String(3600))
+    await row.getByRole('button', { name: 'Rotate secret' }).click()
+    expect(await page.getByRole('heading', { level: 1 }).innerText()).toBe('New secret')
+    const secret = await page.locator('#new-secret').innerText()
+    expect(secret).toMatch(/^sk_test_/)
+    expect(secret).not.toBe(spare.clientSecret)
+    expect(await page.getByRole('status').innerText()).toContain('The old secret keeps working until')
+    expect(await callWith(spare.clientKey, secret)).toBe(200)
+    expect(await callWith(spare.clientKey, spare.clientSecret)).toBe(200)
+    const stored = await server.app.db.selectFrom('api_keys').select(['previous_secret_expires_at']).where('id', '=', spare.id).executeTakeFirstOrThrow()
+    const grace = Date.parse(stored.previous_secret_expires_at ?? '') - Date.now()
+    expect(grace).toBeGreaterThan(3500_000)
+    expect(grace).toBeLessThanOrEqual(3600_000)
+    // The list never shows it again.
+    await page.goto(`${server.baseUrl}/console/sandbox/keys`)
+    expect(await page.content()).not.toContain(secret)
+    spare = { ...spare, clientSecret: secret }
+  })
+
+  it('re-scope, then expire: the key does only what its scopes say, then nothing', async () => {
+    const row = page.locator(`#k-${spare.id}`)
+    await row.locator('summary').click()
+    for (const box of await row.locator('input[type="checkbox"]').all()) await box.uncheck()
+    await row.getByLabel('webhook:read').check()
+    await row.getByRole('button', { name: 'Save scopes' }).click()
+    expect(await page.getByRole('status').innerText()).toContain('were replaced')
+    expect(await page.locator(`#k-${spare.id}`).innerText()).toContain('webhook:read')
+    expect(await callWith(spare.clientKey, spare.clientSecret)).toBe(200)
+    expect(await callWith(spare.clientKey, spare.clientSecret, 'POST', '/api/v0/customers')).toBe(403)
+    // No scope at all is refused, and changes nothing.
+    const admin = await session('admin')
+    const none = await post(`/console/sandbox/keys/${spare.id}/scopes`, admin.cookie, { _csrf: admin.csrf })
+    expect(none.status).toBe(400)
+    expect(none.text).toContain('at least one scope')
+    await page.locator(`#k-${spare.id} summary`).click()
+    await page.locator(`#k-${spare.id}`).getByLabel('Stops working').selectOption('0')
+    await page.locator(`#k-${spare.id}`).getByRole('button', { name: 'Set expiry' }).click()
+    expect(await page.getByRole('status').innerText()).toContain('expiry')
+    expect(await page.locator(`#k-${spare.id}`).innerText()).toContain('expired')
+    expect(await callWith(spare.clientKey, spare.clientSecret)).toBe(403)
+  })
+
+  it('another application’s key is 404 and a forged form is refused: neither changes anything', async () => {
+    const admin = await session('admin')
+    const theirs = await post(`/console/sandbox/keys/${other.id}/rotate`, admin.cookie, { _csrf: admin.csrf, grace: '0' })
+    expect(theirs.status).toBe(404)
+    expect(await callWith(other.clientKey, other.clientSecret)).toBe(200)
+    const forged = await post(`/console/sandbox/keys/${key.id}/rotate`, admin.cookie, { grace: '0' })
+    expect(forged.status).toBe(403)
+    expect(await callWith(key.clientKey, key.clientSecret)).toBe(200)
+  })
+
+  it('axe-core: no serious or critical violation at 360 and 1280 px, a key’s forms open; no horizontal overflow at 360 px', async () => {
+    await page.goto(`${server.baseUrl}/console/sandbox/keys`)
+    await page.locator(`#k-${key.id} summary`).click()
+    const narrow = await measure(360)
+    expect(narrow.violations).toEqual([])
+    expect(narrow.overflow).toBeLessThanOrEqual(0)
+    const wide = await measure(1280)
+    expect(wide.violations).toEqual([])
   })
 })
