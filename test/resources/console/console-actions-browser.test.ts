@@ -1,4 +1,4 @@
-// vitest: sqlite project only — the pages only call the webhooks module's owner tools and the key functions, whose API and CLI tests run on both backends.
+// vitest: sqlite project only — the pages are backend-independent and the owner tools and key functions they call have API and CLI tests on both backends; the replay's and the chart's two reads are tested only here (they pass on PostgreSQL too when this file is run there).
 // Cost: one Chromium launch and a real dispatcher and receiver, about 10–20 s.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
