@@ -38,6 +38,10 @@ export const OPTIONS = {
   currency: { type: 'string' },
   role: { type: 'string' },
   ttl: { type: 'string' },
+  drain: { type: 'string' },
+  wallet: { type: 'string' },
+  'return-address': { type: 'string' },
+  'idempotency-key': { type: 'string' },
 } as const
 
 export interface Flags {
@@ -74,6 +78,10 @@ export interface Flags {
   currency?: string
   role?: string
   ttl?: string
+  drain?: string
+  wallet?: string
+  'return-address'?: string
+  'idempotency-key'?: string
 }
 
 /** An option a command may take; --json is every command's unless it refuses it. */

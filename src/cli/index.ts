@@ -18,6 +18,7 @@ const GROUPS: Readonly<Record<string, () => Promise<readonly Command[]>>> = {
   rates: async () => (await import('./commands/rates.js')).RATES_COMMANDS,
   chains: async () => (await import('./commands/chains.js')).CHAINS_COMMANDS,
   payouts: async () => (await import('./commands/payouts.js')).PAYOUTS_COMMANDS,
+  held: async () => (await import('./commands/held.js')).HELD_COMMANDS,
   sandbox: async () => (await import('./commands/sandbox.js')).SANDBOX_COMMANDS,
   worker: async () => (await import('./commands/worker.js')).WORKER_COMMANDS,
 }

@@ -190,6 +190,7 @@ export const TAG_ORDER: readonly { name: string; description: string }[] = [
   { name: 'invoices', description: "Invoices of the application's products to its customers, with exact totals and their status" },
   { name: 'payment links', description: 'Links to a hosted checkout page where a customer pays' },
   { name: 'console', description: "Single-use links to the application's console: its money, payments and webhooks in pages" },
+  { name: 'held', description: 'Money held in clearing for an operator: what is held and why, and retry, refund and release, each audited' },
 ]
 
 /** The tags of TAG_ORDER the document's operations use, declared in that order with their descriptions. */
@@ -377,7 +378,7 @@ const DOCS_HEADERS: Readonly<Record<string, string>> = {
 
 /** What the API covers, in the order of its tags; each guide in docs/ has its operations' examples. */
 const DOCUMENT_DESCRIPTION =
-  'Customers and their liquidation addresses, webhooks and taxes; the money: wallets, balances, balance transactions, exchange rates, deposits and their drains, receiving addresses, transfers, payment intents and test payments; what is sold: products, invoices and payment links; the events of every change; the branding of the hosted pages; and links to the application’s console. Authenticate with the x-client-key and x-client-secret headers.'
+  'Customers and their liquidation addresses, webhooks and taxes; the money: wallets, balances, balance transactions, exchange rates, deposits and their drains, receiving addresses, transfers, payment intents and test payments; what is sold: products, invoices and payment links; the events of every change; the branding of the hosted pages; links to the application’s console; and operators’ tools for held money. Authenticate with the x-client-key and x-client-secret headers.'
 
 /** A body kept as sent and in each encoding a browser takes, with its validator. */
 interface Encoded {

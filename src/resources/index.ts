@@ -10,6 +10,7 @@ import { drains } from './drains/index.js'
 import { events } from './events/index.js'
 import { exchangeRates } from './exchange-rates/index.js'
 import { health } from './health/index.js'
+import { held } from './held/index.js'
 import { invoices } from './invoices/index.js'
 import { liquidationAddresses } from './liquidation-addresses/index.js'
 import type { Operation } from './manifest.js'
@@ -28,7 +29,7 @@ import { webhooks } from './webhooks/index.js'
  * Every resource of the API: the one place one is registered. The routes, the scopes, the
  * operationIds and the event types are all derived from this list.
  */
-export const RESOURCES: readonly Resource[] = [health, webhooks, customers, receivingAddresses, liquidationAddresses, drains, deposits, taxes, wallets, exchangeRates, balances, balanceTransactions, transfers, paymentIntents, products, invoices, paymentLinks, testPayments, events, branding, checkout, consoleResource]
+export const RESOURCES: readonly Resource[] = [health, webhooks, customers, receivingAddresses, liquidationAddresses, drains, deposits, taxes, wallets, exchangeRates, balances, balanceTransactions, transfers, paymentIntents, products, invoices, paymentLinks, testPayments, events, branding, checkout, consoleResource, held]
 
 /** Every scope a key may be given, resource by resource. */
 export const SCOPES: readonly string[] = RESOURCES.flatMap((resource) => resource.manifest.scopes)

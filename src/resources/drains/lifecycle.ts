@@ -1,4 +1,5 @@
-import { InvalidRequest, NotFound } from '../../errors.js'
+import { Conflict, InvalidRequest, NotFound } from '../../errors.js'
+import type { Db } from '../../db/database.js'
 import { AmountError, type Currency, feeOf, parseAmount } from '../../ledger/amount.js'
 import { type AccountKey, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
 import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
@@ -10,7 +11,7 @@ import type { Transaction } from '../../events/transact.js'
 import type { ChainPayoutUpdated } from '../../events/domain-events.js'
 import type { MoneyContext, MoneyTimings } from '../../ledger/money-context.js'
 import { type Chain, isValidChainAddress, describeAddressFormat } from '../../validation/chain-address.js'
-import { findLiquidationAddress, type LiquidationAddressRow } from '../liquidation-addresses/public.js'
+import { findLiquidationAddress, type LiquidationAddressRow, setReturnAddress } from '../liquidation-addresses/public.js'
 import { toDrain } from './objects.js'
 import { type DrainRow, DrainsRepository } from './repository.js'
 import type { Drain, DrainDestination, DrainState } from './schemas.js'
@@ -29,7 +30,8 @@ import type { Drain, DrainDestination, DrainState } from './schemas.js'
  * - refunded: clearing → the chain's outflow to the return address, posted. Live, the refund is
  *   a payout on chain: the entry is pending while it is in flight (refund_in_flight), posted once
  *   confirmed (refunded), voided if it fails (refund_failed: the funds are back in clearing).
- * Undeliverable, error and a return with no return address hold the funds in clearing.
+ * Undeliverable, error, refund_failed and a return or cancel with no return address hold the
+ * funds in clearing, for an operator (retryHeldDrain, refundHeldDrain, releaseHeldDrain).
  */
 
 export type DrainTimings = MoneyTimings
@@ -43,6 +45,14 @@ export function stepDelayMs(rail: string, timings: DrainTimings): number {
 export const RATE_RETRY_MS = 5_000
 
 const drainFailureOf = (row: DrainRow) => sandboxFailureOf(row.environment, BigInt(row.amount), row.currency as Currency)
+
+/** The states whose funds stay in the address's clearing account until an operator acts (when nothing more is scheduled). */
+export const HELD_DRAIN_STATES: readonly DrainState[] = ['error', 'undeliverable', 'returned', 'canceled', 'refund_failed']
+
+/** Whether the drain's funds wait in clearing for an operator: a held state with no step scheduled. */
+export function isHeldDrain(row: Pick<DrainRow, 'state' | 'next_step_at'>): boolean {
+  return HELD_DRAIN_STATES.includes(row.state as DrainState) && row.next_step_at === null
+}
 
 /** The row of a hot account a drain writes to (the context may spread them over other than HOT_ACCOUNT_SHARDS). */
 function shardOf(drainId: string, context: DrainContext): number {
@@ -255,11 +265,141 @@ export async function advanceDrain(tx: Transaction, context: DrainContext, drain
   return true
 }
 
+/** What an operator's action did to a held drain: the drain as it is now, and the ledger entry it wrote. */
+export interface HeldDrainOutcome {
+  fromState: DrainState
+  drain: Drain
+  /** the entry written: pending (a retry's payout, a live refund) or posted */
+  entryId: string | undefined
+  amount: bigint
+  currency: Currency
+}
+
+/** The held drain `id` of the application, locked: 404 unknown (another application's too), 409 not held. */
+async function lockHeld(tx: Transaction, environment: LedgerEnvironment, appId: string, id: string): Promise<DrainRow> {
+  const row = await new DrainsRepository(tx.db).lock(environment, appId, id.toLowerCase())
+  if (row === undefined) throw new NotFound('Drain not found')
+  if (!isHeldDrain(row)) throw new Conflict(`This drain is ${row.state}${row.next_step_at === null ? '' : ' and moving on'}: its funds are not held for an operator`)
+  return row
+}
+
+async function applyOperatorChanges(tx: Transaction, row: DrainRow, changes: Changes, nowMs: number, entries: string[], entryId: string | undefined): Promise<HeldDrainOutcome> {
+  const updated: DrainRow = { ...row, ...changes, updated_at: isoOf(nowMs) }
+  await new DrainsRepository(tx.db).update(row.id, { ...changes, updated_at: updated.updated_at })
+  const drain = toDrain(updated)
+  if (updated.state !== row.state) await tx.events.emit(row.app_id, 'liquidation_address.drain.updated', drain)
+  moneyActivity.countAfterCommit(tx.unit, { ...(updated.state === row.state ? {} : { drainState: updated.state }), entries })
+  return { fromState: row.state as DrainState, drain, entryId, amount: BigInt(row.amount), currency: row.currency as Currency }
+}
+
+/** Why a live drain's payout on `rail` of `currency` can't be sent now; undefined in the sandbox and when it can. */
+function livePayoutRefusal(context: DrainContext, environment: string, rail: string, currency: string): string | undefined {
+  if (environment !== 'live') return undefined
+  if (context.payouts === undefined) return 'live payouts are not sent by this process'
+  return context.payouts.offReason(rail, currency)
+}
+
+/**
+ * An operator retries a drain in error: it is submitted again at once (its pending entry reserves
+ * the payout, as the scheduler's submit does), the sandbox's forced failure not forced again; the
+ * scheduler takes it on from there. 409 unless it is in error.
+ */
+export async function retryHeldDrain(tx: Transaction, context: DrainContext, environment: LedgerEnvironment, appId: string, id: string): Promise<HeldDrainOutcome> {
+  const row = await lockHeld(tx, environment, appId, id)
+  if (row.state !== 'error') throw new Conflict(`Only a drain in error can be retried; this one is ${row.state}`)
+  const destination = JSON.parse(row.destination) as DrainDestination
+  if (awaitsPayoutSender(environment, destination)) {
+    const refusal = livePayoutRefusal(context, environment, destination.payment_rail, destination.currency)
+    if (refusal !== undefined) throw new Conflict(`The drain can't be retried: ${refusal}`)
+  }
+  const nowMs = context.now()
+  const step = new DrainStep(tx, context, { ...row, state: 'funds_received' }, nowMs, true)
+  const changes = (await step.retry()) ?? {}
+  // A live payout queued, or a rate awaited: it waits in funds_received, as a new drain would.
+  const moved: Changes = { state: 'funds_received', return_reason: null, ...changes }
+  return applyOperatorChanges(tx, row, moved, nowMs, step.entries, changes.pending_entry_id ?? undefined)
+}
+
+/**
+ * An operator refunds a held drain to its address's return address; an address without one is
+ * given `returnAddress` first (valid on the deposit's chain). The sandbox's refund is posted at
+ * once; live, it is a payout on chain (refund_in_flight), as the scheduler's refund is.
+ */
+export async function refundHeldDrain(tx: Transaction, context: DrainContext, environment: LedgerEnvironment, appId: string, id: string, returnAddress: string | undefined): Promise<HeldDrainOutcome & { returnAddress: string }> {
+  const row = await lockHeld(tx, environment, appId, id)
+  const address = await findLiquidationAddress(tx.db, row.app_id, row.customer_id, row.liquidation_address_id)
+  if (address === undefined) throw new NotFound('Liquidation address not found')
+  const chain = row.source_payment_rail as Chain
+  let to = address.return_address
+  if (to === null) {
+    if (returnAddress === undefined) throw new InvalidRequest('return_address is required: the liquidation address has none')
+    if (chain === 'stellar') throw new InvalidRequest('return_address is not supported on stellar')
+    if (!isValidChainAddress(chain, returnAddress)) throw new InvalidRequest(`return_address must be a valid ${chain} address (${describeAddressFormat(chain)})`)
+    await setReturnAddress(tx.db, row.app_id, address.id, returnAddress)
+    to = returnAddress
+  } else if (returnAddress !== undefined && returnAddress !== to) {
+    throw new InvalidRequest(`return_address: the liquidation address already returns to ${to}; a refund goes there`)
+  }
+  const refusal = livePayoutRefusal(context, environment, row.source_payment_rail, row.currency)
+  if (refusal !== undefined) throw new Conflict(`The drain can't be refunded: ${refusal}`)
+  const nowMs = context.now()
+  const step = new DrainStep(tx, context, row, nowMs)
+  const changes = await step.refundHeld()
+  const entryId = step.refundEntryId
+  return { ...(await applyOperatorChanges(tx, row, changes, nowMs, step.entries, entryId)), returnAddress: to }
+}
+
+/**
+ * An operator releases a held drain's funds into one of the application's wallets: the whole
+ * deposit, no developer fee, posted from the address's clearing account to the wallet's balance of
+ * the deposit's currency. 404 for a wallet not of the application and environment.
+ */
+export async function releaseHeldDrain(tx: Transaction, context: DrainContext, environment: LedgerEnvironment, appId: string, id: string, walletId: string): Promise<HeldDrainOutcome & { walletId: string }> {
+  const row = await lockHeld(tx, environment, appId, id)
+  const wallet = await findWallet(tx.db, environment, appId, walletId)
+  if (wallet === undefined) throw new NotFound('Wallet not found')
+  const currency = row.currency as Currency
+  if (walletCurrencyOf(currency) !== currency) throw new Conflict(`A wallet cannot hold ${currency}: the drain can be refunded, not released`)
+  const amount = BigInt(row.amount)
+  const ledger = new LedgerRepository(tx.db)
+  const [clearing, balance] = (await ledger.accounts([clearingAccount(row), walletAccountKey(wallet, currency)])) as [string, string]
+  const entryId = await ledger.record({
+    environment,
+    appId,
+    reasonType: 'drain',
+    reasonId: row.id,
+    status: 'posted',
+    postings: [
+      { accountId: clearing, direction: 'debit', amount },
+      { accountId: balance, direction: 'credit', amount },
+    ],
+  })
+  const nowMs = context.now()
+  return { ...(await applyOperatorChanges(tx, row, { state: 'released', return_reason: `released to wallet ${wallet.id} by an operator`, next_step_at: null }, nowMs, ['posted'], entryId)), walletId: wallet.id }
+}
+
+/** The application's drains whose funds are held for an operator, oldest first. */
+export async function heldDrains(db: Db, environment: LedgerEnvironment, appId: string): Promise<Drain[]> {
+  const rows = await db
+    .selectFrom('drains')
+    .selectAll()
+    .where('app_id', '=', appId)
+    .where('environment', '=', environment)
+    .where('state', 'in', [...HELD_DRAIN_STATES])
+    .where('next_step_at', 'is', null)
+    .orderBy('updated_at')
+    .orderBy('id')
+    .execute()
+  return rows.map(toDrain)
+}
+
 class DrainStep {
   private readonly ledger: LedgerRepository
   private readonly environment: LedgerEnvironment
   /** what this step did to ledger entries, for the metrics: written pending or posted, settled posted or voided */
   readonly entries: string[] = []
+  /** the refund's entry, once refund wrote it */
+  refundEntryId: string | undefined
   private addressRead: Promise<LiquidationAddressRow | undefined> | undefined
 
   constructor(
@@ -267,9 +407,21 @@ class DrainStep {
     private readonly context: DrainContext,
     private readonly row: DrainRow,
     private readonly nowMs: number,
+    /** an operator's retry: the sandbox's forced failure is not forced again */
+    private readonly retried = false,
   ) {
     this.ledger = new LedgerRepository(tx.db)
     this.environment = row.environment as LedgerEnvironment
+  }
+
+  /** An operator's retry of a drain in error: it is submitted again, now. */
+  retry(): Promise<Changes | undefined> {
+    return this.submit()
+  }
+
+  /** An operator's refund of held funds to the address's return address (set before, in this transaction). */
+  refundHeld(): Promise<Changes> {
+    return this.refund()
   }
 
   /** The drain's address, read once and only by the steps that look at it (processed does not). */
@@ -323,7 +475,7 @@ class DrainStep {
   private async submit(): Promise<Changes | undefined> {
     const address = await this.address()
     if (address === undefined || address.state !== 'active') return this.stopped('canceled', 'the liquidation address is deactivated')
-    const failure = drainFailureOf(this.row)
+    const failure = this.retried ? undefined : drainFailureOf(this.row)
     if (failure === 'undeliverable') return this.stopped('undeliverable', 'sandbox: the destination account could not receive the payment')
     if (failure === 'error') return this.stopped('error', 'sandbox: the payment could not be made; it needs an operator')
     const from = this.row.currency as Currency
@@ -448,6 +600,7 @@ class DrainStep {
         { accountId: outflow, direction: 'credit', amount },
       ],
     })
+    this.refundEntryId = entryId
     if (!live) {
       this.entries.push('posted')
       return { state: 'refunded', refund_tx_hash: transactionHash(this.row.source_payment_rail), next_step_at: null }

@@ -21,3 +21,9 @@ export function recentDrains(db: Db, environment: LedgerEnvironment, appId: stri
 export function findDrain(db: Db, environment: LedgerEnvironment, appId: string, id: string): Promise<DrainRow | undefined> {
   return new DrainsRepository(db).findOfApp(environment, appId, id)
 }
+
+/*
+ * An operator's tools for a drain whose funds are held in clearing (src/resources/held/ calls them):
+ * which are held, and retry, refund and release, each in the caller's transaction.
+ */
+export { HELD_DRAIN_STATES, type HeldDrainOutcome, heldDrains, refundHeldDrain, releaseHeldDrain, retryHeldDrain } from './lifecycle.js'

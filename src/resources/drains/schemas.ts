@@ -5,7 +5,7 @@ import { CUSTOMER_EXAMPLE } from '../customers/public.js'
 import { CURRENCIES, DESTINATION_CURRENCIES, PAYMENT_RAILS } from '../liquidation-addresses/public.js'
 import { BASE_WALLET_EXAMPLE } from '../wallets/public.js'
 
-export const DRAIN_STATES = ['funds_received', 'payment_submitted', 'payment_processed', 'undeliverable', 'returned', 'refund_in_flight', 'refunded', 'refund_failed', 'error', 'canceled'] as const
+export const DRAIN_STATES = ['funds_received', 'payment_submitted', 'payment_processed', 'undeliverable', 'returned', 'refund_in_flight', 'refunded', 'refund_failed', 'error', 'canceled', 'released'] as const
 export type DrainState = (typeof DRAIN_STATES)[number]
 
 /** A deposit's amount: a plain decimal in the address's currency (its decimals are checked against the currency). */

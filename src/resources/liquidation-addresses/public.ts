@@ -1,4 +1,5 @@
 import type { Db } from '../../db/database.js'
+import { nowIso } from '../../db/time.js'
 import { type LiquidationAddressRow, LiquidationAddressesRepository } from './repository.js'
 
 /*
@@ -17,4 +18,19 @@ export function findApplicationLiquidationAddress(db: Db, appId: string, address
 /** The customer's liquidation address, or undefined (another application's or another customer's address is undefined). */
 export function findLiquidationAddress(db: Db, appId: string, customerId: string, addressId: string): Promise<LiquidationAddressRow | undefined> {
   return new LiquidationAddressesRepository(db).find(appId, customerId, addressId)
+}
+
+/**
+ * Gives the application's address a return address where it has none (an operator refunding held
+ * funds, src/resources/drains/): false when it already had one, which is never replaced.
+ */
+export async function setReturnAddress(db: Db, appId: string, addressId: string, returnAddress: string): Promise<boolean> {
+  const result = await db
+    .updateTable('liquidation_addresses')
+    .set({ return_address: returnAddress, updated_at: nowIso() })
+    .where('app_id', '=', appId)
+    .where('id', '=', addressId.toLowerCase())
+    .where('return_address', 'is', null)
+    .executeTakeFirst()
+  return result.numUpdatedRows > 0n
 }

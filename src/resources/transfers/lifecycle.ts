@@ -4,7 +4,9 @@ import { moneyActivity } from '../../ledger/activity.js'
 import { type Currency, formatAmount } from '../../ledger/amount.js'
 import { type AccountKey, InsufficientFunds, LedgerRepository, type LedgerEnvironment, type Posting } from '../../ledger/ledger.js'
 import { convert, RateUnavailable, rateCurrencyOf } from '../../ledger/rates.js'
-import { findWallet, walletAccountKey, type WalletRow } from '../wallets/public.js'
+import { findWallet, WALLET_CURRENCIES, walletAccountKey, type WalletRow } from '../wallets/public.js'
+import type { Db } from '../../db/database.js'
+import { type Chain, CHAINS, describeAddressFormat, isValidChainAddress } from '../../validation/chain-address.js'
 import { isoOf, newId } from '../../db/time.js'
 import type { Transaction } from '../../events/transact.js'
 import type { ChainPayoutUpdated } from '../../events/domain-events.js'
@@ -25,7 +27,8 @@ import type { CustomerDetails, DepositInstructions, Endpoint, Transfer, Transfer
  * posted; submitted: one pending entry moves clearing → developer fee and the rest to the
  * destination (the application's wallet, or a payout), through the exchange when the currencies
  * differ; processed: that entry is posted; returned: it is voided, then the funds go back to the
- * sender (refunded). Undeliverable and error hold the funds in clearing.
+ * sender (refunded). Undeliverable and error hold the funds in clearing, for an operator
+ * (retryHeldTransfer, refundHeldTransfer, releaseHeldTransfer).
  *
  * Money out (external_bank, external_stablecoin) and conversions: at creation one pending entry
  * reserves amount + fee on the wallet (so no wallet is spent twice) → fee, exchange and payout (a
@@ -304,6 +307,127 @@ export async function cancelTransfer(tx: Transaction, context: TransferContext, 
   return applyChanges(tx, row, { state: 'canceled', return_reason: 'canceled before the funds arrived', next_step_at: null }, context.now(), [])
 }
 
+/** The states whose funds stay in a transfer's clearing account until an operator acts: money in only (money out's are the wallet's again). */
+export const HELD_TRANSFER_STATES: readonly TransferState[] = ['error', 'undeliverable', 'returned']
+
+/** Whether the transfer's funds wait in clearing for an operator: money in, in a held state, with no step scheduled. */
+export function isHeldTransfer(row: Pick<TransferRow, 'state' | 'next_step_at' | 'deposit_instructions'>): boolean {
+  return isInbound(row) && HELD_TRANSFER_STATES.includes(row.state as TransferState) && row.next_step_at === null
+}
+
+/** What an operator's action did to a held transfer: the transfer as it is now, and the ledger entry it wrote. */
+export interface HeldTransferOutcome {
+  fromState: TransferState
+  transfer: Transfer
+  entryId: string | undefined
+  amount: bigint
+  currency: Currency
+}
+
+/** The held transfer or payment intent `id` of the application, locked: 404 unknown (another application's too), 409 not held. */
+async function lockHeld(tx: Transaction, environment: LedgerEnvironment, appId: string, id: string): Promise<TransferRow> {
+  const transfers = new TransfersRepository(tx.db)
+  const row = (await transfers.lock(environment, appId, 'transfer', id)) ?? (await transfers.lock(environment, appId, 'payment_intent', id))
+  if (row === undefined) throw new NotFound('Transfer not found')
+  if (!isHeldTransfer(row)) throw new Conflict(`This transfer is ${row.state}${row.next_step_at === null ? '' : ' and moving on'}: its funds are not held for an operator`)
+  return row
+}
+
+async function operatorOutcome(tx: Transaction, row: TransferRow, changes: Changes, nowMs: number, entries: string[], entryId: string | undefined): Promise<HeldTransferOutcome> {
+  const transfer = await applyChanges(tx, row, changes, nowMs, entries)
+  return { fromState: row.state as TransferState, transfer, entryId, amount: BigInt(row.amount ?? '0'), currency: row.currency as Currency }
+}
+
+/**
+ * An operator retries money in that ended in error: it is submitted again at once (its pending
+ * entry reserves the delivery), the sandbox's forced failure not forced again; the scheduler takes
+ * it on from there. 409 unless it is in error.
+ */
+export async function retryHeldTransfer(tx: Transaction, context: TransferContext, environment: LedgerEnvironment, appId: string, id: string): Promise<HeldTransferOutcome> {
+  const row = await lockHeld(tx, environment, appId, id)
+  if (row.state !== 'error') throw new Conflict(`Only a transfer in error can be retried; this one is ${row.state}`)
+  const destination = JSON.parse(row.destination) as Endpoint
+  if (environment === 'live' && awaitsPayoutSender(environment, destination)) {
+    const refusal = context.payouts === undefined ? 'live payouts are not sent by this process' : context.payouts.offReason(destination.payment_rail, row.destination_currency)
+    if (refusal !== undefined) throw new Conflict(`The transfer can't be retried: ${refusal}`)
+  }
+  const nowMs = context.now()
+  const step = new TransferStep(tx, context, { ...row, state: 'funds_received' }, nowMs, true)
+  const changes = (await step.retry()) ?? {}
+  return operatorOutcome(tx, row, { state: 'funds_received', return_reason: null, ...changes }, nowMs, step.entries, changes.pending_entry_id ?? undefined)
+}
+
+/**
+ * An operator sends held money in back to its sender: on a chain, to `returnAddress` (the
+ * source's from_address when none is given; one of the two is required), posted from the
+ * transfer's clearing account to the rail's outflow, as the scheduler's refund is. Live refunds of
+ * transfers are not sent by the platform yet: 409.
+ */
+export async function refundHeldTransfer(tx: Transaction, context: TransferContext, environment: LedgerEnvironment, appId: string, id: string, returnAddress: string | undefined): Promise<HeldTransferOutcome & { returnAddress: string | undefined }> {
+  const row = await lockHeld(tx, environment, appId, id)
+  const source = JSON.parse(row.source) as Endpoint
+  let to: string | undefined
+  if (CHAIN_RAILS.has(source.payment_rail)) {
+    to = returnAddress ?? source.from_address
+    if (to === undefined) throw new InvalidRequest("return_address is required: the transfer's source has no from_address")
+    const chain = source.payment_rail as Chain
+    if (!(CHAINS as readonly string[]).includes(chain) || chain === 'stellar') throw new InvalidRequest(`return_address is not supported on ${source.payment_rail}`)
+    if (!isValidChainAddress(chain, to)) throw new InvalidRequest(`return_address must be a valid ${chain} address (${describeAddressFormat(chain)})`)
+  } else if (returnAddress !== undefined) {
+    throw new InvalidRequest(`return_address: money in by ${source.payment_rail} goes back by its rail, to the account it came from`)
+  }
+  if (environment === 'live') throw new Conflict("A live transfer's refund is not sent by the platform yet: release it to a wallet, or refund it by hand and release it")
+  const nowMs = context.now()
+  const amount = BigInt(row.amount ?? '0')
+  const entryId = await recordMoves(
+    tx,
+    row,
+    [
+      { account: clearingAccount(row), direction: 'debit', amount },
+      { account: worldAccount(context, row, row.currency as Currency, `refund:${source.payment_rail}`), direction: 'credit', amount },
+    ],
+    'posted',
+  )
+  const changes: Changes = { state: 'refunded', next_step_at: null }
+  if (CHAIN_RAILS.has(source.payment_rail)) changes.refund_tx_hash = transactionHash(source.payment_rail)
+  return { ...(await operatorOutcome(tx, row, changes, nowMs, ['posted'], entryId)), returnAddress: to }
+}
+
+/**
+ * An operator releases held money in into one of the application's wallets: the whole amount, no
+ * developer fee, posted from the transfer's clearing account to the wallet's balance (a fiat as its
+ * stablecoin, one to one). 404 for a wallet not of the application and environment.
+ */
+export async function releaseHeldTransfer(tx: Transaction, context: TransferContext, environment: LedgerEnvironment, appId: string, id: string, walletId: string): Promise<HeldTransferOutcome & { walletId: string }> {
+  const row = await lockHeld(tx, environment, appId, id)
+  const wallet = await findWallet(tx.db, environment, appId, walletId)
+  if (wallet === undefined) throw new NotFound('Wallet not found')
+  const from = row.currency as Currency
+  const to: Currency | undefined = from === 'usd' ? 'usdc' : from === 'eur' ? 'eurc' : (WALLET_CURRENCIES as readonly string[]).includes(from) ? from : undefined
+  if (to === undefined) throw new Conflict(`A wallet cannot hold ${from}: the transfer can be refunded, not released`)
+  const amount = BigInt(row.amount ?? '0')
+  const converted = convert(amount, from, to, '1')
+  const entryId = await recordMoves(tx, row, [{ account: clearingAccount(row), direction: 'debit', amount }, ...routeMoves(context, row, amount, converted, walletAccountKey(wallet, to))], 'posted')
+  const nowMs = context.now()
+  return { ...(await operatorOutcome(tx, row, { state: 'released', return_reason: `released to wallet ${wallet.id} by an operator`, next_step_at: null }, nowMs, ['posted'], entryId)), walletId: wallet.id }
+}
+
+/** The application's transfers and payment intents whose funds are held for an operator, oldest first. */
+export async function heldTransfers(db: Db, environment: LedgerEnvironment, appId: string): Promise<Transfer[]> {
+  const rows = await db
+    .selectFrom('transfers')
+    .selectAll()
+    .where('app_id', '=', appId)
+    .where('environment', '=', environment)
+    .where('state', 'in', [...HELD_TRANSFER_STATES])
+    .where('next_step_at', 'is', null)
+    .where('deposit_instructions', 'is not', null)
+    .orderBy('updated_at')
+    .orderBy('id')
+    .execute()
+  return rows.map(toTransfer)
+}
+
 /** Moves the transfer `id` one step on, if it is due and no other process holds it; false when there was nothing to do. */
 export async function advanceTransfer(tx: Transaction, context: TransferContext, id: string): Promise<boolean> {
   const nowMs = context.now()
@@ -324,8 +448,15 @@ class TransferStep {
     private readonly context: TransferContext,
     private readonly row: TransferRow,
     private readonly nowMs: number,
+    /** an operator's retry: the sandbox's forced failure is not forced again */
+    private readonly retried = false,
   ) {
     this.ledger = new LedgerRepository(tx.db)
+  }
+
+  /** An operator's retry of a transfer in error: it is submitted again, now. */
+  retry(): Promise<Changes | undefined> {
+    return this.submit()
   }
 
   private get destination(): Endpoint {
@@ -357,7 +488,7 @@ class TransferStep {
   }
 
   private async submit(): Promise<Changes | undefined> {
-    const failure = transferFailureOf(this.row)
+    const failure = this.retried ? undefined : transferFailureOf(this.row)
     if (failure === 'undeliverable' || failure === 'error') {
       if (!isInbound(this.row)) await this.release()
       return { state: failure, return_reason: failure === 'error' ? 'sandbox: the payment could not be made' : 'sandbox: the destination could not receive the payment', next_step_at: null }

@@ -13,6 +13,8 @@ import type { Transfer } from './schemas.js'
  */
 
 export { createTransfer, type NewTransfer, receiveFunds, type TransferContext } from './lifecycle.js'
+/** An operator's tools for money in whose funds are held in clearing (src/resources/held/ calls them). */
+export { HELD_TRANSFER_STATES, type HeldTransferOutcome, heldTransfers, refundHeldTransfer, releaseHeldTransfer, retryHeldTransfer } from './lifecycle.js'
 export { bankInstructions, checkAchReference, depositAddress, FIATS, INBOUND_NETWORKS, oneOf, railFor, STABLECOINS } from './requests.js'
 export { creationRoutes, followRoutes, type TransferRoutesOptions } from './routes.js'
 export { TRANSFER_STATES } from './schemas.js'

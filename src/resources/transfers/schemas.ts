@@ -13,6 +13,7 @@ export const TRANSFER_STATES = [
   'refunded',
   'canceled',
   'error',
+  'released',
 ] as const
 export type TransferState = (typeof TRANSFER_STATES)[number]
 
