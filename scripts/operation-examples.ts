@@ -63,6 +63,7 @@ export const GUIDE_OF_TAG: Readonly<Record<string, string>> = {
   invoices: 'invoices.md',
   'payment links': 'payment-links.md',
   console: 'console.md',
+  held: 'operations.md',
 }
 
 export const SECTION_START = '<!-- operation examples: rendered from the OpenAPI document by `npm run docs:examples`; edit the schemas\' examples, not this section -->'

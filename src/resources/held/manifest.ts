@@ -12,11 +12,11 @@ export const heldManifest = defineManifest({
   operations: [
     { method: 'GET', path: '/held', operationId: 'heldControllerFindAll', scope: 'held:read' },
     { method: 'GET', path: '/held/actions', operationId: 'heldControllerFindActions', scope: 'held:read' },
-    { method: 'POST', path: '/held/drains/:drainId/retry', operationId: 'heldControllerRetryDrain', scope: 'held:manage' },
-    { method: 'POST', path: '/held/drains/:drainId/refund', operationId: 'heldControllerRefundDrain', scope: 'held:manage' },
-    { method: 'POST', path: '/held/drains/:drainId/release', operationId: 'heldControllerReleaseDrain', scope: 'held:manage' },
-    { method: 'POST', path: '/held/transfers/:transferId/retry', operationId: 'heldControllerRetryTransfer', scope: 'held:manage' },
-    { method: 'POST', path: '/held/transfers/:transferId/refund', operationId: 'heldControllerRefundTransfer', scope: 'held:manage' },
-    { method: 'POST', path: '/held/transfers/:transferId/release', operationId: 'heldControllerReleaseTransfer', scope: 'held:manage' },
+    { method: 'POST', path: '/held/drains/:heldDrainId/retry', operationId: 'heldControllerRetryDrain', scope: 'held:manage' },
+    { method: 'POST', path: '/held/drains/:heldDrainId/refund', operationId: 'heldControllerRefundDrain', scope: 'held:manage' },
+    { method: 'POST', path: '/held/drains/:heldDrainId/release', operationId: 'heldControllerReleaseDrain', scope: 'held:manage' },
+    { method: 'POST', path: '/held/transfers/:heldTransferId/retry', operationId: 'heldControllerRetryTransfer', scope: 'held:manage' },
+    { method: 'POST', path: '/held/transfers/:heldTransferId/refund', operationId: 'heldControllerRefundTransfer', scope: 'held:manage' },
+    { method: 'POST', path: '/held/transfers/:heldTransferId/release', operationId: 'heldControllerReleaseTransfer', scope: 'held:manage' },
   ],
 })

@@ -74,31 +74,31 @@ export const heldRoutes: FastifyPluginAsyncTypebox<HeldRoutesOptions> = async (a
   app.route({
     ...operation(heldManifest, 'heldControllerRetryDrain'),
     schema: { tags: ['held'], summary: `Drain: ${SUMMARIES.retry}`, description: `409 unless the drain is in error.${notes}`, params: DrainIdParams, body: RetryBody, response: responses },
-    handler: (request) => act(request, 'drain', request.params.drainId, 'retry', request.body),
+    handler: (request) => act(request, 'drain', request.params.heldDrainId, 'retry', request.body),
   })
   app.route({
     ...operation(heldManifest, 'heldControllerRefundDrain'),
     schema: { tags: ['held'], summary: `Drain: ${SUMMARIES.refund}`, description: `Sandbox: posted at once; live: a refund payout on chain (refund_in_flight).${notes}`, params: DrainIdParams, body: RefundBody, response: responses },
-    handler: (request) => act(request, 'drain', request.params.drainId, 'refund', request.body),
+    handler: (request) => act(request, 'drain', request.params.heldDrainId, 'refund', request.body),
   })
   app.route({
     ...operation(heldManifest, 'heldControllerReleaseDrain'),
     schema: { tags: ['held'], summary: `Drain: ${SUMMARIES.release}`, description: `The whole deposit, no developer fee.${notes}`, params: DrainIdParams, body: ReleaseBody, response: responses },
-    handler: (request) => act(request, 'drain', request.params.drainId, 'release', request.body),
+    handler: (request) => act(request, 'drain', request.params.heldDrainId, 'release', request.body),
   })
   app.route({
     ...operation(heldManifest, 'heldControllerRetryTransfer'),
     schema: { tags: ['held'], summary: `Transfer: ${SUMMARIES.retry}`, description: `409 unless the transfer (money in) is in error.${notes}`, params: TransferIdParams, body: RetryBody, response: responses },
-    handler: (request) => act(request, 'transfer', request.params.transferId, 'retry', request.body),
+    handler: (request) => act(request, 'transfer', request.params.heldTransferId, 'retry', request.body),
   })
   app.route({
     ...operation(heldManifest, 'heldControllerRefundTransfer'),
     schema: { tags: ['held'], summary: `Transfer: ${SUMMARIES.refund}`, description: `Sandbox only: a live transfer's refund is not sent by the platform yet (409).${notes}`, params: TransferIdParams, body: RefundBody, response: responses },
-    handler: (request) => act(request, 'transfer', request.params.transferId, 'refund', request.body),
+    handler: (request) => act(request, 'transfer', request.params.heldTransferId, 'refund', request.body),
   })
   app.route({
     ...operation(heldManifest, 'heldControllerReleaseTransfer'),
     schema: { tags: ['held'], summary: `Transfer: ${SUMMARIES.release}`, description: `The whole amount, no developer fee (a fiat as its stablecoin, one to one).${notes}`, params: TransferIdParams, body: ReleaseBody, response: responses },
-    handler: (request) => act(request, 'transfer', request.params.transferId, 'release', request.body),
+    handler: (request) => act(request, 'transfer', request.params.heldTransferId, 'release', request.body),
   })
 }

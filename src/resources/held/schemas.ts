@@ -114,5 +114,5 @@ export type HeldItem = Static<typeof HeldItemSchema>
 export const HeldListSchema = Type.Object({ data: Type.Array(HeldItemSchema) }, { $id: 'HeldList', examples: [{ data: [ITEM_EXAMPLE] }] })
 export const HeldActionListSchema = Type.Object({ data: Type.Array(HeldActionSchema) }, { $id: 'HeldActionList', examples: [{ data: [ACTION_EXAMPLE] }] })
 
-export const DrainIdParams = Type.Object({ drainId: UuidParam('drain') })
-export const TransferIdParams = Type.Object({ transferId: UuidParam('transfer') })
+export const DrainIdParams = Type.Object({ heldDrainId: UuidParam('drain') })
+export const TransferIdParams = Type.Object({ heldTransferId: UuidParam('transfer') })

@@ -57,44 +57,44 @@ export function generatedClientCases(): void {
       expect(data).toEqual({ data: expect.any(Array) })
     })
 
-    it('heldControllerRetryDrain: POST /held/drains/{drainId}/retry', async () => {
+    it('heldControllerRetryDrain: POST /held/drains/{heldDrainId}/retry', async () => {
       const drainId = await heldDrain()
-      const { data, response } = await call('heldControllerRetryDrain', { client: operator, path: { drainId }, body: by })
+      const { data, response } = await call('heldControllerRetryDrain', { client: operator, path: { heldDrainId: drainId }, body: by })
       expect(response.status).toBe(200)
       expect(data).toMatchObject({ ...ACTION, target_type: 'drain', target_id: drainId, action: 'retry', to_state: 'payment_submitted' })
     })
 
-    it('heldControllerRefundDrain: POST /held/drains/{drainId}/refund', async () => {
+    it('heldControllerRefundDrain: POST /held/drains/{heldDrainId}/refund', async () => {
       const drainId = await heldDrain()
-      const { data, response } = await call('heldControllerRefundDrain', { client: operator, path: { drainId }, body: { ...by, return_address: '0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb' } })
+      const { data, response } = await call('heldControllerRefundDrain', { client: operator, path: { heldDrainId: drainId }, body: { ...by, return_address: '0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb' } })
       expect(response.status).toBe(200)
       expect(data).toMatchObject({ ...ACTION, action: 'refund', to_state: 'refunded' })
     })
 
-    it('heldControllerReleaseDrain: POST /held/drains/{drainId}/release', async () => {
+    it('heldControllerReleaseDrain: POST /held/drains/{heldDrainId}/release', async () => {
       const drainId = await heldDrain()
-      const { data, response } = await call('heldControllerReleaseDrain', { client: operator, path: { drainId }, body: { ...by, wallet_id: walletId } })
+      const { data, response } = await call('heldControllerReleaseDrain', { client: operator, path: { heldDrainId: drainId }, body: { ...by, wallet_id: walletId } })
       expect(response.status).toBe(200)
       expect(data).toMatchObject({ ...ACTION, action: 'release', to_state: 'released', wallet_id: walletId })
     })
 
-    it('heldControllerRetryTransfer: POST /held/transfers/{transferId}/retry', async () => {
+    it('heldControllerRetryTransfer: POST /held/transfers/{heldTransferId}/retry', async () => {
       const transferId = await heldTransfer()
-      const { data, response } = await call('heldControllerRetryTransfer', { client: operator, path: { transferId }, body: by })
+      const { data, response } = await call('heldControllerRetryTransfer', { client: operator, path: { heldTransferId: transferId }, body: by })
       expect(response.status).toBe(200)
       expect(data).toMatchObject({ ...ACTION, target_type: 'transfer', action: 'retry', to_state: 'payment_submitted' })
     })
 
-    it('heldControllerRefundTransfer: POST /held/transfers/{transferId}/refund', async () => {
+    it('heldControllerRefundTransfer: POST /held/transfers/{heldTransferId}/refund', async () => {
       const transferId = await heldTransfer()
-      const { data, response } = await call('heldControllerRefundTransfer', { client: operator, path: { transferId }, body: { ...by, return_address: '0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb' } })
+      const { data, response } = await call('heldControllerRefundTransfer', { client: operator, path: { heldTransferId: transferId }, body: { ...by, return_address: '0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb' } })
       expect(response.status).toBe(200)
       expect(data).toMatchObject({ ...ACTION, action: 'refund', to_state: 'refunded' })
     })
 
-    it('heldControllerReleaseTransfer: POST /held/transfers/{transferId}/release', async () => {
+    it('heldControllerReleaseTransfer: POST /held/transfers/{heldTransferId}/release', async () => {
       const transferId = await heldTransfer()
-      const { data, response } = await call('heldControllerReleaseTransfer', { client: operator, path: { transferId }, body: { ...by, wallet_id: walletId } })
+      const { data, response } = await call('heldControllerReleaseTransfer', { client: operator, path: { heldTransferId: transferId }, body: { ...by, wallet_id: walletId } })
       expect(response.status).toBe(200)
       expect(data).toMatchObject({ ...ACTION, action: 'release', to_state: 'released' })
     })

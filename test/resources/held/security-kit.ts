@@ -29,7 +29,7 @@ const by = { by: 'ada@ops', reason: 'security kit' }
 export const securityKit = defineSecurityKit(heldManifest, {
   /** a drain and a transfer in error, their funds held */
   fixtures: async (context) => ({ heldDrain: await heldDrain(context, '13.03'), heldTransfer: await heldTransfer(context) }),
-  params: { drainId: 'heldDrain', transferId: 'heldTransfer' },
+  params: { heldDrainId: 'heldDrain', heldTransferId: 'heldTransfer' },
   environment: 'development',
   operations: {
     heldControllerRetryDrain: { body: () => by, tenancy: drainNotFound },
