@@ -16,7 +16,6 @@ import {
 } from '../../scripts/operation-examples.js'
 import { ExchangeRates } from '../../src/ledger/rates.js'
 import { advanceDrain } from '../../src/resources/drains/lifecycle.js'
-import { DEFAULT_SCOPES } from '../../src/resources/index.js'
 import { advanceTransfer } from '../../src/resources/transfers/lifecycle.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { ROOT } from '../processes.js'
@@ -41,8 +40,7 @@ let folder: string
 
 beforeAll(async () => {
   server = await startTestServer()
-  // The held-money examples need their opt-in scopes.
-  key = await server.createKey({ environment: 'development', scopes: [...DEFAULT_SCOPES, 'held:read', 'held:manage'] })
+  key = await server.createKey({ environment: 'development' })
   document = (await server.request<Document>('GET', '/api/v0/openapi.json')).body
   examples = operationExamples(document)
   folder = mkdtempSync(join(tmpdir(), 'devplatform-examples-'))

@@ -321,8 +321,8 @@ export async function retryHeldDrain(tx: Transaction, context: DrainContext, env
 }
 
 /**
- * An operator refunds a held drain to its address's return address; an address without one is
- * given `returnAddress` first (valid on the deposit's chain). The sandbox's refund is posted at
+ * An operator refunds a held drain to `returnAddress` (valid on the deposit's chain), or to its
+ * address's return address; an address without one is given `returnAddress` first. The sandbox's refund is posted at
  * once; live, it is a payout on chain (refund_in_flight), as the scheduler's refund is.
  */
 export async function refundHeldDrain(tx: Transaction, context: DrainContext, environment: LedgerEnvironment, appId: string, id: string, returnAddress: string | undefined): Promise<HeldDrainOutcome & { returnAddress: string }> {
@@ -330,21 +330,19 @@ export async function refundHeldDrain(tx: Transaction, context: DrainContext, en
   const address = await findLiquidationAddress(tx.db, row.app_id, row.customer_id, row.liquidation_address_id)
   if (address === undefined) throw new NotFound('Liquidation address not found')
   const chain = row.source_payment_rail as Chain
-  let to = address.return_address
-  if (to === null) {
-    if (returnAddress === undefined) throw new InvalidRequest('return_address is required: the liquidation address has none')
+  const to = returnAddress ?? address.return_address
+  if (to === null) throw new InvalidRequest('return_address is required: the liquidation address has none')
+  if (returnAddress !== undefined) {
     if (chain === 'stellar') throw new InvalidRequest('return_address is not supported on stellar')
     if (!isValidChainAddress(chain, returnAddress)) throw new InvalidRequest(`return_address must be a valid ${chain} address (${describeAddressFormat(chain)})`)
-    await setReturnAddress(tx.db, row.app_id, address.id, returnAddress)
-    to = returnAddress
-  } else if (returnAddress !== undefined && returnAddress !== to) {
-    throw new InvalidRequest(`return_address: the liquidation address already returns to ${to}; a refund goes there`)
+    // The address's own return address is set where there is none, never replaced.
+    if (address.return_address === null) await setReturnAddress(tx.db, row.app_id, address.id, returnAddress)
   }
   const refusal = livePayoutRefusal(context, environment, row.source_payment_rail, row.currency)
   if (refusal !== undefined) throw new Conflict(`The drain can't be refunded: ${refusal}`)
   const nowMs = context.now()
   const step = new DrainStep(tx, context, row, nowMs)
-  const changes = await step.refundHeld()
+  const changes = await step.refundHeld(to)
   const entryId = step.refundEntryId
   return { ...(await applyOperatorChanges(tx, row, changes, nowMs, step.entries, entryId)), returnAddress: to }
 }
@@ -419,9 +417,9 @@ class DrainStep {
     return this.submit()
   }
 
-  /** An operator's refund of held funds to the address's return address (set before, in this transaction). */
-  refundHeld(): Promise<Changes> {
-    return this.refund()
+  /** An operator's refund of held funds to `to`. */
+  refundHeld(to: string): Promise<Changes> {
+    return this.refund(to)
   }
 
   /** The drain's address, read once and only by the steps that look at it (processed does not). */
@@ -578,9 +576,9 @@ class DrainStep {
     return this.stopped('returned', 'sandbox: the receiving institution returned the payment')
   }
 
-  /** Sends the held deposit back to the address's return address. */
-  private async refund(): Promise<Changes> {
-    const returnAddress = (await this.address())?.return_address
+  /** Sends the held deposit back to `to`, or to the address's return address. */
+  private async refund(to?: string): Promise<Changes> {
+    const returnAddress = to ?? (await this.address())?.return_address
     if (returnAddress == null) return { next_step_at: null }
     const amount = BigInt(this.row.amount)
     const currency = this.row.currency as Currency

@@ -26,7 +26,7 @@ export const RefundBody = Type.Object(
     by: By,
     reason: Reason,
     return_address: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 128, description: 'where the funds go back on the deposit\'s chain; required when there is none (a drain\'s liquidation address is given it)', examples: [EXAMPLE.returnAddress] }),
+      Type.String({ minLength: 1, maxLength: 128, description: "where the funds go back on the deposit's chain; a drain's liquidation address without a return address is given it; required when none is known", examples: [EXAMPLE.returnAddress] }),
     ),
   },
   { additionalProperties: false, examples: [{ by: EXAMPLE.by, reason: 'ticket 4123: the sender asked for the deposit back', return_address: EXAMPLE.returnAddress }] },
