@@ -44,9 +44,10 @@ function oneProjectFiles(): Record<'sqlite' | 'postgres', string[]> {
 }
 
 /**
- * Two runs of the same suite: on SQLite, and on PostgreSQL + Redis. The second runs when
- * TEST_DATABASE_URL / TEST_REDIS_URL are set (then a missing server fails the run, as in CI) or
- * when both answer on their local defaults; otherwise one line says it did not run.
+ * The suite on SQLite, the same on PostgreSQL + Redis, and the multi-instance files on PostgreSQL +
+ * Redis (docs/testing.md). The last two run when TEST_DATABASE_URL / TEST_REDIS_URL are set (then
+ * a missing server fails the run, as in CI) or when both answer on their local defaults;
+ * otherwise one line says they did not run.
  */
 export default defineConfig(async () => {
   const required = Boolean(process.env.TEST_DATABASE_URL) || Boolean(process.env.TEST_REDIS_URL)
@@ -66,11 +67,14 @@ export default defineConfig(async () => {
     // Once per project: the migrated database test servers' databases are copied from.
     globalSetup: ['test/global-setup.ts'],
   }
+  const postgresEnv = { TEST_BACKEND: 'postgres', TEST_DATABASE_URL: databaseUrl, TEST_REDIS_URL: redisUrl }
   return {
     test: {
       projects: [
-        // test/multi-instance/ starts several processes on one PostgreSQL + Redis: the second run only.
-        { test: { ...shared, name: 'sqlite', exclude: ['test/multi-instance/**', ...only.postgres], env: { TEST_BACKEND: 'sqlite' } } },
+        // Two files at a time: most of a file's time is waiting on its child processes (servers, the
+        // CLI, anvil, Chromium), so a second worker uses the core the first leaves idle.
+        // test/multi-instance/ runs on PostgreSQL + Redis only (below).
+        { test: { ...shared, name: 'sqlite', maxWorkers: 2, sequence: { groupOrder: 0 }, exclude: ['test/multi-instance/**', ...only.postgres], env: { TEST_BACKEND: 'sqlite' } } },
         // test/sqlite/ is about SQLite's own locking (another process holding the file's lock): the first run only.
         ...(postgres
           ? [
@@ -78,10 +82,15 @@ export default defineConfig(async () => {
                 test: {
                   ...shared,
                   name: 'postgres',
-                  exclude: ['test/sqlite/**', ...only.sqlite],
-                  env: { TEST_BACKEND: 'postgres', TEST_DATABASE_URL: databaseUrl, TEST_REDIS_URL: redisUrl },
+                  maxWorkers: 2,
+                  sequence: { groupOrder: 0 },
+                  exclude: ['test/sqlite/**', 'test/multi-instance/**', ...only.sqlite],
+                  env: postgresEnv,
                 },
               },
+              // Several processes on one PostgreSQL + Redis, racing, killed and failed over, with
+              // bounds in seconds: one file at a time, after the rest, on a machine nothing else loads.
+              { test: { ...shared, name: 'multi-instance', maxWorkers: 1, sequence: { groupOrder: 1 }, include: ['test/multi-instance/**/*.test.ts'], env: postgresEnv } },
             ]
           : []),
       ],

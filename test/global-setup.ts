@@ -16,7 +16,7 @@ declare module 'vitest' {
  * of running every migration again for each test server. Dropped when the run ends.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const template = await freshDatabase(project.name === 'postgres' ? 'postgres' : 'sqlite')
+  const template = await freshDatabase(project.name === 'sqlite' ? 'sqlite' : 'postgres')
   const db = await openDatabase(parseDatabaseUrl(template.url, 'DATABASE_URL', 1))
   await db.destroy()
   project.provide('migratedTemplate', templateOf(template))
