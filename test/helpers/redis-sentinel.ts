@@ -6,8 +6,8 @@ import { Redis } from 'ioredis'
 
 /**
  * A Redis master, one replica and three sentinels on this machine, as docs/several-instances.md's
- * "Redis failover (Sentinel)" walk-through sets them up: Debian's redis-server and redis-sentinel
- * as child processes, on their own ports, in a temporary directory, with no persistence.
+ * "Redis failover (Sentinel)" walk-through sets them up: Debian's redis-server, as a server and
+ * as a sentinel (`redis-server FILE --sentinel`, what the redis-sentinel package's command runs), as child processes, on their own ports, in a temporary directory, with no persistence.
  */
 
 export const MASTER_NAME = 'devplatform'
@@ -63,7 +63,7 @@ export class RedisSentinelGroup {
           `sentinel parallel-syncs ${MASTER_NAME} 1`,
           '',
         ].join('\n'))
-        group.sentinels.push({ name: `sentinel-${index + 1}`, port, process: group.spawn('redis-sentinel', [file]) })
+        group.sentinels.push({ name: `sentinel-${index + 1}`, port, process: group.spawn('redis-server', [file, '--sentinel']) })
       }
       for (const sentinel of group.sentinels) {
         await group.until(deadline, `${sentinel.name} to know the replica and the other sentinels`, async () => {
