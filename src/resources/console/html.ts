@@ -110,6 +110,7 @@ export const SECTIONS = [
   ['/customers', 'Customers'],
   ['/webhooks', 'Webhooks'],
   ['/keys', 'API keys'],
+  ['/held', 'Held money'],
   ['/events', 'Events'],
 ] as const
 export type Section = (typeof SECTIONS)[number][0]

@@ -10,6 +10,7 @@ import { customersRoutes } from './customers.js'
 import { eventsRoutes } from './events-page.js'
 import { invoicesRoutes } from './invoices.js'
 import { paymentsRoutes } from './payments.js'
+import { heldRoutes } from './held-page.js'
 import { webhooksRoutes } from './webhooks-page.js'
 
 /**
@@ -19,9 +20,9 @@ import { webhooksRoutes } from './webhooks-page.js'
  */
 export const consoleResource = defineResource({
   manifest: consoleManifest,
-  configure: ({ publicUrl, scopes }): ConsoleOptions => ({ publicUrl, scopes }),
+  configure: ({ config, exchangeRates, payouts, publicUrl, scopes }): ConsoleOptions => ({ publicUrl, scopes, money: { rates: exchangeRates, timings: config.drains, now: Date.now, payouts } }),
   tables: consoleTables,
   migrations: consoleMigrations,
   routes: consoleRoutes,
-  pages: consolePagesOf([{ method: 'GET', path: '', handle: overviewPage }, ...paymentsRoutes, ...invoicesRoutes, ...customersRoutes, ...eventsRoutes, ...webhooksRoutes, ...keysRoutes]),
+  pages: consolePagesOf([{ method: 'GET', path: '', handle: overviewPage }, ...paymentsRoutes, ...invoicesRoutes, ...customersRoutes, ...eventsRoutes, ...webhooksRoutes, ...keysRoutes, ...heldRoutes]),
 })

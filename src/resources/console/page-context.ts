@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
+import type { MoneyContext } from '../../ledger/money-context.js'
 import { consolePage, type Frame, html, type Section } from './html.js'
 import type { Session } from './sessions.js'
 
@@ -24,6 +25,8 @@ export interface PageContext {
   publicUrl: () => string
   /** every scope a key may be given */
   scopes: readonly string[]
+  /** what an action on held money moves money with */
+  money: MoneyContext
 }
 
 export class PageRefusal extends Error {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { findBrand } from '../branding/public.js'
 import { DomainError } from '../../errors.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
+import type { MoneyContext } from '../../ledger/money-context.js'
 import { CONSOLE_HEADERS, type Frame, html, plainPage, type Section } from './html.js'
 import { type Answer, type ConsoleRoute, type Form, type PageContext, PageRefusal, refusalPage } from './page-context.js'
 import { type ConsoleRole, CONSOLE_PREFIX, csrfMatches, endSession, openConsoleLink, sessionOf } from './sessions.js'
@@ -22,6 +23,7 @@ const FORM_LIMIT = 16 * 1024
 export interface ConsolePagesOptions {
   publicUrl: () => string
   scopes: readonly string[]
+  money: MoneyContext
 }
 
 function cookieOf(request: FastifyRequest): string | undefined {
@@ -104,7 +106,7 @@ export function consolePagesOf(routes: readonly ConsoleRoute[]): FastifyPluginAs
             switchPath,
           })
           if (environment === undefined) return send(reply, refusalPage(await frame('', ''), 404, 'Not found', 'The console has two environments: sandbox and live.'))
-          const context: PageContext = { app, session, environment, frame, publicUrl: options.publicUrl, scopes: options.scopes }
+          const context: PageContext = { app, session, environment, frame, publicUrl: options.publicUrl, scopes: options.scopes, money: options.money }
           const form = route.method === 'POST' ? formOf(request.body) : {}
           if (route.method === 'POST' && !csrfMatches(session, form._csrf)) {
             return send(reply, refusalPage(await frame('', ''), 403, 'Refused', 'This form did not carry your session’s token (it may come from another site, or an older session), so nothing was done. Go back, reload the page and try again.'))

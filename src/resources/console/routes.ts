@@ -1,5 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { callerOf } from '../../auth/authenticate.js'
+import type { MoneyContext } from '../../ledger/money-context.js'
 import { errorResponses } from '../../schemas/common.js'
 import { operation } from '../manifest.js'
 import { consoleManifest } from './manifest.js'
@@ -10,6 +11,8 @@ export interface ConsoleOptions {
   publicUrl: () => string
   /** every scope a key may be given: what the API-keys page offers */
   scopes: readonly string[]
+  /** what the held-money page's actions move money with (src/resources/held/) */
+  money: MoneyContext
 }
 
 export const consoleRoutes: FastifyPluginAsyncTypebox<ConsoleOptions> = async (app, options) => {

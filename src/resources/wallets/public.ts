@@ -23,6 +23,11 @@ export function findWallet(db: Db, environment: LedgerEnvironment, appId: string
   return new WalletsRepository(db).find(environment, appId, walletId)
 }
 
+/** The application's wallets in the environment as they are (none made): what a form offers to choose from. */
+export function listWallets(db: Db, environment: LedgerEnvironment, appId: string): Promise<WalletRow[]> {
+  return new WalletsRepository(db).list(environment, appId)
+}
+
 /** What each of `wallets` (all of one application and environment) holds in each of `currencies`, wallet by wallet, from the ledger's stored sums. */
 export function holdingsOf(db: Db, wallets: readonly WalletRow[], currencies: readonly WalletCurrency[]): Promise<Holding[]> {
   return new WalletsRepository(db).holdings(wallets, currencies)
