@@ -1,14 +1,11 @@
 // vitest: sqlite project only — the pages are backend-independent and the owner tools and key functions they call have API and CLI tests on both backends; the replay's and the chart's two reads are tested only here (they pass on PostgreSQL too when this file is run there).
 // Cost: one Chromium launch and a real dispatcher and receiver, about 10–20 s.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Delivery } from '../../../src/resources/webhooks/delivery-schemas.js'
 import { startTestServer, type TestKey, type TestServer } from '../../helper.js'
+import { type Browser, launchChromium, pageChecks } from '../../helpers/chromium.js'
 import { waitUntil } from '../../processes.js'
 import { type Receiver, startReceiver } from '../../receiver.js'
 
@@ -20,9 +17,6 @@ import { type Receiver, startReceiver } from '../../receiver.js'
  * webhook page's screenshot in docs/images/ is refreshed by this test with CONSOLE_SCREENSHOTS=1.
  */
 
-const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
 const SCREENSHOT = fileURLToPath(new URL('../../../docs/images/console-webhooks.png', import.meta.url))
 
 let receiver: Receiver
@@ -31,8 +25,7 @@ let key: TestKey
 let other: TestKey
 /** a second key of the application, the one the keys page changes */
 let spare: TestKey
-let userDataDir: string
-let browser: BrowserContext
+let browser: Browser
 let page: Page
 let webhookId: string
 let otherWebhookId: string
@@ -70,15 +63,6 @@ function settled(deliveryId: string, status: string, attempts: number): Promise<
 
 const arrivals = () => receiver.arrivals.filter((arrival) => arrival.path === '/hooks').length
 
-async function measure(width: number): Promise<{ overflow: number; violations: string[] }> {
-  await page.setViewportSize({ width, height: 900 })
-  const { scrollWidth, clientWidth } = await page.evaluate<{ scrollWidth: number; clientWidth: number }>('({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth })')
-  await page.evaluate(AXE)
-  const violations = await page.evaluate<string[]>(
-    `axe.run(document).then((result) => result.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => violation.id + ': ' + violation.nodes.slice(0, 3).map((node) => node.html).join(' | ')))`,
-  )
-  return { overflow: scrollWidth - clientWidth, violations }
-}
 
 beforeAll(async () => {
   receiver = await startReceiver((arrival) => (arrival.path === '/hooks' ? { status: answer, body: `answer ${answer}` } : { status: 200 }))
@@ -91,16 +75,14 @@ beforeAll(async () => {
   expect(created.status, created.text).toBe(201)
   webhookId = created.body.id
   otherWebhookId = (await server.request<{ id: string }>('POST', '/api/v0/webhooks', { key: other, body: { name: 'Theirs', url: receiver.url('/theirs') } })).body.id
-  userDataDir = mkdtempSync(join(tmpdir(), 'devplatform-chromium-'))
-  browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 } })
-  page = browser.pages()[0] ?? (await browser.newPage())
+  browser = await launchChromium()
+  page = browser.page
   await page.goto(await link('admin'))
   await page.waitForURL(/\/console\/sandbox$/)
 }, 60_000)
 
 afterAll(async () => {
   await browser?.close()
-  if (userDataDir !== undefined) rmSync(userDataDir, { recursive: true, force: true })
   await server?.close()
   await receiver?.close()
 })
@@ -180,10 +162,10 @@ describe('the webhooks page', () => {
 
   it('axe-core: no serious or critical violation at 360 and 1280 px; no horizontal overflow at 360 px', async () => {
     await page.goto(`${server.baseUrl}/console/sandbox/webhooks/${webhookId}`)
-    const narrow = await measure(360)
+    const narrow = await pageChecks(page, 360)
     expect(narrow.violations).toEqual([])
     expect(narrow.overflow).toBeLessThanOrEqual(0)
-    const wide = await measure(1280)
+    const wide = await pageChecks(page, 1280)
     expect(wide.violations).toEqual([])
     if (process.env.CONSOLE_SCREENSHOTS === '1') await page.screenshot({ path: SCREENSHOT, fullPage: true })
   })
@@ -273,10 +255,10 @@ describe('the API keys page', () => {
   it('axe-core: no serious or critical violation at 360 and 1280 px, a key’s forms open; no horizontal overflow at 360 px', async () => {
     await page.goto(`${server.baseUrl}/console/sandbox/keys`)
     await page.locator(`#k-${key.id} summary`).click()
-    const narrow = await measure(360)
+    const narrow = await pageChecks(page, 360)
     expect(narrow.violations).toEqual([])
     expect(narrow.overflow).toBeLessThanOrEqual(0)
-    const wide = await measure(1280)
+    const wide = await pageChecks(page, 1280)
     expect(wide.violations).toEqual([])
   })
 })

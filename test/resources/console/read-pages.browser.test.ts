@@ -1,14 +1,14 @@
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { copyFileSync, mkdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { type BrowserContext, chromium, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ExchangeRates } from '../../../src/ledger/rates.js'
 import { receiveFunds } from '../../../src/resources/transfers/public.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../../helper.js'
 import { testChainsConfig } from '../../helpers/chains.js'
+import { type Browser, launchChromium, pageChecks } from '../../helpers/chromium.js'
 
 /**
  * The console's read-only pages in Debian's Chromium (one launch; about 30 s on each backend, a
@@ -19,11 +19,8 @@ import { testChainsConfig } from '../../helpers/chains.js'
  * of each page go to SCREENSHOTS; with CONSOLE_SCREENSHOTS=1, three replace docs/images/console-*.png.
  */
 
-const CHROMIUM = '/usr/bin/chromium'
 const SCREENSHOTS = join(tmpdir(), 'devplatform-console-pages')
 const DOC_IMAGES = fileURLToPath(new URL('../../../docs/images', import.meta.url))
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
 
 type Environment = 'sandbox' | 'live'
 
@@ -41,8 +38,7 @@ interface World {
 }
 
 let server: TestServer
-let userDataDir: string
-let browser: BrowserContext
+let browser: Browser
 let page: Page
 const worlds = {} as Record<Environment, World>
 let otherIntent: string
@@ -82,7 +78,6 @@ async function makeWorld(key: TestKey, environment: Environment, customer: strin
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's Chromium (apt-get install -y --no-install-recommends chromium; .ci/run does)`)
   mkdirSync(SCREENSHOTS, { recursive: true })
   server = await startTestServer({ config: { chains: testChainsConfig(), drains: { scheduler: true, fastDelayMs: 20, achDelayMs: 20, pollIntervalMs: 20, concurrency: 2 } } })
   const sandboxKey = await server.createKey({ environment: 'development' })
@@ -102,9 +97,8 @@ beforeAll(async () => {
   otherIntent = (await created(other, '/api/v0/payment-intents/stablecoin', { sourceCurrency: 'usdc', sourceNetwork: 'base', destinationNetwork: 'base', amount: '1' }, idempotency())).id
   otherEvent = (await server.request<{ data: { id: string }[] }>('GET', '/api/v0/events', { key: other })).body.data[0]?.id ?? ''
 
-  userDataDir = mkdtempSync(join(tmpdir(), 'devplatform-chromium-'))
-  browser = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 900 } })
-  page = browser.pages()[0] ?? (await browser.newPage())
+  browser = await launchChromium()
+  page = browser.page
   const link = await server.request<{ url: string }>('POST', '/api/v0/console/links', { key: sandboxKey, body: { role: 'viewer' } })
   expect(link.status, link.text).toBe(201)
   await page.goto(`${server.baseUrl}${new URL(link.body.url).pathname}`)
@@ -113,7 +107,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close()
-  if (userDataDir !== undefined) rmSync(userDataDir, { recursive: true, force: true })
   await server?.close()
 })
 
@@ -136,12 +129,7 @@ function screenshotPath(name: string): string {
 async function measure(width: number, name: string): Promise<{ overflow: number; violations: string[] }> {
   await page.setViewportSize({ width, height: 900 })
   await page.screenshot({ path: screenshotPath(`${name}-${width}`), fullPage: true })
-  const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')
-  await page.evaluate(AXE)
-  const violations = await page.evaluate<string[]>(
-    `axe.run(document).then((result) => result.violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical').map((violation) => violation.id + ': ' + violation.nodes.slice(0, 3).map((node) => node.html).join(' | ')))`,
-  )
-  return { overflow, violations }
+  return pageChecks(page, width)
 }
 
 const other = (environment: Environment): Environment => (environment === 'sandbox' ? 'live' : 'sandbox')
