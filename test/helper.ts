@@ -53,7 +53,8 @@ export interface TestServer {
  * template (test/global-setup.ts), or, in a run without one, an empty database openDatabase migrates.
  */
 export async function migratedDatabase(): Promise<FreshDatabase> {
-  const template = inject('migratedTemplate')
+  // Outside vitest (scripts/docs-examples.ts) there is no run to inject from.
+  const template = process.env.VITEST === undefined ? undefined : inject('migratedTemplate')
   return template === undefined ? await freshDatabase() : await copyOfTemplate(template)
 }
 
