@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Delivery } from '../../../src/resources/webhooks/delivery-schemas.js'
 import { startTestServer, type TestKey, type TestServer } from '../../helper.js'
 import { type Browser, launchChromium, pageChecks } from '../../helpers/chromium.js'
+import { type ConsoleRole, consoleLink, consoleSession, postForm } from '../../helpers/console.js'
 import { waitUntil } from '../../processes.js'
 import { type Receiver, startReceiver } from '../../receiver.js'
 
@@ -31,24 +32,9 @@ let webhookId: string
 let otherWebhookId: string
 let answer = 500
 
-async function link(role: 'admin' | 'viewer', owner: TestKey = key): Promise<string> {
-  const res = await server.request<{ url: string }>('POST', '/api/v0/console/links', { key: owner, body: { role } })
-  expect(res.status, res.text).toBe(201)
-  return res.body.url
-}
-
-/** A session outside the browser: the cookie a link's opening set, and its CSRF token. */
-async function session(role: 'admin' | 'viewer'): Promise<{ cookie: string; csrf: string }> {
-  const opened = await fetch(`${server.baseUrl}${new URL(await link(role)).pathname}`, { redirect: 'manual' })
-  const cookie = opened.headers.get('set-cookie')?.split(';')[0] ?? ''
-  const overview = await (await fetch(`${server.baseUrl}/console/sandbox`, { headers: { cookie } })).text()
-  return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(overview)?.[1] ?? '' }
-}
-
-async function post(path: string, cookie: string, form: Record<string, string>): Promise<{ status: number; text: string }> {
-  const response = await fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString(), redirect: 'manual' })
-  return { status: response.status, text: await response.text() }
-}
+const link = (role: ConsoleRole): Promise<string> => consoleLink(server, key, role)
+const session = (role: ConsoleRole) => consoleSession(server, key, role)
+const post = (path: string, cookie: string, form: Record<string, string>) => postForm(server, path, cookie, form)
 
 async function deliveries(): Promise<Delivery[]> {
   return (await server.request<Delivery[]>('GET', `/api/v0/webhooks/${webhookId}/deliveries?take=50`, { key })).body

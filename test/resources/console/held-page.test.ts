@@ -9,6 +9,7 @@ import { DEFAULT_SCOPES } from '../../../src/resources/index.js'
 import { WalletsRepository } from '../../../src/resources/wallets/repository.js'
 import { randomEvmAddress, startTestServer, type TestKey, type TestServer } from '../../helper.js'
 import { type Browser, launchChromium, pageChecks } from '../../helpers/chromium.js'
+import { type ConsoleRole, consoleLink, consoleSession, postForm } from '../../helpers/console.js'
 
 /**
  * The console's held-money page (docs/console.md#held-money): it lists what is held with why; an
@@ -54,29 +55,14 @@ async function heldDrain(key: TestKey = owner): Promise<string> {
   return drain.body.id
 }
 
-async function link(role: 'admin' | 'viewer'): Promise<string> {
-  const res = await server.request<{ url: string }>('POST', '/api/v0/console/links', { key: owner, body: { role } })
-  expect(res.status, res.text).toBe(201)
-  return res.body.url
-}
-
-/** A session outside the browser: the cookie a link's opening set, and its CSRF token. */
-async function session(role: 'admin' | 'viewer'): Promise<{ cookie: string; csrf: string }> {
-  const opened = await fetch(`${server.baseUrl}${new URL(await link(role)).pathname}`, { redirect: 'manual' })
-  const cookie = opened.headers.get('set-cookie')?.split(';')[0] ?? ''
-  const overview = await (await fetch(`${server.baseUrl}/console/sandbox`, { headers: { cookie } })).text()
-  return { cookie, csrf: /name="_csrf" value="([^"]+)"/.exec(overview)?.[1] ?? '' }
-}
+const link = (role: ConsoleRole): Promise<string> => consoleLink(server, owner, role)
+const session = (role: ConsoleRole) => consoleSession(server, owner, role)
+const post = (path: string, cookie: string, form: Record<string, string>) => postForm(server, path, cookie, form)
 
 async function heldPage(cookie: string): Promise<string> {
   const response = await fetch(`${server.baseUrl}/console/sandbox/held`, { headers: { cookie } })
   expect(response.status).toBe(200)
   return response.text()
-}
-
-async function post(path: string, cookie: string, form: Record<string, string>): Promise<{ status: number; location: string | null; text: string }> {
-  const response = await fetch(`${server.baseUrl}${path}`, { method: 'POST', headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(form).toString(), redirect: 'manual' })
-  return { status: response.status, location: response.headers.get('location'), text: await response.text() }
 }
 
 async function available(key: AccountKey): Promise<bigint> {
