@@ -3,9 +3,9 @@ import type { Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChainsConfig } from '../../src/chains/config.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
-import { waitUntil } from '../processes.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { created, waitOnChain } from '../helpers/chain-api.js'
 import { testXpub } from '../helpers/receiving-key.js'
 import { ReceivingKey } from '../../src/chains/derivation.js'
 import type { Wallet } from '../../src/resources/wallets/schemas.js'
@@ -35,19 +35,12 @@ let usdc: Address
 let eurc: Address
 let key: TestKey
 
-/** What a test waits for on chain: up to 20 s, looked at every 50 ms. */
-const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
-
 async function depositOf(txHash: string, status: string): Promise<Deposit | undefined> {
   const answer = await server.request<{ data: Deposit[] }>('GET', `/api/v0/deposits?status=${status}&take=100`, { key })
   return answer.body.data.find((deposit) => deposit.tx_hash === txHash.toLowerCase())
 }
 
-async function post<T>(path: string, body: unknown, headers: Record<string, string> = {}): Promise<T> {
-  const answer = await server.request<T>('POST', path, { key, body, headers })
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201)
-  return answer.body
-}
+const post = <T>(path: string, body: unknown, headers: Record<string, string> = {}): Promise<T> => created<T>(server, key, path, body, headers)
 
 async function stableIntent(amount: string): Promise<{ id: string; to: Address }> {
   const intent = await post<{ id: string; source_deposit_instructions: { to_address: string } }>(
@@ -89,10 +82,10 @@ describe('live money received on a real chain', () => {
       destination_address: '0x5aeda56215b167893e80b4fe645ba6d5bab767de',
     })
     const receipt = await mint(anvil, usdc, receiving.address, 25_000_000n)
-    const pending = await waitFor('the pending deposit', () => depositOf(receipt.transactionHash, 'pending'))
+    const pending = await waitOnChain('the pending deposit', () => depositOf(receipt.transactionHash, 'pending'))
     expect(pending).toMatchObject({ amount: '25.000000', confirmations: 1, credited_to: null })
     await anvil.mine(1)
-    const confirmed = await waitFor('the confirmed deposit', () => depositOf(receipt.transactionHash, 'confirmed'))
+    const confirmed = await waitOnChain('the confirmed deposit', () => depositOf(receipt.transactionHash, 'confirmed'))
     expect(confirmed.credited_to?.type).toBe('drain')
     const drains = await server.request<{ data: { id: string; state: string; amount: string; deposit_tx_hash: string }[] }>('GET', `/api/v0/customers/${customer.id}/liquidation_addresses/${address.id}/drains`, { key })
     expect(drains.body.data).toEqual([
@@ -152,11 +145,11 @@ describe('live money received on a real chain', () => {
     const short = await stableIntent('10.00')
     const under = await transfer(anvil, usdc, payer, short.to, 4_000_000n)
     await anvil.mine(2)
-    const confirmed = await waitFor('the intent paid', () => depositOf(paid.transactionHash, 'confirmed'))
+    const confirmed = await waitOnChain('the intent paid', () => depositOf(paid.transactionHash, 'confirmed'))
     expect(confirmed.credited_to).toEqual({ type: 'payment_intent', id: intent.id })
-    const second = await waitFor('the second payment held', () => depositOf(again.transactionHash, 'held'))
+    const second = await waitOnChain('the second payment held', () => depositOf(again.transactionHash, 'held'))
     expect(second.reason).toMatch(/Funds can only arrive while awaiting funds/)
-    const underpaid = await waitFor('the underpayment held', () => depositOf(under.transactionHash, 'held'))
+    const underpaid = await waitOnChain('the underpayment held', () => depositOf(under.transactionHash, 'held'))
     expect(underpaid.reason).toBe('amount must be 10.000000, the amount awaited')
     const intentNow = await server.request<{ state: string }>('GET', `/api/v0/payment-intents/${intent.id}`, { key })
     expect(intentNow.body.state).not.toBe('awaiting_funds')
@@ -176,7 +169,7 @@ describe('live money received on a real chain', () => {
     const paidElsewhere = await mint(anvil, usdc, elsewhere.source_deposit_instructions.to_address as Address, 2_000_000n)
     const paidIntoWallet = await mint(anvil, usdc, intoWallet.to, 2_000_000n)
     await anvil.mine(2)
-    await waitFor('both paid', async () => ((await depositOf(paidElsewhere.transactionHash, 'confirmed')) && (await depositOf(paidIntoWallet.transactionHash, 'confirmed'))) || undefined)
+    await waitOnChain('both paid', async () => ((await depositOf(paidElsewhere.transactionHash, 'confirmed')) && (await depositOf(paidIntoWallet.transactionHash, 'confirmed'))) || undefined)
     const waiting = await server.request<{ state: string; waiting_for?: string }>('GET', `/api/v0/payment-intents/${elsewhere.id}`, { key })
     expect(waiting.body).toMatchObject({ state: 'funds_received', waiting_for: 'payout_sender' })
     const settled = await server.request<{ state: string; waiting_for?: string }>('GET', `/api/v0/payment-intents/${intoWallet.id}`, { key })
@@ -187,7 +180,7 @@ describe('live money received on a real chain', () => {
     const intent = await stableIntent('3.00')
     const wrong = await mint(anvil, eurc, intent.to, 3_000_000n)
     await anvil.mine(2)
-    const held = await waitFor('the wrong token held', () => depositOf(wrong.transactionHash, 'held'))
+    const held = await waitOnChain('the wrong token held', () => depositOf(wrong.transactionHash, 'held'))
     expect(held.reason).toBe('a eurc deposit to an address awaiting usdc')
     const off = await server.request<{ message: string }>('POST', '/api/v0/payment-intents/stablecoin', {
       key,
@@ -225,8 +218,8 @@ describe('live money received on a real chain', () => {
       const answer = await server.request<{ data: Deposit[] }>('GET', '/api/v0/deposits?status=confirmed&take=100', { key: owner })
       return answer.body.data.find((deposit) => deposit.tx_hash === txHash.toLowerCase())
     }
-    expect((await waitFor('the USDC deposit', () => read(dollars.transactionHash))).credited_to).toEqual({ type: 'wallet', id: base?.id })
-    expect((await waitFor('the EURC deposit', () => read(euros.transactionHash))).credited_to).toEqual({ type: 'wallet', id: base?.id })
+    expect((await waitOnChain('the USDC deposit', () => read(dollars.transactionHash))).credited_to).toEqual({ type: 'wallet', id: base?.id })
+    expect((await waitOnChain('the EURC deposit', () => read(euros.transactionHash))).credited_to).toEqual({ type: 'wallet', id: base?.id })
     const after = (await server.request<{ data: Wallet[] }>('GET', '/api/v0/wallets', { key: owner })).body.data[0]
     expect(after?.balances.map((balance) => [balance.currency, balance.balance])).toEqual([
       ['usdc', '12.345678'],

@@ -2,9 +2,9 @@ import { type Address, encodeAbiParameters, keccak256, parseAbiItem, toHex } fro
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChainsConfig } from '../../src/chains/config.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
-import { waitUntil } from '../processes.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { livePayoutAddress, waitOnChain } from '../helpers/chain-api.js'
 import { testXpub } from '../helpers/receiving-key.js'
 import { balanceOf, deployToken, mint } from '../helpers/test-token.js'
 
@@ -32,31 +32,14 @@ const TRANSFER = parseAbiItem('event Transfer(address indexed from, address inde
 /** TestStablecoin's balances: OpenZeppelin ERC20's first storage slot, a mapping. */
 const balanceSlot = (owner: Address) => keccak256(encodeAbiParameters([{ type: 'address' }, { type: 'uint256' }], [owner, 0n]))
 
-const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
-
-async function post<T>(path: string, body: unknown): Promise<T> {
-  const answer = await server.request<T>('POST', path, { key, body })
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201)
-  return answer.body
-}
-
 /** A live liquidation address paying out to `recipient`; `amount` deposited to it and confirmed, with automine off from then on. */
 async function depositFor(recipient: Address, amount: bigint): Promise<() => Promise<Drain | undefined>> {
-  const receiving = await post<{ address: Address }>('/api/v0/receiving-addresses', { chain: 'base', currency: 'usdc' })
-  const customer = await post<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
-  const address = await post<{ id: string }>(`/api/v0/customers/${customer.id}/liquidation_addresses`, {
-    chain: 'base',
-    currency: 'usdc',
-    address: receiving.address,
-    destination_payment_rail: 'base',
-    destination_currency: 'usdc',
-    destination_address: recipient,
-  })
+  const address = await livePayoutAddress(server, key, recipient)
   await anvil.rpc('evm_setAutomine', [true])
-  await mint(anvil, usdc, receiving.address, amount)
+  await mint(anvil, usdc, address.address, amount)
   await anvil.rpc('evm_setAutomine', [false])
   await anvil.mine(1)
-  return async () => (await server.request<{ data: Drain[] }>('GET', `/api/v0/customers/${customer.id}/liquidation_addresses/${address.id}/drains`, { key })).body.data[0]
+  return async () => (await server.request<{ data: Drain[] }>('GET', `/api/v0/customers/${address.customerId}/liquidation_addresses/${address.id}/drains`, { key })).body.data[0]
 }
 
 async function payoutTo(recipient: Address) {
@@ -97,16 +80,16 @@ describe('payouts on a chain that does not mine them at once', () => {
   it('a transaction left in the pool is replaced (same nonce, higher fee); the mined replacement is the hash recorded and shown, once on chain, processed after its confirmations', async () => {
     const recipient: Address = '0x0000000000000000000000000000000000001001'
     const drain = await depositFor(recipient, 4_000_000n)
-    await waitFor('the payout submitted', async () => ((await drain())?.state === 'payment_submitted' ? true : undefined))
+    await waitOnChain('the payout submitted', async () => ((await drain())?.state === 'payment_submitted' ? true : undefined))
     const payout = await payoutTo(recipient)
-    const attempts = await waitFor('a replacement recorded', async () => {
+    const attempts = await waitOnChain('a replacement recorded', async () => {
       const rows = await attemptsOf(payout.id)
       return rows.length >= 2 ? rows : undefined
     })
     expect(new Set(attempts.map((attempt) => attempt.nonce))).toEqual(new Set([payout.nonce]))
     expect(BigInt(attempts[1]?.max_fee_per_gas ?? 0)).toBeGreaterThan(BigInt(attempts[0]?.max_fee_per_gas ?? 0))
     await anvil.mine(1)
-    const processed = await waitFor('the drain processed', async () => {
+    const processed = await waitOnChain('the drain processed', async () => {
       await anvil.mine(1)
       const read = await drain()
       return read?.state === 'payment_processed' ? read : undefined
@@ -126,11 +109,11 @@ describe('payouts on a chain that does not mine them at once', () => {
   it('a transaction that reverts on chain (the float taken away after the estimate): the drain in error, its entry voided, the deposit back in clearing, ledger verify clean', async () => {
     const recipient: Address = '0x0000000000000000000000000000000000001002'
     const drain = await depositFor(recipient, 5_000_000n)
-    await waitFor('the payout submitted', async () => ((await drain())?.state === 'payment_submitted' ? true : undefined))
+    await waitOnChain('the payout submitted', async () => ((await drain())?.state === 'payment_submitted' ? true : undefined))
     const float = await balanceOf(anvil, usdc, hot)
     await anvil.rpc('anvil_setStorageAt', [usdc, balanceSlot(hot), toHex(0n, { size: 32 })])
     await anvil.mine(1)
-    const failed = await waitFor('the drain in error', async () => {
+    const failed = await waitOnChain('the drain in error', async () => {
       await anvil.mine(1)
       const read = await drain()
       return read?.state === 'error' ? read : undefined
@@ -163,15 +146,15 @@ describe('payouts on a chain that does not mine them at once', () => {
   it('a transaction the node drops from its pool is broadcast again: mined once, the drain processed with the mined hash', async () => {
     const recipient: Address = '0x0000000000000000000000000000000000001003'
     const drain = await depositFor(recipient, 6_000_000n)
-    await waitFor('the payout submitted', async () => ((await drain())?.state === 'payment_submitted' ? true : undefined))
+    await waitOnChain('the payout submitted', async () => ((await drain())?.state === 'payment_submitted' ? true : undefined))
     const payout = await payoutTo(recipient)
     await anvil.rpc('anvil_dropTransaction', [payout.tx_hash])
-    const back = await waitFor('the payout in the pool again', async () => {
+    const back = await waitOnChain('the payout in the pool again', async () => {
       const pool = (await anvil.rpc('txpool_content', [])) as { pending: Record<string, Record<string, { hash: string }>> }
       return Object.values(pool.pending).flatMap((byNonce) => Object.values(byNonce)).find((transaction) => transaction.hash !== undefined)
     })
     expect((await attemptsOf(payout.id)).map((attempt) => attempt.tx_hash)).toContain(back.hash.toLowerCase())
-    const processed = await waitFor('the drain processed', async () => {
+    const processed = await waitOnChain('the drain processed', async () => {
       await anvil.mine(1)
       const read = await drain()
       return read?.state === 'payment_processed' ? read : undefined

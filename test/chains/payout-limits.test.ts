@@ -5,9 +5,10 @@ import { readChainsStatus } from '../../src/chains/status.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { livePayoutAddress, waitOnChain } from '../helpers/chain-api.js'
 import { testXpub } from '../helpers/receiving-key.js'
 import { balanceOf, deployToken, mint } from '../helpers/test-token.js'
-import { CLI, exitWithin, launch, waitUntil } from '../processes.js'
+import { CLI, exitWithin, launch } from '../processes.js'
 
 /**
  * The spending limit: a chain that may send 30 USDC a day without an operator. A payout that
@@ -21,20 +22,9 @@ let usdc: Address
 let key: TestKey
 let chains: ChainsConfig
 
-/** What a test waits for on chain: up to 20 s, looked at every 50 ms. */
-const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
-
-async function post<T>(path: string, body: unknown): Promise<T> {
-  const answer = await server.request<T>('POST', path, { key, body })
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201)
-  return answer.body
-}
-
 async function payoutTo(recipient: string, units: bigint): Promise<void> {
-  const receiving = await post<{ address: Address }>('/api/v0/receiving-addresses', { chain: 'base', currency: 'usdc' })
-  const customer = await post<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
-  await post(`/api/v0/customers/${customer.id}/liquidation_addresses`, { chain: 'base', currency: 'usdc', address: receiving.address, destination_payment_rail: 'base', destination_currency: 'usdc', destination_address: recipient })
-  await mint(anvil, usdc, receiving.address, units)
+  const { address } = await livePayoutAddress(server, key, recipient)
+  await mint(anvil, usdc, address, units)
   await anvil.mine(1)
 }
 
@@ -74,9 +64,9 @@ describe('the spending limit', () => {
     const first = '0x0000000000000000000000000000000000001111'
     const second = '0x0000000000000000000000000000000000002222'
     await payoutTo(first, 25_000_000n)
-    await waitFor('the first payout confirmed', async () => ((await payoutOf(first))?.status === 'confirmed' ? true : undefined))
+    await waitOnChain('the first payout confirmed', async () => ((await payoutOf(first))?.status === 'confirmed' ? true : undefined))
     await payoutTo(second, 10_000_000n)
-    const held = await waitFor('the second payout held', async () => {
+    const held = await waitOnChain('the second payout held', async () => {
       const payout = await payoutOf(second)
       return payout?.status === 'awaiting_approval' ? payout : undefined
     })
@@ -90,7 +80,7 @@ describe('the spending limit', () => {
     const approved = cli('payouts', 'approve', '--payout', held.id, '--by', 'ops@acme.example', '--reason', 'customer refund, ticket 4411')
     expect((await exitWithin(approved, 20_000)).code, approved.stderr()).toBe(0)
     expect(approved.stdout()).toBe(`payout ${held.id} approved by ops@acme.example: queued to be sent\n`)
-    const sent = await waitFor('the approved payout confirmed', async () => {
+    const sent = await waitOnChain('the approved payout confirmed', async () => {
       await anvil.mine(1)
       const payout = await payoutOf(second)
       return payout?.status === 'confirmed' ? payout : undefined

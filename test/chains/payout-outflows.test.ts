@@ -4,9 +4,9 @@ import type { ChainsConfig } from '../../src/chains/config.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
 import { saveRates } from '../../src/ledger/rates.js'
 import type { Wallet } from '../../src/resources/wallets/schemas.js'
-import { waitUntil } from '../processes.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { waitOnChain } from '../helpers/chain-api.js'
 import { testXpub } from '../helpers/receiving-key.js'
 import { balanceOf, deployToken, mint } from '../helpers/test-token.js'
 
@@ -40,9 +40,6 @@ let eurc: Address
 let key: TestKey
 let hot: Address
 
-/** What a test waits for on chain: up to 20 s, looked at every 50 ms. */
-const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
-
 async function liveAccount(kind: 'developer_fee' | 'wallet', owner: TestKey): Promise<bigint> {
   const rows = await server.app.db.selectFrom('ledger_accounts').select('available').where('environment', '=', 'live').where('kind', '=', kind).where('app_id', '=', owner.appId).execute()
   return rows.reduce((sum, row) => sum + BigInt(row.available), 0n)
@@ -55,7 +52,7 @@ async function fundedWallet(units: bigint): Promise<{ owner: TestKey; wallet: Wa
   if (wallet?.address == null) throw new Error('no live base wallet')
   await mint(anvil, usdc, wallet.address as Address, units)
   await anvil.mine(1)
-  await waitFor('the wallet credited', async () => ((await liveAccount('wallet', owner)) === units ? true : undefined))
+  await waitOnChain('the wallet credited', async () => ((await liveAccount('wallet', owner)) === units ? true : undefined))
   return { owner, wallet }
 }
 
@@ -98,14 +95,14 @@ describe('live transfers out to an outside address, sent on a real chain', () =>
     const created = await sendOut(owner, wallet, { amount: '12.5', developer_fee: '0.5', destinationAddress: recipient })
     expect(created.status, created.text).toBe(201)
     expect(await liveAccount('wallet', owner)).toBe(17_000_000n)
-    const submitted = await waitFor('the transfer submitted', async () => {
+    const submitted = await waitOnChain('the transfer submitted', async () => {
       const transfer = await readTransfer(owner, created.body.id)
       return transfer.state === 'payment_submitted' ? transfer : undefined
     })
     expect(submitted.destination_tx_hash).toMatch(/^0x[0-9a-f]{64}$/)
     expect(submitted.waiting_for).toBeUndefined()
     await anvil.mine(2)
-    const processed = await waitFor('the transfer processed', async () => {
+    const processed = await waitOnChain('the transfer processed', async () => {
       const transfer = await readTransfer(owner, created.body.id)
       return transfer.state === 'payment_processed' ? transfer : undefined
     })
@@ -122,7 +119,7 @@ describe('live transfers out to an outside address, sent on a real chain', () =>
     const { owner, wallet } = await fundedWallet(5_000_000n)
     const created = await sendOut(owner, wallet, { amount: '4', destinationAddress: '0x0000000000000000000000000000000000000000' })
     expect(created.status, created.text).toBe(201)
-    const failed = await waitFor('the transfer in error', async () => {
+    const failed = await waitOnChain('the transfer in error', async () => {
       const transfer = await readTransfer(owner, created.body.id)
       return transfer.state === 'error' ? transfer : undefined
     })
@@ -194,21 +191,21 @@ describe("live refunds to a liquidation address's return_address, sent on a real
     await mint(anvil, usdc, refunded.address, 1_000_000n)
     await mint(anvil, usdc, refused.address, 2_000_000n)
     await anvil.mine(1)
-    const inFlight = await waitFor('the refund submitted', async () => {
+    const inFlight = await waitOnChain('the refund submitted', async () => {
       const drain = await drainOf(refunded, 'refund_in_flight')
       return drain?.refund_tx_hash === undefined ? undefined : drain
     })
     expect(inFlight.refund_tx_hash).toMatch(/^0x[0-9a-f]{64}$/)
     expect(inFlight.return_details?.reason).toBe('the amount after fees is below the smallest unit of eurc')
     await anvil.mine(2)
-    const done = await waitFor('the drain refunded', () => drainOf(refunded, 'refunded'))
+    const done = await waitOnChain('the drain refunded', () => drainOf(refunded, 'refunded'))
     expect(done).toMatchObject({ amount: '1.000000', refund_tx_hash: inFlight.refund_tx_hash })
     const receipt = await anvil.publicClient.getTransactionReceipt({ hash: done.refund_tx_hash as `0x${string}` })
     expect(receipt.from.toLowerCase()).toBe(hot.toLowerCase())
     expect(await balanceOf(anvil, usdc, payer)).toBe(1_000_000n)
     expect(await clearingOf(refunded)).toBe(0n)
 
-    const failed = await waitFor('the refund failed', () => drainOf(refused, 'refund_failed'))
+    const failed = await waitOnChain('the refund failed', () => drainOf(refused, 'refund_failed'))
     expect(failed.return_details?.reason).toMatch(/^the refund failed on chain: the token refuses this transfer: .*; it needs an operator$/)
     expect(failed.refund_tx_hash).toBeUndefined()
     expect(await clearingOf(refused)).toBe(2_000_000n)

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ChainsConfig } from '../../src/chains/config.js'
 import { readChainsStatus } from '../../src/chains/status.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
-import { waitUntil } from '../processes.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { livePayoutAddress, type LivePayoutAddress, waitOnChain } from '../helpers/chain-api.js'
 import { testXpub } from '../helpers/receiving-key.js'
 import { balanceOf, deployToken, mint } from '../helpers/test-token.js'
 
@@ -34,29 +34,9 @@ let key: TestKey
 let hot: Address
 let chains: ChainsConfig
 
-/** What a test waits for on chain: up to 20 s, looked at every 50 ms. */
-const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
-
-async function post<T>(path: string, body: unknown): Promise<T> {
-  const answer = await server.request<T>('POST', path, { key, body })
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201)
-  return answer.body
-}
-
 /** A live liquidation address on base paying out to `recipient` on base, with a 1 % developer fee. */
-async function payoutAddress(recipient: string): Promise<{ customerId: string; id: string; address: Address }> {
-  const receiving = await post<{ address: Address }>('/api/v0/receiving-addresses', { chain: 'base', currency: 'usdc' })
-  const customer = await post<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
-  const address = await post<{ id: string }>(`/api/v0/customers/${customer.id}/liquidation_addresses`, {
-    chain: 'base',
-    currency: 'usdc',
-    address: receiving.address,
-    destination_payment_rail: 'base',
-    destination_currency: 'usdc',
-    destination_address: recipient,
-    custom_developer_fee_percent: '1',
-  })
-  return { customerId: customer.id, id: address.id, address: receiving.address }
+function payoutAddress(recipient: string): Promise<LivePayoutAddress> {
+  return livePayoutAddress(server, key, recipient, { custom_developer_fee_percent: '1' })
 }
 
 async function drainsOf(address: { customerId: string; id: string }): Promise<Drain[]> {
@@ -103,11 +83,11 @@ describe('live payouts sent on a real chain', () => {
     const address = await payoutAddress(recipient)
     await mint(anvil, usdc, address.address, 25_000_000n)
     await anvil.mine(1)
-    const submitted = await waitFor('the payout submitted', async () => (await drainsOf(address)).find((drain) => drain.state === 'payment_submitted'))
+    const submitted = await waitOnChain('the payout submitted', async () => (await drainsOf(address)).find((drain) => drain.state === 'payment_submitted'))
     expect(submitted.destination_tx_hash).toMatch(/^0x[0-9a-f]{64}$/)
     expect(submitted.waiting_for).toBeUndefined()
     await anvil.mine(2)
-    const processed = await waitFor('the payout processed', async () => (await drainsOf(address)).find((drain) => drain.state === 'payment_processed'))
+    const processed = await waitOnChain('the payout processed', async () => (await drainsOf(address)).find((drain) => drain.state === 'payment_processed'))
     expect(processed).toMatchObject({ amount: '25.000000', destination_tx_hash: submitted.destination_tx_hash, receipt: { developer_fee: '0.250000', outgoing_amount: '24.750000' } })
     expect(await balanceOf(anvil, usdc, recipient)).toBe(24_750_000n)
     expect(await transfersFromHotTo(recipient)).toBe(1)
@@ -129,7 +109,7 @@ describe('live payouts sent on a real chain', () => {
     await mint(anvil, usdc, intent.body.source_deposit_instructions.to_address as Address, 7_500_000n)
     await anvil.mine(1)
     const read = () => server.request<{ state: string; destination_tx_hash?: string; waiting_for?: string }>('GET', `/api/v0/payment-intents/${intent.body.id}`, { key })
-    const processed = await waitFor('the intent processed', async () => {
+    const processed = await waitOnChain('the intent processed', async () => {
       await anvil.mine(1)
       const answer = await read()
       return answer.body.state === 'payment_processed' ? answer.body : undefined
@@ -145,7 +125,7 @@ describe('live payouts sent on a real chain', () => {
     const address = await payoutAddress('0x0000000000000000000000000000000000000000')
     await mint(anvil, usdc, address.address, 3_000_000n)
     await anvil.mine(1)
-    const failed = await waitFor('the drain in error', async () => (await drainsOf(address)).find((drain) => drain.state === 'error'))
+    const failed = await waitOnChain('the drain in error', async () => (await drainsOf(address)).find((drain) => drain.state === 'error'))
     expect(failed.return_details?.reason).toMatch(/^the payout failed on chain: the token refuses this transfer: .*; it needs an operator$/)
     expect(failed.destination_tx_hash).toBeUndefined()
     const clearing = await server.app.db.selectFrom('ledger_accounts').select('available').where('environment', '=', 'live').where('kind', '=', 'clearing').where('reference', '=', address.id).executeTakeFirstOrThrow()
@@ -159,7 +139,7 @@ describe('live payouts sent on a real chain', () => {
     const float = await balanceOf(anvil, usdc, hot)
     await mint(anvil, usdc, address.address, 2n * float)
     await anvil.mine(1)
-    const waiting = await waitFor('the payout queued short of float', async () => {
+    const waiting = await waitOnChain('the payout queued short of float', async () => {
       const rows = await server.app.db.selectFrom('chain_payouts').select(['status', 'reason']).where('to_address', '=', recipient).execute()
       return rows[0]?.reason === null || rows[0] === undefined ? undefined : rows[0]
     })
@@ -171,13 +151,13 @@ describe('live payouts sent on a real chain', () => {
     expect(status?.hotWallet?.address).toBe(hot.toLowerCase())
     await mint(anvil, usdc, hot, 2n * float)
     await anvil.mine(3)
-    await waitFor('the payout processed', async () => {
+    await waitOnChain('the payout processed', async () => {
       await anvil.mine(1)
       return (await drainsOf(address)).find((drain) => drain.state === 'payment_processed')
     })
     expect(await transfersFromHotTo(recipient)).toBe(1)
     await anvil.testClient.setBalance({ address: hot, value: 1_000_000n })
-    const low = await waitFor('the low gas alert', async () => {
+    const low = await waitOnChain('the low gas alert', async () => {
       const [chain] = await readChainsStatus(server.app.db, chains)
       return chain?.alerts.find((alert) => alert.includes('for gas'))
     })

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyLedger } from '../../src/ledger/ledger.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { livePayoutAddress } from '../helpers/chain-api.js'
 import { testXpub } from '../helpers/receiving-key.js'
 import { balanceOf, deployToken, mint, TEST_TOKEN_ABI } from '../helpers/test-token.js'
 import { cleanUp, CLI, exitWithin, launch, tempDir, waitUntil } from '../processes.js'
@@ -27,12 +28,6 @@ async function cli(...args: string[]): Promise<{ code: number | null; stdout: st
   const running = launch(CLI, args, { DATABASE_URL: server.database.url, CHAINS_FILE: chainsFile })
   const exit = await exitWithin(running, 20_000)
   return { code: exit.code, stdout: running.stdout(), stderr: running.stderr() }
-}
-
-async function post<T>(path: string, body: unknown): Promise<T> {
-  const answer = await server.request<T>('POST', path, { key, body })
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201)
-  return answer.body
 }
 
 beforeAll(async () => {
@@ -60,23 +55,13 @@ describe('devplatform ledger reconcile', () => {
   it('clean after a deposit drained out by the hot wallet and its float recorded: exit 0 and one line; a transfer out of a receiving address behind the platform: exit 1 naming it and the exact difference', async () => {
     expect(await cli('ledger', 'float', '--chain', 'base', '--currency', 'usdc', '--amount', '1000')).toMatchObject({ code: 0, stdout: "base: the hot wallet's float of usdc is 1000.000000\n" })
     const recipient = '0x00000000000000000000000000000000000a11ce'
-    const receiving = await post<{ address: Address }>('/api/v0/receiving-addresses', { chain: 'base', currency: 'usdc' })
-    const customer = await post<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
-    const address = await post<{ id: string }>(`/api/v0/customers/${customer.id}/liquidation_addresses`, {
-      chain: 'base',
-      currency: 'usdc',
-      address: receiving.address,
-      destination_payment_rail: 'base',
-      destination_currency: 'usdc',
-      destination_address: recipient,
-      custom_developer_fee_percent: '1',
-    })
-    await mint(anvil, usdc, receiving.address, 25_000_000n)
+    const address = await livePayoutAddress(server, key, recipient, { custom_developer_fee_percent: '1' })
+    await mint(anvil, usdc, address.address, 25_000_000n)
     await waitUntil(
       'the drain processed',
       async () => {
         await anvil.mine(1)
-        const drains = await server.request<{ data: { state: string }[] }>('GET', `/api/v0/customers/${customer.id}/liquidation_addresses/${address.id}/drains`, { key })
+        const drains = await server.request<{ data: { state: string }[] }>('GET', `/api/v0/customers/${address.customerId}/liquidation_addresses/${address.id}/drains`, { key })
         return drains.body.data[0]?.state === 'payment_processed' ? true : undefined
       },
       20_000,
@@ -91,13 +76,13 @@ describe('devplatform ledger reconcile', () => {
     })
 
     // Someone holding the receiving address's key moves 3 USDC out of it.
-    await anvil.testClient.impersonateAccount({ address: receiving.address })
-    await anvil.testClient.setBalance({ address: receiving.address, value: 10n ** 18n })
-    await anvil.walletClient.writeContract({ account: receiving.address, address: usdc, abi: TEST_TOKEN_ABI, functionName: 'transfer', args: [recipient, 3_000_000n] })
+    await anvil.testClient.impersonateAccount({ address: address.address })
+    await anvil.testClient.setBalance({ address: address.address, value: 10n ** 18n })
+    await anvil.walletClient.writeContract({ account: address.address, address: usdc, abi: TEST_TOKEN_ABI, functionName: 'transfer', args: [recipient, 3_000_000n] })
     await anvil.mine(1)
     expect(await cli('ledger', 'reconcile', '--chain', 'base', '--environment', 'live')).toEqual({
       code: 1,
-      stdout: `${receiving.address.toLowerCase()} usdc (receiving address): ledger 25.000000, chain 22.000000, difference -3.000000\nbase live: 1 difference(s)\n`,
+      stdout: `${address.address.toLowerCase()} usdc (receiving address): ledger 25.000000, chain 22.000000, difference -3.000000\nbase live: 1 difference(s)\n`,
       stderr: '',
     })
   }, 60_000)

@@ -10,9 +10,10 @@ import { loadDepositKeys } from '../../src/chains/keys.js'
 import { verifyLedger } from '../../src/ledger/ledger.js'
 import { startTestServer, type TestKey, type TestServer } from '../helper.js'
 import { type Anvil, startAnvil } from '../helpers/anvil.js'
+import { created, livePayoutAddress, waitOnChain } from '../helpers/chain-api.js'
 import { testXprv, testXpub } from '../helpers/receiving-key.js'
 import { balanceOf, deployToken, mint, TEST_TOKEN_ABI } from '../helpers/test-token.js'
-import { cleanUp, CLI, exitWithin, launch, tempDir, waitUntil } from '../processes.js'
+import { cleanUp, CLI, exitWithin, launch, tempDir } from '../processes.js'
 
 /**
  * Sweeping on a real chain (docs/chains.md#moving-deposits-on): a server whose chains
@@ -29,14 +30,7 @@ let key: TestKey
 let hot: Address
 let chainsFile: string
 
-/** What a test waits for on chain: up to 20 s, looked at every 50 ms. */
-const waitFor = <T>(what: string, read: () => Promise<T | undefined>): Promise<T> => waitUntil(what, read, 20_000, 50)
-
-async function post<T>(path: string, body: unknown): Promise<T> {
-  const answer = await server.request<T>('POST', path, { key, body })
-  expect(answer.status, JSON.stringify(answer.body)).toBe(201)
-  return answer.body
-}
+const post = <T>(path: string, body: unknown): Promise<T> => created<T>(server, key, path, body)
 
 async function reconcile(): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const running = launch(CLI, ['ledger', 'reconcile', '--chain', 'base'], { DATABASE_URL: server.database.url, CHAINS_FILE: chainsFile })
@@ -54,7 +48,7 @@ const sweepsOf = (address: string) => server.app.db.selectFrom('chain_sweeps').s
 
 /** Waits for the sweep of `address` to be confirmed, mining a block at a time. */
 const sweptConfirmed = (address: string) =>
-  waitFor(`the sweep of ${address} confirmed`, async () => {
+  waitOnChain(`the sweep of ${address} confirmed`, async () => {
     await anvil.mine(1)
     const [sweep] = await sweepsOf(address)
     return sweep?.status === 'confirmed' ? sweep : undefined
@@ -114,29 +108,19 @@ describe('sweeping confirmed deposits to the hot wallet', () => {
 
   it('a deposit drained to an outside address with no float recorded: swept, then its payout paid from what was swept; reconcile finds no difference', async () => {
     const recipient = '0x00000000000000000000000000000000000a11ce'
-    const receiving = await post<{ address: Address }>('/api/v0/receiving-addresses', { chain: 'base', currency: 'usdc' })
-    const customer = await post<{ id: string }>('/api/v0/customers', { first_name: 'Ada', last_name: 'Lovelace', phone_number: '+15550100' })
-    const address = await post<{ id: string }>(`/api/v0/customers/${customer.id}/liquidation_addresses`, {
-      chain: 'base',
-      currency: 'usdc',
-      address: receiving.address,
-      destination_payment_rail: 'base',
-      destination_currency: 'usdc',
-      destination_address: recipient,
-      custom_developer_fee_percent: '1',
-    })
+    const address = await livePayoutAddress(server, key, recipient, { custom_developer_fee_percent: '1' })
     // The hot wallet holds 10 from the first test: less than this payout, which can only come from the sweep.
-    await mint(anvil, usdc, receiving.address, 25_000_000n)
-    await waitFor('the drain processed', async () => {
+    await mint(anvil, usdc, address.address, 25_000_000n)
+    await waitOnChain('the drain processed', async () => {
       await anvil.mine(1)
-      const drains = await server.request<{ data: { state: string }[] }>('GET', `/api/v0/customers/${customer.id}/liquidation_addresses/${address.id}/drains`, { key })
+      const drains = await server.request<{ data: { state: string }[] }>('GET', `/api/v0/customers/${address.customerId}/liquidation_addresses/${address.id}/drains`, { key })
       return drains.body.data[0]?.state === 'payment_processed' ? true : undefined
     })
-    await sweptConfirmed(receiving.address)
-    expect(await balanceOf(anvil, usdc, receiving.address)).toBe(0n)
+    await sweptConfirmed(address.address)
+    expect(await balanceOf(anvil, usdc, address.address)).toBe(0n)
     expect(await balanceOf(anvil, usdc, recipient)).toBe(24_750_000n)
     expect(await balanceOf(anvil, usdc, hot)).toBe(10_250_000n)
-    expect(await transfers(receiving.address, hot)).toEqual([25_000_000n])
+    expect(await transfers(address.address, hot)).toEqual([25_000_000n])
     expect(await transfers(hot, recipient)).toEqual([24_750_000n])
     expect(await verifyLedger(server.app.db, 'live')).toBeUndefined()
     expect(await reconcile()).toEqual({ code: 0, stdout: 'base live: no difference: 2 receiving address(es) and 1 hot wallet(s) hold 10.250000 usdc, as the books say\n', stderr: '' })
@@ -147,15 +131,15 @@ describe('sweeping confirmed deposits to the hot wallet', () => {
     await mint(anvil, usdc, receiving.address, 5_000_000n)
     await anvil.testClient.setAutomine(false)
     try {
-      await waitFor('the deposit seen', async () => (await server.app.db.selectFrom('chain_deposits').select('id').where('to_address', '=', receiving.address.toLowerCase()).executeTakeFirst()) ?? undefined)
+      await waitOnChain('the deposit seen', async () => (await server.app.db.selectFrom('chain_deposits').select('id').where('to_address', '=', receiving.address.toLowerCase()).executeTakeFirst()) ?? undefined)
       await anvil.mine(1)
-      const [sweep] = await waitFor('the sweep broadcast', async () => {
+      const [sweep] = await waitOnChain('the sweep broadcast', async () => {
         const rows = await sweepsOf(receiving.address)
         return rows[0]?.status === 'submitted' ? rows : undefined
       })
       if (sweep === undefined) throw new Error('no sweep')
       for (const hash of [sweep.permit_tx_hash, sweep.transfer_tx_hash]) await anvil.testClient.dropTransaction({ hash: hash as Hash })
-      await waitFor('the same transactions back in the pool', async () => {
+      await waitOnChain('the same transactions back in the pool', async () => {
         const back = await Promise.all([sweep.permit_tx_hash, sweep.transfer_tx_hash].map((hash) => anvil.publicClient.getTransaction({ hash: hash as Hash }).catch(() => undefined)))
         return back.every((transaction) => transaction !== undefined) ? true : undefined
       })
