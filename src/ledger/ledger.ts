@@ -1,5 +1,5 @@
 import { type Compilable, type Selectable, sql } from 'kysely'
-import { backendOf, type Db } from '../db/database.js'
+import { backendOf, type Db, readSnapshot } from '../db/database.js'
 import { PreparedInsert, PreparedQuery } from '../db/prepared.js'
 import type { LedgerAccountsTable } from './tables.js'
 import { newId, nowIso } from '../db/time.js'
@@ -370,18 +370,22 @@ export type LedgerDifference =
  * difference, or undefined when the ledger is exact.
  */
 export async function verifyLedger(db: Db, environment: LedgerEnvironment): Promise<LedgerDifference | undefined> {
-  const accounts = await db.selectFrom('ledger_accounts').selectAll().where('environment', '=', environment).orderBy('id').execute()
+  // The accounts and the postings as of one moment: on a running platform an entry committed
+  // between two separate reads would be counted in one and not the other, a difference that is not there.
+  const { accounts, postings } = await readSnapshot(db, async (snapshot) => ({
+    accounts: await snapshot.selectFrom('ledger_accounts').selectAll().where('environment', '=', environment).orderBy('id').execute(),
+    postings: await snapshot
+      .selectFrom('ledger_postings as p')
+      .innerJoin('ledger_entries as e', 'e.id', 'p.entry_id')
+      .select(['p.entry_id', 'p.account_id', 'p.direction', 'p.amount', 'e.status'])
+      .where('e.environment', '=', environment)
+      .orderBy('p.entry_id')
+      .execute(),
+  }))
   const recomputed = new Map<string, Balance>(
     accounts.map((row) => [row.id, { accountId: row.id, currency: row.currency as Currency, debitsPosted: 0n, creditsPosted: 0n, debitsPending: 0n, creditsPending: 0n, available: 0n }]),
   )
   const currencyOf = new Map(accounts.map((row) => [row.id, row.currency]))
-  const postings = await db
-    .selectFrom('ledger_postings as p')
-    .innerJoin('ledger_entries as e', 'e.id', 'p.entry_id')
-    .select(['p.entry_id', 'p.account_id', 'p.direction', 'p.amount', 'e.status'])
-    .where('e.environment', '=', environment)
-    .orderBy('p.entry_id')
-    .execute()
   const entrySums = new Map<string, Map<string, bigint>>()
   for (const posting of postings) {
     const amount = BigInt(posting.amount)
