@@ -314,7 +314,7 @@ export async function retryHeldDrain(tx: Transaction, context: DrainContext, env
   }
   const nowMs = context.now()
   const step = new DrainStep(tx, context, { ...row, state: 'funds_received' }, nowMs, true)
-  const changes = (await step.retry()) ?? {}
+  const changes = (await step.submit()) ?? {}
   // A live payout queued, or a rate awaited: it waits in funds_received, as a new drain would.
   const moved: Changes = { state: 'funds_received', return_reason: null, ...changes }
   return applyOperatorChanges(tx, row, moved, nowMs, step.entries, changes.pending_entry_id ?? undefined)
@@ -342,7 +342,7 @@ export async function refundHeldDrain(tx: Transaction, context: DrainContext, en
   if (refusal !== undefined) throw new Conflict(`The drain can't be refunded: ${refusal}`)
   const nowMs = context.now()
   const step = new DrainStep(tx, context, row, nowMs)
-  const changes = await step.refundHeld(to)
+  const changes = await step.refund(to)
   const entryId = step.refundEntryId
   return { ...(await applyOperatorChanges(tx, row, changes, nowMs, step.entries, entryId)), returnAddress: to }
 }
@@ -378,17 +378,7 @@ export async function releaseHeldDrain(tx: Transaction, context: DrainContext, e
 
 /** The application's drains whose funds are held for an operator, oldest first. */
 export async function heldDrains(db: Db, environment: LedgerEnvironment, appId: string): Promise<Drain[]> {
-  const rows = await db
-    .selectFrom('drains')
-    .selectAll()
-    .where('app_id', '=', appId)
-    .where('environment', '=', environment)
-    .where('state', 'in', [...HELD_DRAIN_STATES])
-    .where('next_step_at', 'is', null)
-    .orderBy('updated_at')
-    .orderBy('id')
-    .execute()
-  return rows.map(toDrain)
+  return (await new DrainsRepository(db).stopped(environment, appId, HELD_DRAIN_STATES)).map(toDrain)
 }
 
 class DrainStep {
@@ -410,16 +400,6 @@ class DrainStep {
   ) {
     this.ledger = new LedgerRepository(tx.db)
     this.environment = row.environment as LedgerEnvironment
-  }
-
-  /** An operator's retry of a drain in error: it is submitted again, now. */
-  retry(): Promise<Changes | undefined> {
-    return this.submit()
-  }
-
-  /** An operator's refund of held funds to `to`. */
-  refundHeld(to: string): Promise<Changes> {
-    return this.refund(to)
   }
 
   /** The drain's address, read once and only by the steps that look at it (processed does not). */
@@ -470,7 +450,8 @@ class DrainStep {
     return this.context.payouts !== undefined && this.context.payouts.offReason(this.row.source_payment_rail, this.row.currency) === undefined
   }
 
-  private async submit(): Promise<Changes | undefined> {
+  /** Also an operator's retry of a drain in error: submitted again, now. */
+  async submit(): Promise<Changes | undefined> {
     const address = await this.address()
     if (address === undefined || address.state !== 'active') return this.stopped('canceled', 'the liquidation address is deactivated')
     const failure = this.retried ? undefined : drainFailureOf(this.row)
@@ -576,8 +557,8 @@ class DrainStep {
     return this.stopped('returned', 'sandbox: the receiving institution returned the payment')
   }
 
-  /** Sends the held deposit back to `to`, or to the address's return address. */
-  private async refund(to?: string): Promise<Changes> {
+  /** Sends the held deposit back to `to` (an operator's refund), or to the address's return address. */
+  async refund(to?: string): Promise<Changes> {
     const returnAddress = to ?? (await this.address())?.return_address
     if (returnAddress == null) return { next_step_at: null }
     const amount = BigInt(this.row.amount)

@@ -90,6 +90,20 @@ export class DrainsRepository {
     return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(recent.take).execute()
   }
 
+  /** The application's drains in one of `states` with no step scheduled, longest unchanged first. */
+  stopped(environment: LedgerEnvironment, appId: string, states: readonly string[]): Promise<DrainRow[]> {
+    return this.db
+      .selectFrom('drains')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where('environment', '=', environment)
+      .where('state', 'in', [...states])
+      .where('next_step_at', 'is', null)
+      .orderBy('updated_at')
+      .orderBy('id')
+      .execute()
+  }
+
   /** One of the application's drains in the environment, whatever its customer and address. */
   findOfApp(environment: LedgerEnvironment, appId: string, id: string): Promise<DrainRow | undefined> {
     return this.db.selectFrom('drains').selectAll().where('app_id', '=', appId).where('environment', '=', environment).where('id', '=', id.toLowerCase()).executeTakeFirst()

@@ -353,7 +353,7 @@ export async function retryHeldTransfer(tx: Transaction, context: TransferContex
   }
   const nowMs = context.now()
   const step = new TransferStep(tx, context, { ...row, state: 'funds_received' }, nowMs, true)
-  const changes = (await step.retry()) ?? {}
+  const changes = (await step.submit()) ?? {}
   return operatorOutcome(tx, row, { state: 'funds_received', return_reason: null, ...changes }, nowMs, step.entries, changes.pending_entry_id ?? undefined)
 }
 
@@ -414,18 +414,7 @@ export async function releaseHeldTransfer(tx: Transaction, context: TransferCont
 
 /** The application's transfers and payment intents whose funds are held for an operator, oldest first. */
 export async function heldTransfers(db: Db, environment: LedgerEnvironment, appId: string): Promise<Transfer[]> {
-  const rows = await db
-    .selectFrom('transfers')
-    .selectAll()
-    .where('app_id', '=', appId)
-    .where('environment', '=', environment)
-    .where('state', 'in', [...HELD_TRANSFER_STATES])
-    .where('next_step_at', 'is', null)
-    .where('deposit_instructions', 'is not', null)
-    .orderBy('updated_at')
-    .orderBy('id')
-    .execute()
-  return rows.map(toTransfer)
+  return (await new TransfersRepository(db).stoppedInbound(environment, appId, HELD_TRANSFER_STATES)).map(toTransfer)
 }
 
 /** Moves the transfer `id` one step on, if it is due and no other process holds it; false when there was nothing to do. */
@@ -452,11 +441,6 @@ class TransferStep {
     private readonly retried = false,
   ) {
     this.ledger = new LedgerRepository(tx.db)
-  }
-
-  /** An operator's retry of a transfer in error: it is submitted again, now. */
-  retry(): Promise<Changes | undefined> {
-    return this.submit()
   }
 
   private get destination(): Endpoint {
@@ -487,7 +471,8 @@ class TransferStep {
     this.entries.push('voided')
   }
 
-  private async submit(): Promise<Changes | undefined> {
+  /** Also an operator's retry of a transfer in error: submitted again, now. */
+  async submit(): Promise<Changes | undefined> {
     const failure = this.retried ? undefined : transferFailureOf(this.row)
     if (failure === 'undeliverable' || failure === 'error') {
       if (!isInbound(this.row)) await this.release()

@@ -71,6 +71,21 @@ export class TransfersRepository {
     await this.db.updateTable('transfers').set(changes).where('id', '=', id).execute()
   }
 
+  /** The application's money in (transfers and payment intents with deposit instructions) in one of `states` with no step scheduled, longest unchanged first. */
+  stoppedInbound(environment: LedgerEnvironment, appId: string, states: readonly string[]): Promise<TransferRow[]> {
+    return this.db
+      .selectFrom('transfers')
+      .selectAll()
+      .where('app_id', '=', appId)
+      .where('environment', '=', environment)
+      .where('state', 'in', [...states])
+      .where('next_step_at', 'is', null)
+      .where('deposit_instructions', 'is not', null)
+      .orderBy('updated_at')
+      .orderBy('id')
+      .execute()
+  }
+
   /** The console's list: the application's newest transfers or payment intents (`family`) in the environment. */
   recent(environment: LedgerEnvironment, appId: string, family: TransferFamily, recent: Recent): Promise<TransferRow[]> {
     let query = this.owned(environment, appId, family).selectAll()
