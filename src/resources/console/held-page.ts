@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import { actOnHeld, HELD_ACTIONS, HELD_KINDS, type HeldAction, type HeldActionName, type HeldItem, type HeldKind, listHeld, listHeldActions } from '../held/public.js'
 import { listWallets, type WalletRow } from '../wallets/public.js'
-import { consolePage, csrfField, type Html, html, scrollingTable } from './html.js'
+import { consolePage, csrfField, html, type Html, scrollingTable, timeOf } from './html.js'
 import { type Answer, type ConsoleRoute, type Form, type PageContext, PageRefusal } from './page-context.js'
 
 /**
@@ -14,10 +14,6 @@ import { type Answer, type ConsoleRoute, type Form, type PageContext, PageRefusa
 
 const LABELS: Readonly<Record<HeldActionName, string>> = { retry: 'Retry', refund: 'Refund', release: 'Release to a wallet' }
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-function when(iso: string): string {
-  return iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')
-}
 
 function amountOf(item: { amount: string; currency: string }): string {
   return `${item.amount} ${item.currency.toUpperCase()}`
@@ -46,12 +42,12 @@ function heldRow(context: PageContext, item: HeldItem, wallets: readonly WalletR
   const admin = context.session.role === 'admin'
   const forms = admin ? html`<details><summary>Act on it</summary>${item.actions.map((action) => actionForm(context, item, action, wallets))}</details>` : ''
   return html`<tr id="h-${item.id}"><th scope="row">${paymentLink(context, item.type, item.id, html`<code>${item.id}</code>`)}${forms}</th>
-<td><span class="badge bad">${item.state}</span></td><td>${item.reason ?? '—'}</td><td class="num">${amountOf(item)}</td><td>${when(item.held_since)}</td></tr>`
+<td><span class="badge bad">${item.state}</span></td><td>${item.reason ?? '—'}</td><td class="num">${amountOf(item)}</td><td>${timeOf(item.held_since)}</td></tr>`
 }
 
 function auditRow(context: PageContext, action: HeldAction): Html {
   const where = action.return_address !== undefined ? html`to <code>${action.return_address}</code>` : action.wallet_id !== undefined ? html`to wallet <code>${action.wallet_id}</code>` : ''
-  return html`<tr><td>${when(action.created_at)}</td><td>${action.by}</td><td>${action.action} ${where}</td>
+  return html`<tr><td>${timeOf(action.created_at)}</td><td>${action.by}</td><td>${action.action} ${where}</td>
 <td>${paymentLink(context, action.target_type, action.target_id, html`<code>${action.target_id.slice(0, 8)}</code>`)}</td>
 <td>${action.from_state} → ${action.to_state}</td><td class="num">${amountOf(action)}</td><td>${action.reason}</td></tr>`
 }

@@ -126,6 +126,11 @@ export interface Frame {
   switchPath: string
 }
 
+/** A stored ISO time as a page shows it (UTC, to the second), or a dash for none. */
+export function timeOf(iso: string | null): string {
+  return iso === null ? '—' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')
+}
+
 /** A table that scrolls sideways on a narrow screen: a named region a keyboard can reach and scroll. */
 export function scrollingTable(label: string, table: Html): Html {
   return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`

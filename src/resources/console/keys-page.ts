@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { type ApiKey, DEFAULT_GRACE_SECONDS, expireKey, keysOfApp, rescopeKey, rotateKey } from '../../apps/key-management.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
-import { consolePage, csrfField, type Html, html } from './html.js'
+import { consolePage, csrfField, html, type Html, timeOf } from './html.js'
 import { type Answer, type ConsoleRoute, type Form, type PageContext, PageRefusal } from './page-context.js'
 
 /**
@@ -27,10 +27,6 @@ const EXPIRIES: readonly [string, string][] = [
   [String(30 * DAY), 'In 30 days'],
   [String(90 * DAY), 'In 90 days'],
 ]
-
-function when(iso: string | null): string {
-  return iso === null ? '—' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')
-}
 
 function stateOf(key: ApiKey, now: string): Html {
   if (!key.active) return html`<span class="badge">deactivated</span>`
@@ -62,7 +58,7 @@ async function keysPage(context: PageContext, notice?: Html): Promise<Answer> {
   const rows = keys.map(
     (key) => html`<tr id="k-${key.id}"><th scope="row"><code>${key.client_key}</code><br><span class="muted">id <code>${key.id}</code></span>${admin && usable(key, now) ? keyForms(context, key) : ''}</th>
 <td>${stateOf(key, now)}</td><td>${key.environment}</td><td>${key.scopes.length === context.scopes.length ? 'every scope' : key.scopes.join(', ')}</td>
-<td>${when(key.created_at)}</td><td>${when(key.expires_at)}</td><td>${when(key.previous_secret_expires_at)}</td></tr>`,
+<td>${timeOf(key.created_at)}</td><td>${timeOf(key.expires_at)}</td><td>${timeOf(key.previous_secret_expires_at)}</td></tr>`,
   )
   const main = html`${notice === undefined ? '' : html`<div class="notice" role="status">${notice}</div>`}
 <p class="muted">The keys of this environment (${context.environment === 'live' ? 'production' : 'development'} keys). A secret is shown only once, when it is made; it is stored as a digest and never shown here.${admin ? '' : ' Changing a key needs an admin’s console link.'}</p>
@@ -120,7 +116,7 @@ export const keysRoutes: readonly ConsoleRoute[] = [
     handle: async (context, request, form) => {
       const rotated = await rotateKey(context.app.db, context.session.appId, keyIdOf(request), graceOf(form))
       // The one answer that shows the secret: not a redirect, and never cached (no-store).
-      const old = rotated.previous_secret_expires_at === null ? 'The old secret has stopped working.' : `The old secret keeps working until ${when(rotated.previous_secret_expires_at)}.`
+      const old = rotated.previous_secret_expires_at === null ? 'The old secret has stopped working.' : `The old secret keeps working until ${timeOf(rotated.previous_secret_expires_at)}.`
       const main = html`<div class="notice" role="status"><p>The secret of <code>${rotated.client_key}</code> was rotated. ${old}</p></div>
 <div class="panel"><dl class="facts"><dt>Client key</dt><dd><code>${rotated.client_key}</code></dd><dt>New client secret</dt><dd><code id="new-secret">${rotated.client_secret}</code></dd></dl>
 <p><strong>This is the only time the new secret is shown</strong>: store it now (it is kept only as a digest).</p></div>

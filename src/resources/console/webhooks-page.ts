@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify'
 import { attemptsPerDayOf, deliveryLogOf, type LoggedDelivery, ownedWebhook, replayFailedSince, resendDelivery, sendTestEvent, type WebhookRow, webhooksOf } from '../webhooks/public.js'
 import { barChart } from './charts.js'
-import { consolePage, csrfField, type Html, html } from './html.js'
+import { consolePage, csrfField, html, type Html, timeOf } from './html.js'
 import { type Answer, type ConsoleRoute, type Form, type PageContext, PageRefusal } from './page-context.js'
 
 /**
@@ -27,10 +27,6 @@ function statusBadge(status: string): Html {
   return html`<span class="badge ${tone}">${status}</span>`
 }
 
-function when(iso: string | null): string {
-  return iso === null ? '—' : iso.replace('T', ' ').replace(/\.\d+Z$/, 'Z')
-}
-
 function rate(succeeded: number, total: number): string {
   return total === 0 ? '—' : `${((succeeded * 100) / total).toFixed(1)}%`
 }
@@ -41,7 +37,7 @@ async function listPage(context: PageContext): Promise<Answer> {
   const rows = webhooks.map((webhook) => {
     const attempts = webhook.successful_deliveries + webhook.failed_deliveries
     return html`<tr><th scope="row"><a href="${base}/${webhook.id}">${webhook.name}</a></th><td><code>${webhook.url}</code></td><td>${statusBadge(webhook.is_active === 1 ? 'active' : 'inactive')}</td>
-<td class="number">${webhook.total_events}</td><td class="number">${rate(webhook.successful_deliveries, attempts)}</td><td>${when(webhook.last_delivery)}</td></tr>`
+<td class="number">${webhook.total_events}</td><td class="number">${rate(webhook.successful_deliveries, attempts)}</td><td>${timeOf(webhook.last_delivery)}</td></tr>`
   })
   const main =
     webhooks.length === 0
@@ -73,10 +69,10 @@ async function successChart(context: PageContext, webhook: WebhookRow, now: numb
 }
 
 function attemptsOf(delivery: LoggedDelivery): Html {
-  if (delivery.attempt_log.length === 0) return html`<p class="muted">No attempt yet${delivery.next_attempt_at === null ? '' : `; the next is due at ${when(delivery.next_attempt_at)}`}.</p>`
+  if (delivery.attempt_log.length === 0) return html`<p class="muted">No attempt yet${delivery.next_attempt_at === null ? '' : `; the next is due at ${timeOf(delivery.next_attempt_at)}`}.</p>`
   return html`<ol class="timeline">${delivery.attempt_log.map((attempt) => {
     const body = attempt.response_body ?? attempt.error ?? ''
-    return html`<li><strong>Attempt ${attempt.attempt}</strong> ${statusBadge(attempt.outcome)} at ${when(attempt.started_at)}, ${attempt.duration_ms} ms, ${attempt.status_code === null ? 'no HTTP answer' : `HTTP ${attempt.status_code}`}
+    return html`<li><strong>Attempt ${attempt.attempt}</strong> ${statusBadge(attempt.outcome)} at ${timeOf(attempt.started_at)}, ${attempt.duration_ms} ms, ${attempt.status_code === null ? 'no HTTP answer' : `HTTP ${attempt.status_code}`}
 ${body === '' ? '' : html`<pre>${body.length > EXCERPT ? `${body.slice(0, EXCERPT)}…` : body}</pre>`}</li>`
   })}</ol>`
 }
@@ -93,7 +89,7 @@ function deliveryLog(context: PageContext, webhook: WebhookRow, deliveries: read
     return html`<tr id="d-${delivery.id}"><td><code>${delivery.event_type}</code><br><span class="muted">${delivery.event_id}</span>
 <details><summary>Attempts and answers</summary>${attemptsOf(delivery)}</details></td>
 <td>${statusBadge(delivery.status)}</td><td class="number">${delivery.attempts}</td>
-<td>${last === undefined ? '—' : last.status_code === null ? (last.error ?? last.outcome) : `HTTP ${last.status_code}`}</td><td>${when(delivery.created_at)}</td>
+<td>${last === undefined ? '—' : last.status_code === null ? (last.error ?? last.outcome) : `HTTP ${last.status_code}`}</td><td>${timeOf(delivery.created_at)}</td>
 ${admin ? html`<td>${ended && webhook.is_active === 1 ? html`<form class="inline" method="post" action="${base}/deliveries/${delivery.id}/resend">${csrfField(context.session.csrfToken)}<button type="submit">Resend</button></form>` : html`<span class="muted">—</span>`}</td>` : ''}</tr>`
   })}</tbody></table></div>`
 }
@@ -148,7 +144,7 @@ function noticeOf(request: FastifyRequest): Html | undefined {
   const count = /^\d{1,6}$/.test(query.count ?? '') ? Number(query.count) : undefined
   const since = /^\d{4}-\d{2}-\d{2}T[\d:.]+Z$/.test(query.since ?? '') ? (query.since ?? '') : undefined
   if (query.done === 'replay' && count !== undefined && since !== undefined) {
-    return html`<p>${count === 0 ? 'No delivery had failed' : `${count} failed ${count === 1 ? 'delivery is' : 'deliveries are'} being attempted once more`} since ${when(since)}.</p>`
+    return html`<p>${count === 0 ? 'No delivery had failed' : `${count} failed ${count === 1 ? 'delivery is' : 'deliveries are'} being attempted once more`} since ${timeOf(since)}.</p>`
   }
   return undefined
 }
