@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox'
 import { Type } from 'typebox'
 import { callerOf } from '../../auth/authenticate.js'
-import { DeliveryLogRepository, type LoggedDelivery, type LogOwner } from './delivery-log-repository.js'
+import { DeliveryLogRepository, type LoggedDelivery } from './delivery-log-repository.js'
 import { NotFound } from '../../errors.js'
-import { DELIVERY_NOT_FOUND, resendDelivery, sendTestEvent, WEBHOOK_NOT_FOUND } from './owner-tools.js'
+import { DELIVERY_NOT_FOUND, requireLogOwner, resendDelivery, sendTestEvent } from './owner-tools.js'
 import { errorResponses } from '../../schemas/common.js'
 import { type Delivery, DeliveryParams, DeliverySchema, ListDeliveriesQuery } from './delivery-schemas.js'
 import { WebhookParams } from './schemas.js'
@@ -113,11 +113,4 @@ export const webhookDeliveryRoutes: FastifyPluginAsyncTypebox = async (app) => {
       return reply.code(202).send(await ownedDelivery(appId, id, deliveryId))
     },
   })
-}
-
-/** The application's webhook whose log is asked for, deleted or not; 404 when it has none by that id. */
-async function requireLogOwner(log: DeliveryLogRepository, appId: string, webhookId: string): Promise<LogOwner> {
-  const owner = await log.ownerOf(appId, webhookId)
-  if (owner === undefined) throw new NotFound(WEBHOOK_NOT_FOUND)
-  return owner
 }

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/database.js'
 import { Conflict, NotFound } from '../../errors.js'
 import type { Transact, Transaction } from '../../events/transact.js'
-import { DeliveryLogRepository, type LoggedDelivery } from './delivery-log-repository.js'
+import { DeliveryLogRepository, type LoggedDelivery, type LogOwner } from './delivery-log-repository.js'
 import { toWebhook } from './objects.js'
 import { type WebhookRow, WebhooksRepository } from './repository.js'
 
@@ -104,13 +104,19 @@ export async function replayFailedSince(transact: Transact, appId: string, webho
   })
 }
 
+/** The application's webhook whose log is asked for, deleted or not; 404 when it has none by that id. */
+export async function requireLogOwner(log: DeliveryLogRepository, appId: string, webhookId: string): Promise<LogOwner> {
+  const owner = await log.ownerOf(appId, webhookId)
+  if (owner === undefined) throw new NotFound(WEBHOOK_NOT_FOUND)
+  return owner
+}
+
 /**
  * When the application's webhook was deleted, for a send that found no live webhook by that id:
  * NotFound when the application never had it (or it is another application's).
  */
 export async function deletedAtOf(db: Db, appId: string, webhookId: string): Promise<string> {
-  const owner = await new DeliveryLogRepository(db).ownerOf(appId, webhookId)
-  if (owner === undefined) throw new NotFound(WEBHOOK_NOT_FOUND)
+  const owner = await requireLogOwner(new DeliveryLogRepository(db), appId, webhookId)
   // lockForDelivery found no live webhook, and a deletion is never undone.
   if (owner.deleted_at === null) throw new Error(`webhook ${webhookId} is neither live nor deleted`)
   return owner.deleted_at
