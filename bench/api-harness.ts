@@ -157,11 +157,15 @@ export interface BenchApp {
   webhookIds: string[]
 }
 
-/** An application with a production key whose limit is far above what a run sends (the limiter runs, refuses nothing), and `active` webhooks at the receiver. */
+/**
+ * An application with a development (sandbox) key whose limit is far above what a run sends (the limiter runs,
+ * refuses nothing), and `active` webhooks at the receiver. Sandbox: a production key's liquidation
+ * address on a fiat rail is refused (no live fiat connector), so its POST would measure a 400.
+ */
 export async function createApplication(db: Db, name: string, active: number, receiverUrl: string): Promise<BenchApp> {
   const apps = new AppsRepository(db)
   const app = await apps.createApp(name)
-  const key = await apps.createKey({ appId: app.id, environment: 'production', scopes: SCOPES, rateLimitOverride: 1_000_000_000 })
+  const key = await apps.createKey({ appId: app.id, environment: 'development', scopes: SCOPES, rateLimitOverride: 1_000_000_000 })
   const webhooks = new WebhooksRepository(db)
   const webhookIds: string[] = []
   for (let i = 0; i < active; i++) {

@@ -248,7 +248,9 @@ function printTable(title: string, rows: Row[]): void {
       ? ''
       : floor === undefined
         ? ' | | |'
-        : ` ${thousands(floor.rate)} req/s | ${ratio(row.rate, floor.rate)} | ${row.goal === undefined ? '–' : verdict(row.rate / floor.rate, row.goal)} |`
+        : (row.non2xx ?? 0) + (floor.non2xx ?? 0) > 0
+          ? ` ${thousands(floor.rate)} req/s | no share: non-2xx answers | – |`
+          : ` ${thousands(floor.rate)} req/s | ${ratio(row.rate, floor.rate)} | ${row.goal === undefined ? '–' : verdict(row.rate / floor.rate, row.goal)} |`
     lines.push(
       `| ${row.name} | ${thousands(row.rate)} ${row.unit} |${floorCells} ${row.unit === 'req/s' ? ratio(row.rate, helloRps) : '–'} | ${ms(row.p50)} | ${ms(row.p99)} | ${failures} | ${delivered} |`,
     )

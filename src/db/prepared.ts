@@ -1,6 +1,7 @@
 import { type Compilable, CompiledQuery, type Insertable, type RawBuilder, sql } from 'kysely'
 import { type Backend, backendOf, type Db } from './database.js'
 import { queryOnce } from './postgres/open.js'
+import { PIPELINE, type PipelinedOutcome } from './postgres/statements.js'
 import { readNow } from './sqlite/open.js'
 import { runInWriteGroup } from './sqlite/write-groups.js'
 import type { Database } from './schema.js'
@@ -46,6 +47,12 @@ export class PreparedQuery<Row> {
     const parameters = statement.parameters(values)
     const query = { sql: statement.sql, parameters }
     return readNow<Row>(db, query) ?? runInWriteGroup<Row>(db, query) ?? (await (queryOnce<Row>(db, query) ?? db.executeQuery<Row>(CompiledQuery.raw(statement.sql, parameters) as CompiledQuery<Row>).then(({ rows }) => rows)))
+  }
+
+  /** The statement with its values, to hand to `pipelined`. */
+  bind(db: Db, ...values: (string | number)[]): BoundQuery<Row> {
+    const statement = this.statementOn(db)
+    return { sql: statement.sql, parameters: statement.parameters(values) }
   }
 
   async executeTakeFirst(db: Db, ...values: (string | number)[]): Promise<Row | undefined> {
@@ -139,4 +146,34 @@ export class PreparedInsert<Table extends keyof Database> {
     const query = bound(compiled, (slot) => row[columns[slot] ?? ''])
     if (runInWriteGroup(db, query) === undefined) await db.executeQuery(query)
   }
+}
+
+/** A statement with its values, for `pipelined`; `Row` types its rows. */
+export interface BoundQuery<Row> {
+  readonly sql: string
+  readonly parameters: readonly unknown[]
+  /** never set: keeps `Row` */
+  readonly rowType?: Row
+}
+
+type RowsOf<Queries extends readonly BoundQuery<unknown>[]> = { [K in keyof Queries]: Queries[K] extends BoundQuery<infer Row> ? Row[] : never }
+
+/**
+ * Statements whose values do not depend on one another's rows, run in order in `db` (a
+ * transaction, usually), each answering its rows. On PostgreSQL they are written at once, behind
+ * the transaction's waiting BEGIN if it has not run yet: one round trip for them all. On SQLite
+ * they run one after the other. The first failure is thrown: on PostgreSQL once every statement
+ * has answered (in a transaction the ones after it fail with it, the transaction being aborted),
+ * on SQLite before the next one runs.
+ */
+export async function pipelined<Queries extends readonly BoundQuery<unknown>[]>(db: Db, ...queries: Queries): Promise<RowsOf<Queries>> {
+  if (backendOf(db) === 'postgres') {
+    const { rows } = await db.executeQuery<PipelinedOutcome>(CompiledQuery.raw(PIPELINE, queries.map(({ sql, parameters }) => ({ sql, parameters }))))
+    const failed = rows.find((outcome) => outcome.error !== undefined)
+    if (failed !== undefined) throw failed.error
+    return rows.map((outcome) => outcome.rows ?? []) as RowsOf<Queries>
+  }
+  const answers: unknown[][] = []
+  for (const query of queries) answers.push(runInWriteGroup<unknown>(db, query) ?? (await db.executeQuery<unknown>(CompiledQuery.raw(query.sql, [...query.parameters]))).rows)
+  return answers as RowsOf<Queries>
 }

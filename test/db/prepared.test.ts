@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { writeTransaction } from '../../src/db/database.js'
-import { PreparedInsert, PreparedQuery } from '../../src/db/prepared.js'
+import { pipelined, PreparedInsert, PreparedQuery } from '../../src/db/prepared.js'
 import { startTestServer, type TestServer } from '../helper.js'
 
 let server: TestServer
@@ -77,5 +77,39 @@ describe('PreparedQuery', () => {
       { name: 'two', description: 'second', percentage: 7.5 },
       { name: 'three', description: null, percentage: 1 },
     ])
+  })
+})
+
+const INSERT_APP = new PreparedQuery<{ id: string }>(2, (db, id, name) => db.insertInto('apps').values({ id, name, created_at: '2026-01-01T00:00:00.000Z' }).returning('id'))
+const APP_NAMES_LIKE = new PreparedQuery<{ name: string }>(1, (db, like) => db.selectFrom('apps').select('name').where('name', 'like', like).orderBy('name'))
+
+describe('pipelined', () => {
+  it('runs its statements in order in the transaction, each answering its rows, and they commit together', async () => {
+    const db = server.app.db
+    const [first, second, both] = await writeTransaction(db, (tx) =>
+      pipelined(
+        tx,
+        INSERT_APP.bind(tx, '33333333-3333-4333-8333-333333333331', 'pipelined a'),
+        INSERT_APP.bind(tx, '33333333-3333-4333-8333-333333333332', 'pipelined b'),
+        APP_NAMES_LIKE.bind(tx, 'pipelined %'),
+      ),
+    )
+    expect(first).toEqual([{ id: '33333333-3333-4333-8333-333333333331' }])
+    expect(second).toEqual([{ id: '33333333-3333-4333-8333-333333333332' }])
+    // the third statement sees the first two's rows: they ran before it, in the same transaction
+    expect(both).toEqual([{ name: 'pipelined a' }, { name: 'pipelined b' }])
+    expect(await APP_NAMES_LIKE.execute(db, 'pipelined %')).toEqual([{ name: 'pipelined a' }, { name: 'pipelined b' }])
+  })
+
+  it('throws the first failure, and the transaction around it commits nothing, not even the statements before it', async () => {
+    const db = server.app.db
+    const id = '33333333-3333-4333-8333-333333333341'
+    const failure: unknown = await writeTransaction(db, (tx) =>
+      pipelined(tx, INSERT_APP.bind(tx, id, 'failing a'), INSERT_APP.bind(tx, id, 'failing b'), INSERT_APP.bind(tx, '33333333-3333-4333-8333-333333333342', 'failing c')),
+    ).catch((error: unknown) => error)
+    expect(String(failure)).toMatch(/unique|UNIQUE/)
+    expect(await APP_NAMES_LIKE.execute(db, 'failing %')).toEqual([])
+    // the connection is fine afterwards
+    expect(await writeTransaction(db, (tx) => pipelined(tx, INSERT_APP.bind(tx, id, 'failing d')))).toEqual([[{ id }]])
   })
 })

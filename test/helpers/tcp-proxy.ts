@@ -17,6 +17,11 @@ interface Pair {
 export class TcpProxy {
   private mode: ProxyMode = 'pass'
   private readonly pairs = new Set<Pair>()
+  /**
+   * Times a client sent something after its peer had answered (or first): its round trips, with
+   * what one write or several writes of one moment carry counted once.
+   */
+  flights = 0
 
   private constructor(
     private readonly server: Server,
@@ -69,8 +74,18 @@ export class TcpProxy {
       },
     }
     this.pairs.add(pair)
-    client.on('data', forward(upstream))
-    upstream.on('data', forward(client))
+    let clientSpokeLast = false
+    const toUpstream = forward(upstream)
+    const toClient = forward(client)
+    client.on('data', (chunk: Buffer) => {
+      if (!clientSpokeLast) this.flights++
+      clientSpokeLast = true
+      toUpstream(chunk)
+    })
+    upstream.on('data', (chunk: Buffer) => {
+      clientSpokeLast = false
+      toClient(chunk)
+    })
     const end = () => this.cut(pair)
     client.on('close', end)
     upstream.on('close', end)

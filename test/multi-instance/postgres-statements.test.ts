@@ -5,6 +5,8 @@ import { type Db, readSnapshot, writeTransaction } from '../../src/db/database.j
 import { openDatabase } from '../../src/modules/database.js'
 import { isDatabaseUnavailable } from '../../src/db/errors.js'
 import { NAMED_STATEMENT_LIMIT } from '../../src/db/postgres/statements.js'
+import { pipelined, PreparedQuery } from '../../src/db/prepared.js'
+import { TcpProxy } from '../helpers/tcp-proxy.js'
 import { dropFreshDatabases, type FreshDatabase, freshDatabase } from '../backend.js'
 import { startTestServer } from '../helper.js'
 
@@ -26,6 +28,44 @@ async function preparedTexts(db: Db): Promise<string[]> {
   const { rows } = await sql<{ statement: string }>`select statement from pg_prepared_statements order by prepare_time`.execute(db)
   return rows.map((row) => row.statement)
 }
+
+const INSERT_APP = new PreparedQuery<{ id: string }>(2, (db, id, name) => db.insertInto('apps').values({ id, name, created_at: '2026-01-01T00:00:00.000Z' }).returning('id'))
+
+describe('round trips on PostgreSQL', () => {
+  it("a write transaction's BEGIN goes out with its first statement, and pipelined statements go out together", async () => {
+    const fresh = await freshDatabase()
+    const target = new URL(fresh.url)
+    const proxy = await TcpProxy.start(target.hostname, Number(target.port))
+    const db = await openDatabase(parseDatabaseUrl(proxy.urlFor(fresh.url), 'DATABASE_URL', 1))
+    try {
+      // the connection made and both statements prepared, so only the runs below are counted
+      await writeTransaction(db, (tx) => pipelined(tx, INSERT_APP.bind(tx, '44444444-4444-4444-8444-444444444440', 'warm')))
+      await writeTransaction(db, (tx) => INSERT_APP.execute(tx, '44444444-4444-4444-8444-444444444449', 'warm 2'))
+
+      proxy.flights = 0
+      await writeTransaction(db, (tx) => INSERT_APP.execute(tx, '44444444-4444-4444-8444-444444444441', 'one'))
+      // BEGIN with the insert, then COMMIT: three before
+      expect(proxy.flights).toBe(2)
+
+      proxy.flights = 0
+      const rows = await writeTransaction(db, (tx) =>
+        pipelined(tx, INSERT_APP.bind(tx, '44444444-4444-4444-8444-444444444442', 'two'), INSERT_APP.bind(tx, '44444444-4444-4444-8444-444444444443', 'three')),
+      )
+      expect(rows).toEqual([[{ id: '44444444-4444-4444-8444-444444444442' }], [{ id: '44444444-4444-4444-8444-444444444443' }]])
+      // BEGIN with both inserts, then COMMIT
+      expect(proxy.flights).toBe(2)
+
+      proxy.flights = 0
+      // a transaction that ran nothing sends nothing
+      await writeTransaction(db, async () => undefined)
+      expect(proxy.flights).toBe(0)
+      expect(await fresh.query("select name from apps where name in ('one', 'two', 'three') order by name")).toEqual([{ name: 'one' }, { name: 'three' }, { name: 'two' }])
+    } finally {
+      await db.destroy()
+      await proxy.close()
+    }
+  })
+})
 
 describe('named statements on PostgreSQL', () => {
   it('a statement run three times is prepared once on its connection', async () => {

@@ -3,6 +3,30 @@ import type pg from 'pg'
 import { isReadOnlyRefusal, isStalePlan } from '../errors.js'
 import type { PrimaryPool } from './primary.js'
 
+/**
+ * The text `pipelined` (src/db/prepared.ts) hands kysely, its statements as the parameters: the
+ * connection below writes them at once instead (runPipeline). It never reaches PostgreSQL.
+ */
+export const PIPELINE = '/* devplatform: pipelined statements */'
+
+/** One statement of a pipeline, as `pipelined` hands it over. */
+export interface PipelinedQuery {
+  sql: string
+  parameters: readonly unknown[]
+}
+
+/** What one statement of a pipeline answered: its rows, or its error. */
+export type PipelinedOutcome = { rows: unknown[]; error?: undefined } | { error: unknown; rows?: undefined }
+
+function isPipelinedQuery(value: unknown): value is PipelinedQuery {
+  return typeof value === 'object' && value !== null && 'sql' in value && typeof value.sql === 'string' && 'parameters' in value && Array.isArray(value.parameters)
+}
+
+/** Kysely's transactions open with these texts (`onOneConnection`'s BEGIN, or with an isolation level). */
+const BEGINS = /^(begin|start transaction)\b/i
+
+const EMPTY_RESULT: PostgresQueryResult<never> = { command: 'SELECT', rowCount: 0, rows: [] }
+
 /** Distinct statement texts that get a server-side prepared statement; past it, texts run unnamed. */
 export const NAMED_STATEMENT_LIMIT = 500
 
@@ -85,22 +109,70 @@ interface StatementNames {
 function namedStatementClient(client: pg.PoolClient, statements: StatementNames, pool: PrimaryPool): PostgresPoolClient {
   // Kysely's transactions begin, commit and roll back with these texts (savepoints are not ends).
   let inTransaction = false
+  // A transaction's BEGIN waits here and goes out with the transaction's first statement, both
+  // written at once (the connection runs in pg's pipeline mode), so opening a transaction costs no
+  // round trip of its own. PostgreSQL runs them in order; a BEGIN fails only with its session
+  // (a plain BEGIN has no error of its own), so the statement never runs outside the transaction.
+  let pendingBegin: string | undefined
   // The session refused a write as read-only: its server is no longer the primary (a switchover
   // demoted it), so it leaves the pool when released and the next checkout looks for the primary.
   let refusedWrite = false
   async function run<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     try {
-      return await runStatement<R>(text, parameters)
+      if (text === PIPELINE) return resultOf<R>(await runPipeline(parameters))
+      if (parameters.length === 0 && BEGINS.test(text)) {
+        inTransaction = true
+        pendingBegin = text
+        return EMPTY_RESULT
+      }
+      const begin = pendingBegin
+      pendingBegin = undefined
+      if (begin === undefined) return await runStatement<R>(text, parameters)
+      // A transaction that ran nothing: its COMMIT (with no NOTIFY) or ROLLBACK has nothing to do.
+      if (parameters.length === 0 && /^(commit|rollback)$/i.test(text)) {
+        inTransaction = false
+        return EMPTY_RESULT
+      }
+      const begun = client.query(begin)
+      const answer = runStatement<R>(text, parameters)
+      try {
+        await begun
+      } catch (error) {
+        answer.catch(() => undefined)
+        throw error
+      }
+      return await answer
     } catch (error) {
       if (isReadOnlyRefusal(error)) refusedWrite = true
       throw error
     }
   }
+  /**
+   * `pipelined`'s statements (PIPELINE's parameters), written at once behind any waiting BEGIN and
+   * answered in order: each one's rows, or its error (a statement after a failed one in a
+   * transaction fails too, as PostgreSQL aborts the transaction).
+   */
+  async function runPipeline(parameters: ReadonlyArray<unknown>): Promise<pg.QueryResult> {
+    const queries = parameters.filter(isPipelinedQuery)
+    const answers: Promise<PostgresQueryResult<unknown>>[] = []
+    const begin = pendingBegin
+    pendingBegin = undefined
+    if (begin !== undefined) answers.push(client.query(begin).then(() => EMPTY_RESULT))
+    for (const query of queries) answers.push(runStatement(query.sql, query.parameters))
+    const settled = await Promise.allSettled(answers)
+    const outcomes = settled.slice(begin === undefined ? 0 : 1).map((outcome): PipelinedOutcome => {
+      if (outcome.status === 'fulfilled') return { rows: outcome.value.rows }
+      if (isReadOnlyRefusal(outcome.reason)) refusedWrite = true
+      return { error: outcome.reason }
+    })
+    const [began] = settled
+    if (begin !== undefined && began?.status === 'rejected') throw began.reason
+    return { command: 'SELECT', rowCount: outcomes.length, rows: outcomes, oid: 0, fields: [] }
+  }
   async function runStatement<R>(text: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>> {
     if (parameters.length === 0) {
       // pg sends a text without parameters in the simple protocol, unprepared.
-      if (/^(begin|start transaction)\b/i.test(text)) inTransaction = true
-      else if (/(^|;\s*)(commit|rollback)$/i.test(text)) inTransaction = false
+      if (/(^|;\s*)(commit|rollback)$/i.test(text)) inTransaction = false
       return resultOf<R>(await client.query(text))
     }
     const values = [...parameters]
