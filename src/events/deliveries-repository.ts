@@ -1,7 +1,7 @@
 import { type QueryCreator, sql } from 'kysely'
 import { chunks } from '../db/chunks.js'
 import { backendOf, type Db, writeTransaction } from '../db/database.js'
-import { PreparedQuery } from '../db/prepared.js'
+import { type BoundQuery, PreparedQuery } from '../db/prepared.js'
 import type { UnitOfWork } from '../db/unit-of-work.js'
 import type { Database } from '../db/schema.js'
 import type { AttemptOutcome, DeliveryStatus } from './tables.js'
@@ -175,13 +175,16 @@ function cancelPending(lockOnPostgres: (pending: ReturnType<typeof pendingOf>) =
  * select reads the snapshot the UPDATE started from, where the rows it canceled are still pending,
  * so they are left out by id.
  */
-const CANCEL_PENDING_LEAVING = new PreparedQuery(2, (db, webhookId, now) =>
-  db
+const CANCEL_PENDING_LEAVING = new PreparedQuery(2, (db, webhookId, now) => cancelPendingLeaving(db, webhookId, now))
+
+function cancelPendingLeaving(db: Db, webhookId: string, now: string, appId?: string) {
+  const pending = pendingOf(db, webhookId)
+  return db
     .with('canceled', (cte) =>
       cte
         .updateTable('deliveries')
         .set({ status: 'canceled', updated_at: now })
-        .where('id', 'in', pendingOf(cte, webhookId).forUpdate().skipLocked())
+        .where('id', 'in', (appId === undefined ? pending : pending.where('app_id', '=', appId)).forUpdate().skipLocked())
         .returning('id'),
     )
     .selectFrom('deliveries')
@@ -189,12 +192,26 @@ const CANCEL_PENDING_LEAVING = new PreparedQuery(2, (db, webhookId, now) =>
     .where('deliveries.webhook_id', '=', webhookId)
     .where('deliveries.status', '=', sql.lit('pending'))
     .where('deliveries.id', 'not in', (eb) => eb.selectFrom('canceled').select('canceled.id'))
-    .limit(1),
-)
+    .limit(1)
+}
+
+/**
+ * A DELETE's cancel (`cancelOnDelete`), of the application's own rows only: PostgreSQL's cancel
+ * that says what it left, as CANCEL_PENDING_LEAVING; SQLite's, as CANCEL_PENDING.skip.
+ */
+const CANCEL_OWNED_PENDING = new PreparedQuery<{ id: string }>(3, (db, webhookId, appId, now) => {
+  if (backendOf(db) === 'postgres') return cancelPendingLeaving(db, webhookId, now, appId)
+  return {
+    compile: () =>
+      sql<{ id: string }>`update "deliveries" set "status" = 'canceled', "updated_at" = ${now} where "id" in (select "id" from "deliveries" indexed by deliveries_queue where "webhook_id" = ${webhookId} and "status" = 'pending' and "app_id" = ${appId})`.compile(
+        db,
+      ),
+  }
+})
 
 /** `lockToStop`'s lock (PostgreSQL), with and without the owner's check: built once, as every DELETE takes it. */
 const LOCK_TO_STOP = new PreparedQuery(1, (db, webhookId) => liveWebhook(db, webhookId).forUpdate())
-const LOCK_OWNED_TO_STOP = new PreparedQuery(2, (db, webhookId, appId) => liveWebhook(db, webhookId).where('app_id', '=', appId).forUpdate())
+const LOCK_OWNED_TO_STOP = new PreparedQuery<{ id: string }>(2, (db, webhookId, appId) => liveWebhook(db, webhookId).where('app_id', '=', appId).forUpdate())
 
 /** A webhook that is not deleted: the start of `lockToStop` and `holdLive`. */
 function liveWebhook(db: Db, webhookId: string) {
@@ -525,6 +542,35 @@ export class DeliveriesRepository {
   async stopped(webhookId: string): Promise<void> {
     await this.cancelPendingOf(webhookId)
     this.unit?.webhookStopped(webhookId)
+  }
+
+  /** PostgreSQL: `lockToStop`'s lock of the application's webhook, as a statement for a DELETE to send with its own (`pipelined`); SQLite: none. */
+  lockOnDelete(webhookId: string, appId: string): BoundQuery<{ id: string }> | undefined {
+    return backendOf(this.db) === 'postgres' ? LOCK_OWNED_TO_STOP.bind(this.db, webhookId, appId) : undefined
+  }
+
+  /**
+   * A DELETE's cancel of the webhook's pending deliveries, as a statement to run after the lock
+   * (`lockOnDelete`) and the one that deletes the webhook, in the same transaction:
+   * WebhooksRepository.delete sends them together (`pipelined`). On PostgreSQL it starts after
+   * the lock was granted, so it sees what every outbox writer that held the row committed. The
+   * application's rows only: it runs whether or not the deletion found the webhook, and the
+   * caller rolls back when it did not. Its rows go to `deleted`.
+   */
+  cancelOnDelete(webhookId: string, appId: string, now: string): BoundQuery<{ id: string }> {
+    return CANCEL_OWNED_PENDING.bind(this.db, webhookId, appId, now)
+  }
+
+  /**
+   * The DELETE found the webhook and `cancelOnDelete` answered `left` (on PostgreSQL, a pending
+   * row it skipped, if any): abort its attempts once committed, and cancel again, waiting, what
+   * was left (as `cancelPendingOf`).
+   */
+  deleted(webhookId: string, left: readonly { id: string }[]): void {
+    const unit = this.unit
+    if (unit === undefined) throw new Error('deleted: a unit of work is needed')
+    if (left.length > 0) unit.afterCommit((db) => writeTransaction(db, (tx) => new DeliveriesRepository(tx).cancelPendingOf(webhookId, 'wait'), { retries: 3 }))
+    unit.webhookStopped(webhookId)
   }
 
   /** Whether this delivery is one of this webhook's (the caller has checked the webhook is the owner's). */

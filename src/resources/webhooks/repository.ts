@@ -1,7 +1,7 @@
 import { type Selectable, sql, type Updateable } from 'kysely'
 import { backendOf, type Db } from '../../db/database.js'
 import type { UnitOfWork } from '../../db/unit-of-work.js'
-import { PreparedQuery } from '../../db/prepared.js'
+import { pipelined, PreparedQuery } from '../../db/prepared.js'
 import { DeliveriesRepository } from '../../events/deliveries-repository.js'
 import type { WebhooksTable } from './tables.js'
 import { isoOf, newId, nowIso } from '../../db/time.js'
@@ -166,15 +166,26 @@ export class WebhooksRepository {
   /**
    * Marks the webhook deleted, cancels its pending deliveries, and returns it as it was. One
    * statement with the `deleted_at is null` guard, so of concurrent deletes exactly one gets the
-   * row. Run it in a transaction (`transact`), so the cancellation commits with the deletion.
+   * row. Run it in a transaction (`transact`), so the cancellation commits with the deletion, and
+   * roll it back when it returns undefined (the cancel ran all the same).
    */
   async delete(appId: string, id: string): Promise<WebhookRow | undefined> {
     const webhookId = id.toLowerCase()
-    await this.queue.lockToStop(webhookId, appId)
-    const row = await DELETE_WEBHOOK.executeTakeFirst(this.db, appId, webhookId, nowIso())
-    if (row !== undefined) await this.queue.stopped(row.id)
+    const now = nowIso()
+    // One round trip on PostgreSQL: the row's lock, the deletion and the cancel of its pending
+    // deliveries are written together, each a statement of its own, so the two after the lock
+    // see what the writers it waited for committed (their deliveries, their event counts).
+    const deletion = DELETE_WEBHOOK.bind(this.db, appId, webhookId, now)
+    const cancel = this.queue.cancelOnDelete(webhookId, appId, now)
+    const lock = this.queue.lockOnDelete(webhookId, appId)
+    const [[row], left] = lock === undefined ? await pipelined(this.db, deletion, cancel) : withoutFirst(await pipelined(this.db, lock, deletion, cancel))
+    if (row !== undefined) this.queue.deleted(row.id, left)
     return row
   }
+}
+
+function withoutFirst<Rest extends unknown[]>([, ...rest]: [unknown, ...Rest]): Rest {
+  return rest
 }
 
 /** The `event_types` column of a list: its JSON text, or null for every type. */
