@@ -1,4 +1,5 @@
 import { loadavg } from 'node:os'
+import { createCredentials } from '../test/multi-instance/delivery-helpers.js'
 import { closedPort } from '../test/multi-instance/limits-helpers.js'
 import { type FormationNode, PgFormation } from '../test/helpers/pg-formation.js'
 import { startServerProcess } from '../test/helpers/server-process.js'
@@ -40,26 +41,33 @@ async function main(): Promise<void> {
   process.stdout.write(`pg failover bench: ${ROUNDS} rounds of each kind; load ${load()}\n`)
   const started = performance.now()
   const formation = await PgFormation.start({ monitorPort: await closedPort(), nodePorts: [await closedPort(), await closedPort()] })
+  let writing = true
   try {
     const url = await formation.databaseUrl()
     process.stdout.write(`formation up in ${((performance.now() - started) / 1000).toFixed(1)} s: ${url}\n`)
-    const server = await startServerProcess({ HOST: '127.0.0.1', NODE_ENV: 'development', LOG_LEVEL: 'info', DATABASE_URL: url }, { expectDevKey: true, timeoutMs: 60_000 })
-    const key = server.devKey
-    if (key === undefined) throw new Error('no development key')
+    const server = await startServerProcess({ HOST: '127.0.0.1', NODE_ENV: 'development', LOG_LEVEL: 'info', DATABASE_URL: url }, { timeoutMs: 60_000 })
+    // A key of its own with a limit above the load: the development key's (100 an hour) would
+    // answer 429 within the first rounds, and no write would ever succeed again.
+    const key = (await createCredentials(url, 'failover-bench')).headers
     const answers: Answer[] = []
-    let writing = true
     const writers = [0, 1].map(async (writer) => {
       for (let n = 0; writing; n++) {
         const sentAt = performance.now()
-        const res = await fetch(`${server.baseUrl}/api/v0/customers`, {
+        // No answer at all (the server gone, the request timed out) counts as status 0.
+        const answer = await fetch(`${server.baseUrl}/api/v0/customers`, {
           method: 'POST',
           headers: { ...key, 'content-type': 'application/json' },
           body: JSON.stringify({ first_name: `bench-${writer}-${n}`, last_name: 'Failover', phone_number: '+14155550100' }),
           signal: AbortSignal.timeout(60_000),
-        })
-        await res.text()
-        answers.push({ status: res.status, retryAfter: res.headers.get('retry-after') !== null, sentAt, ms: performance.now() - sentAt })
-        await sleep(res.status === 201 ? 20 : 100)
+        }).then(
+          async (res) => {
+            await res.text()
+            return { status: res.status, retryAfter: res.headers.get('retry-after') !== null }
+          },
+          () => ({ status: 0, retryAfter: false }),
+        )
+        answers.push({ ...answer, sentAt, ms: performance.now() - sentAt })
+        await sleep(answer.status === 201 ? 20 : 100)
       }
     })
 
@@ -81,7 +89,10 @@ async function main(): Promise<void> {
       }
       const promoted = promotedAt
       while (!answers.some((answer) => answer.status === 201 && answer.sentAt > promoted)) {
-        if (performance.now() - promoted > 60_000) throw new Error(`round ${round}: no write within 60 s of the promotion`)
+        if (performance.now() - promoted > 60_000) {
+          const since = answers.filter((answer) => answer.sentAt > promoted).map((answer) => answer.status)
+          throw new Error(`round ${round}: no write within 60 s of the promotion; answers since: ${[...new Set(since)].map((status) => `${since.filter((each) => each === status).length}× ${status}`).join(', ')}`)
+        }
         await sleep(20)
       }
       const resumed = Math.min(...answers.filter((answer) => answer.status === 201 && answer.sentAt > promoted).map((answer) => answer.sentAt + answer.ms))
@@ -112,6 +123,7 @@ async function main(): Promise<void> {
         `slowest answer ${(Math.max(...answers.map((answer) => answer.ms)) / 1000).toFixed(1)} s; load ${load()}\n`,
     )
   } finally {
+    writing = false
     cleanUp()
     await formation.stop()
   }
