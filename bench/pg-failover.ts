@@ -102,11 +102,7 @@ async function main(): Promise<void> {
       await switching
       if (kind === 'kill -9') formation.restart(primary)
       // The next round starts from a primary with its synchronous standby again.
-      while (true) {
-        const states = [...(await formation.states()).values()].sort()
-        if (states.join() === 'primary,secondary') break
-        await sleep(250)
-      }
+      await formation.settled(120_000)
     }
     writing = false
     await Promise.all(writers)

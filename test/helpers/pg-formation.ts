@@ -148,6 +148,14 @@ export class PgFormation {
     node.process = this.spawn(node.name, ['run', '--pgdata', node.pgdata])
   }
 
+  /**
+   * Resolves once the monitor hears one node as primary and the other as secondary (its
+   * synchronous standby again, after a failover); rejects after timeoutMs.
+   */
+  async settled(timeoutMs = 60_000): Promise<void> {
+    await this.until(Date.now() + timeoutMs, 'a primary and a secondary', async () => [...(await this.states()).values()].sort().join() === 'primary,secondary')
+  }
+
   /** `pg_autoctl perform switchover`: the primary hands over to the standby and becomes its standby; resolves when done. */
   async switchover(): Promise<void> {
     await this.autoctl(['perform', 'switchover', '--formation', 'default', '--pgdata', join(this.dir, 'monitor')], 120_000)

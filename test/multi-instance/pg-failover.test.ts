@@ -1,11 +1,11 @@
 // vitest: postgres project only — a pg_auto_failover formation of its own, beside the suite's PostgreSQL
 import { randomBytes, randomUUID } from 'node:crypto'
 import type pg from 'pg'
-import { afterAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectToPrimary } from '../../src/db/postgres/primary.js'
 import { IDEMPOTENCY, KEY_ANSWER_LOST, KEY_IN_PROGRESS } from '../../src/idempotency/plugin.js'
 import { randomEvmAddress } from '../helper.js'
-import { type FormationNode, PgFormation } from '../helpers/pg-formation.js'
+import { PgFormation } from '../helpers/pg-formation.js'
 import { cleanUp } from '../processes.js'
 import { startServerProcess } from '../helpers/server-process.js'
 import { cliJson, type Credentials, type Instance, serviceVars, sleep } from './delivery-helpers.js'
@@ -16,8 +16,9 @@ import { ledgerVerify } from './money-helpers.js'
  * Two servers on a pg_auto_failover formation (a monitor, a primary and its synchronous standby),
  * given the formation URI, under writes of plain resources (customers) and of money (sandbox test
  * payments, deposits that become drains, stablecoin transfers out, all advanced by the servers'
- * schedulers) while the primary's machine dies (its postmaster and keeper killed with kill -9).
- * Every write answered 2xx is on the promoted standby; every answer meanwhile is 2xx or 503 with
+ * schedulers) while the primary's machine dies (its postmaster and keeper killed with kill -9), then,
+ * once that node has rejoined as the standby, while `pg_autoctl perform switchover` hands the
+ * primary back to it. For each: every write answered 2xx is on the promoted standby; every answer meanwhile is 2xx or 503 with
  * Retry-After, never a 500 and never a hang; writes resume within 15 s of the promotion without a
  * restart; retried with their Idempotency-Key (or deposit hash) the writes answered 503 are carried
  * out once; every drain and transfer went through each of its states once; `devplatform ledger
@@ -93,8 +94,144 @@ async function checkStepsOnce(url: string, table: 'drains' | 'transfers', eventP
   return rows.length
 }
 
+/** The formation and what both failovers write with: two servers, a key, a liquidation address, a funded wallet. */
+interface Platform {
+  formation: PgFormation
+  url: string
+  servers: Instance[]
+  credentials: Credentials
+  addressPath: string
+  addressId: string
+  walletId: string
+}
+
+let platform: Platform | undefined
+/** Numbers the writes of both failovers: markers and transfer amounts stay unique across them. */
+let sequence = 0
+
+function nextWrite(server: Instance, { addressPath, addressId, walletId }: Platform): Omit<Write, 'status' | 'message' | 'retryAfter' | 'sentAt' | 'receivedAt'> {
+  const n = sequence++
+  const marker = `w${n}-${randomBytes(3).toString('hex')}`
+  switch ((['payment', 'deposit', 'customer', 'transfer'] as const)[n % 4]) {
+    case 'payment':
+      return { kind: 'payment', marker, server, path: '/api/v0/test-payment', body: { amount: '1.00', currency: 'USD', description: marker }, idempotencyKey: randomUUID() }
+    case 'deposit': {
+      const hash = `0x${randomBytes(32).toString('hex')}`
+      return { kind: 'deposit', marker: hash, server, path: `${addressPath}/${addressId}/simulate_deposit`, body: { amount: '5.00', deposit_tx_hash: hash } }
+    }
+    case 'customer':
+      return { kind: 'customer', marker, server, path: '/api/v0/customers', body: { first_name: marker, last_name: 'Writer', phone_number: '+14155550100' } }
+    default: {
+      // The amount finds the transfer: cents unique to this write.
+      const amount = `${1 + Math.floor(n / 100)}.${String(n % 100).padStart(2, '0')}`
+      return { kind: 'transfer', marker: amount, server, path: '/api/v0/transfers/external-stablecoin-transfer', body: { sourceWalletId: walletId, sourceCurrency: 'usdc', destinationCurrency: 'usdc', beneficiaryId: 'beneficiary_1', amount: Number(amount) } }
+    }
+  }
+}
+
+/**
+ * Four writers over the two servers from 2 s before the failover until writes have resumed for
+ * 2 s, then every guarantee checked; the line it prints says how long each phase took.
+ */
+async function failoverUnderWrites(kind: 'kill -9' | 'switchover'): Promise<void> {
+  if (platform === undefined) throw new Error('no formation')
+  const { formation, url, servers, credentials } = platform
+  const started = performance.now()
+  // A primary with its synchronous standby: at once the first time, after the killed node's rejoining the next.
+  await formation.settled(60_000)
+  const settledMs = performance.now() - started
+  const primary = await formation.writable()
+  if (primary === undefined) throw new Error('no node takes writes')
+
+  const writes: Write[] = []
+  let stopAt = Number.POSITIVE_INFINITY
+  const writers = [0, 1, 2, 3].map(async (index) => {
+    while (performance.now() < stopAt) {
+      const write = await send(nextWrite(servers[index % 2] as Instance, platform as Platform), credentials)
+      writes.push(write)
+      if (write.status === 503) await sleep(100)
+    }
+  })
+  await sleep(2_000)
+  const failedAt = performance.now()
+  let switching: Promise<unknown> = Promise.resolve()
+  if (kind === 'kill -9') formation.kill9(primary)
+  // Its failure is thrown once the writers are done.
+  else switching = formation.switchover().then(() => undefined, (error: unknown) => error)
+  let promotedAt: number | undefined
+  while (promotedAt === undefined && performance.now() - failedAt < 60_000) {
+    const now = performance.now()
+    const writable = await formation.writable()
+    if (writable !== undefined && writable !== primary) promotedAt = now
+    else await sleep(100)
+  }
+  if (promotedAt === undefined) throw new Error(`${kind}: the standby was not promoted within 60 s`)
+  const promoted = promotedAt
+  while (!writes.some((write) => write.status < 300 && write.sentAt > promoted) && performance.now() - promoted < 30_000) await sleep(50)
+  stopAt = performance.now() + 2_000
+  await Promise.all(writers)
+  const switchoverFailure = await switching
+  if (switchoverFailure !== undefined) throw switchoverFailure
+  // The killed machine comes back: it rejoins as the standby while the writes are checked.
+  if (kind === 'kill -9') formation.restart(primary)
+
+  // Every answer: 2xx, or 503 with Retry-After (while there was no primary), within the budget.
+  const statuses = new Map<number, number>()
+  for (const write of writes) statuses.set(write.status, (statuses.get(write.status) ?? 0) + 1)
+  const refused = writes.filter((write) => write.status === 503)
+  expect([...statuses.keys()].filter((status) => status !== 503 && (status < 200 || status >= 300)), JSON.stringify([...statuses])).toEqual([])
+  expect(refused.filter((write) => write.retryAfter === null || !/^\d+$/.test(write.retryAfter))).toEqual([])
+  // A machine dying leaves seconds without a primary; a switchover may hand over between two writes.
+  if (kind === 'kill -9') expect(refused.length).toBeGreaterThan(0)
+  expect(Math.max(...writes.map((write) => write.receivedAt - write.sentAt))).toBeLessThan(ANSWER_BUDGET_MS)
+  const resumed = writes.filter((write) => write.status < 300 && write.sentAt > promoted).map((write) => write.receivedAt)
+  const resumedMs = Math.min(...resumed) - promoted
+  expect(resumedMs).toBeLessThan(15_000)
+
+  // What was refused is sent again: payments with their Idempotency-Key and deposits with their
+  // hash are carried out once: 201, or 409 when the first attempt had been carried out. A key
+  // whose first attempt could not release its claim (no primary then) is held until its lease
+  // ends: 409 "still in progress", to be sent again later.
+  const leaseEnds = performance.now() + IDEMPOTENCY.leaseMs + 5_000
+  await Promise.all(refused.filter((each) => each.kind === 'payment' || each.kind === 'deposit').map(async (write) => {
+    let again = await send(write, credentials)
+    while (again.status === 409 && again.message === KEY_IN_PROGRESS && performance.now() < leaseEnds) {
+      await sleep(500)
+      again = await send(write, credentials)
+    }
+    expect([201, 409], `${write.kind} ${write.marker}: ${again.message}`).toContain(again.status)
+    if (again.status === 409) expect(again.message).toMatch(write.kind === 'payment' ? KEY_ANSWER_LOST : /already received/)
+  }))
+
+  // Nothing acknowledged is lost, nothing is there twice.
+  const count = async (text: string, marker: string) => Number((await query<{ n: string }>(url, text, marker))[0]?.n)
+  const counts = { customer: 'select count(*) as n from customers where first_name = $1', payment: 'select count(*) as n from test_payments where description = $1', deposit: 'select count(*) as n from drains where deposit_tx_hash = $1', transfer: "select count(*) as n from transfers where kind = 'external_stablecoin' and amount = $1" }
+  for (const write of writes) {
+    const n = write.kind === 'transfer' ? await count(counts.transfer, String(Math.round(Number(write.marker) * 1_000_000))) : await count(counts[write.kind], write.marker)
+    const retried = write.status === 503 && (write.kind === 'payment' || write.kind === 'deposit')
+    if (write.status < 300 || retried) expect(n, `${write.kind} ${write.marker} answered ${write.status}`).toBe(1)
+    else expect(n, `${write.kind} ${write.marker} answered ${write.status}`).toBeLessThanOrEqual(1)
+  }
+
+  // Every drain and transfer ends, each state once; the ledger balances.
+  const deadline = performance.now() + 30_000
+  while ((await query(url, "select 1 from drains where next_step_at is not null union all select 1 from transfers where next_step_at is not null")).length > 0) {
+    if (performance.now() > deadline) throw new Error(`drains or transfers still have steps to come 30 s after the ${kind}`)
+    await sleep(200)
+  }
+  const drains = await checkStepsOnce(url, 'drains', 'liquidation_address.drain.')
+  const transfers = await checkStepsOnce(url, 'transfers', 'transfer.')
+  await ledgerVerify(url)
+
+  const phases = `primary and standby settled in ${Math.round(settledMs)} ms; promoted ${Math.round(promoted - failedAt)} ms after the ${kind}; writes resumed ${Math.round(resumedMs)} ms after promotion`
+  process.stdout.write(
+    `pg failover (${kind}): ${phases}; ` +
+      `${writes.length} writes (${[...statuses].map(([status, n]) => `${n}× ${status}`).join(', ')}), ${drains} drains, ${transfers} transfers in all; ${Math.round(performance.now() - started)} ms\n`,
+  )
+}
+
 describe('PostgreSQL failover under writes (pg_auto_failover, synchronous standby)', () => {
-  it('loses no acknowledged write, answers 503 + Retry-After meanwhile, resumes within 15 s of the promotion, and runs no money step twice', { timeout: 240_000 }, async () => {
+  beforeAll(async () => {
     const started = performance.now()
     formation = await PgFormation.start({ monitorPort: await closedPort(), nodePorts: [await closedPort(), await closedPort()] })
     const url = await formation.databaseUrl()
@@ -125,106 +262,16 @@ describe('PostgreSQL failover under writes (pg_auto_failover, synchronous standb
     const funding = await send({ kind: 'payment', marker: 'funding', server: serverA, path: '/api/v0/test-payment', body: { amount: '100000.00', currency: 'USD', description: 'funding' }, idempotencyKey: randomUUID() }, credentials)
     expect(funding.status).toBe(201)
     const walletId = (await query<{ wallet_id: string }>(url, "select wallet_id from test_payments where description = 'funding'"))[0]?.wallet_id
+    if (walletId === undefined) throw new Error('no funded wallet')
+    platform = { formation, url, servers, credentials, addressPath, addressId, walletId }
+    process.stdout.write(`pg failover: formation up in ${Math.round(setUpMs)} ms; platform ready in ${Math.round(performance.now() - started)} ms\n`)
+  }, 150_000)
 
-    let sequence = 0
-    const nextWrite = (server: Instance): Omit<Write, 'status' | 'message' | 'retryAfter' | 'sentAt' | 'receivedAt'> => {
-      const n = sequence++
-      const marker = `w${n}-${randomBytes(3).toString('hex')}`
-      switch ((['payment', 'deposit', 'customer', 'transfer'] as const)[n % 4]) {
-        case 'payment':
-          return { kind: 'payment', marker, server, path: '/api/v0/test-payment', body: { amount: '1.00', currency: 'USD', description: marker }, idempotencyKey: randomUUID() }
-        case 'deposit': {
-          const hash = `0x${randomBytes(32).toString('hex')}`
-          return { kind: 'deposit', marker: hash, server, path: `${addressPath}/${addressId}/simulate_deposit`, body: { amount: '5.00', deposit_tx_hash: hash } }
-        }
-        case 'customer':
-          return { kind: 'customer', marker, server, path: '/api/v0/customers', body: { first_name: marker, last_name: 'Writer', phone_number: '+14155550100' } }
-        default: {
-          // The amount finds the transfer: cents unique to this write.
-          const amount = `${1 + Math.floor(n / 100)}.${String(n % 100).padStart(2, '0')}`
-          return { kind: 'transfer', marker: amount, server, path: '/api/v0/transfers/external-stablecoin-transfer', body: { sourceWalletId: walletId, sourceCurrency: 'usdc', destinationCurrency: 'usdc', beneficiaryId: 'beneficiary_1', amount: Number(amount) } }
-        }
-      }
-    }
+  it('kill -9 of the primary: loses no acknowledged write, answers 503 + Retry-After meanwhile, resumes within 15 s of the promotion, and runs no money step twice', { timeout: 150_000 }, async () => {
+    await failoverUnderWrites('kill -9')
+  })
 
-    // Four writers over the two servers, from before the kill until writes have resumed for 2 s.
-    const writes: Write[] = []
-    let stopAt = Number.POSITIVE_INFINITY
-    const writers = [0, 1, 2, 3].map(async (index) => {
-      while (performance.now() < stopAt) {
-        const write = await send(nextWrite(servers[index % 2] as Instance), credentials)
-        writes.push(write)
-        if (write.status === 503) await sleep(100)
-      }
-    })
-    await sleep(2_000)
-    const primary = (await formation.writable()) as FormationNode
-    expect(primary.name).toBe('node1')
-    const killedAt = performance.now()
-    formation.kill9(primary)
-    let promotedAt: number | undefined
-    while (promotedAt === undefined && performance.now() - killedAt < 60_000) {
-      const now = performance.now()
-      if ((await formation.writable())?.name === 'node2') promotedAt = now
-      else await sleep(100)
-    }
-    if (promotedAt === undefined) throw new Error('the standby was not promoted within 60 s')
-    const promoted = promotedAt
-    while (!writes.some((write) => write.status < 300 && write.sentAt > promoted) && performance.now() - promoted < 30_000) await sleep(50)
-    stopAt = performance.now() + 2_000
-    await Promise.all(writers)
-
-    // Every answer: 2xx, or 503 with Retry-After (while there was no primary), within the budget.
-    const statuses = new Map<number, number>()
-    for (const write of writes) statuses.set(write.status, (statuses.get(write.status) ?? 0) + 1)
-    const refused = writes.filter((write) => write.status === 503)
-    expect([...statuses.keys()].filter((status) => status !== 503 && (status < 200 || status >= 300)), JSON.stringify([...statuses])).toEqual([])
-    expect(refused.filter((write) => write.retryAfter === null || !/^\d+$/.test(write.retryAfter))).toEqual([])
-    expect(refused.length).toBeGreaterThan(0)
-    expect(Math.max(...writes.map((write) => write.receivedAt - write.sentAt))).toBeLessThan(ANSWER_BUDGET_MS)
-    const resumed = writes.filter((write) => write.status < 300 && write.sentAt > promoted).map((write) => write.receivedAt)
-    const resumedMs = Math.min(...resumed) - promoted
-    expect(resumedMs).toBeLessThan(15_000)
-
-    // What was refused is sent again: payments with their Idempotency-Key and deposits with their
-    // hash are carried out once: 201, or 409 when the first attempt had been carried out. A key
-    // whose first attempt could not release its claim (no primary then) is held until its lease
-    // ends: 409 "still in progress", to be sent again later.
-    const leaseEnds = performance.now() + IDEMPOTENCY.leaseMs + 5_000
-    await Promise.all(refused.filter((each) => each.kind === 'payment' || each.kind === 'deposit').map(async (write) => {
-      let again = await send(write, credentials)
-      while (again.status === 409 && again.message === KEY_IN_PROGRESS && performance.now() < leaseEnds) {
-        await sleep(500)
-        again = await send(write, credentials)
-      }
-      expect([201, 409], `${write.kind} ${write.marker}: ${again.message}`).toContain(again.status)
-      if (again.status === 409) expect(again.message).toMatch(write.kind === 'payment' ? KEY_ANSWER_LOST : /already received/)
-    }))
-
-    // Nothing acknowledged is lost, nothing is there twice.
-    const count = async (text: string, marker: string) => Number((await query<{ n: string }>(url, text, marker))[0]?.n)
-    const counts = { customer: 'select count(*) as n from customers where first_name = $1', payment: 'select count(*) as n from test_payments where description = $1', deposit: 'select count(*) as n from drains where deposit_tx_hash = $1', transfer: "select count(*) as n from transfers where kind = 'external_stablecoin' and amount = $1" }
-    for (const write of writes) {
-      const n = write.kind === 'transfer' ? await count(counts.transfer, String(Math.round(Number(write.marker) * 1_000_000))) : await count(counts[write.kind], write.marker)
-      const retried = write.status === 503 && (write.kind === 'payment' || write.kind === 'deposit')
-      if (write.status < 300 || retried) expect(n, `${write.kind} ${write.marker} answered ${write.status}`).toBe(1)
-      else expect(n, `${write.kind} ${write.marker} answered ${write.status}`).toBeLessThanOrEqual(1)
-    }
-
-    // Every drain and transfer ends, each state once; the ledger balances.
-    const deadline = performance.now() + 30_000
-    while ((await query(url, "select 1 from drains where next_step_at is not null union all select 1 from transfers where next_step_at is not null")).length > 0) {
-      if (performance.now() > deadline) throw new Error('drains or transfers still have steps to come 30 s after the failover')
-      await sleep(200)
-    }
-    const drains = await checkStepsOnce(url, 'drains', 'liquidation_address.drain.')
-    const transfers = await checkStepsOnce(url, 'transfers', 'transfer.')
-    await ledgerVerify(url)
-
-    const phases = `formation up in ${Math.round(setUpMs)} ms; promoted ${Math.round(promoted - killedAt)} ms after kill -9; writes resumed ${Math.round(resumedMs)} ms after promotion`
-    process.stdout.write(
-      `pg failover: ${phases}; ` +
-        `${writes.length} writes (${[...statuses].map(([status, n]) => `${n}× ${status}`).join(', ')}), ${drains} drains, ${transfers} transfers; test ${Math.round(performance.now() - started)} ms\n`,
-    )
+  it('switchover back to the rejoined node: the same guarantees', { timeout: 150_000 }, async () => {
+    await failoverUnderWrites('switchover')
   })
 })
