@@ -24,7 +24,8 @@ function sleep(ms: number): Promise<void> {
 
 function quantiles(values: readonly number[]): string {
   const sorted = [...values].sort((a, b) => a - b)
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))] ?? Number.NaN
+  // Nearest rank: the smallest value with at least p of them at or below it.
+  const at = (p: number) => sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)] ?? Number.NaN
   const s = (ms: number) => (ms / 1000).toFixed(1)
   return `min ${s(at(0))} s, median ${s(at(0.5))} s, p90 ${s(at(0.9))} s, max ${s(sorted[sorted.length - 1] ?? Number.NaN)} s`
 }
