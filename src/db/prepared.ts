@@ -1,7 +1,7 @@
 import { type Compilable, CompiledQuery, type Insertable, type RawBuilder, sql } from 'kysely'
 import { type Backend, backendOf, type Db } from './database.js'
 import { queryOnce } from './postgres/open.js'
-import { PIPELINE, type PipelinedOutcome } from './postgres/statements.js'
+import { PIPELINE } from './postgres/statements.js'
 import { readNow } from './sqlite/open.js'
 import { runInWriteGroup } from './sqlite/write-groups.js'
 import type { Database } from './schema.js'
@@ -130,6 +130,12 @@ export class PreparedInsert<Table extends keyof Database> {
   constructor(private readonly table: Table) {}
 
   async execute(db: Db, row: Insertable<Database[Table]> & Record<string, ColumnValue>): Promise<void> {
+    const query = this.bind(db, row)
+    if (runInWriteGroup(db, query) === undefined) await db.executeQuery(query)
+  }
+
+  /** The insert of `row`, to hand to `pipelined`. */
+  bind(db: Db, row: Insertable<Database[Table]> & Record<string, ColumnValue>): CompiledQuery<never> {
     const columns = Object.keys(row)
     const key = `${backendOf(db)} ${columns.join(',')}`
     let compiled = this.compiled.get(key)
@@ -143,8 +149,7 @@ export class PreparedInsert<Table extends keyof Database> {
         .compile()
       this.compiled.set(key, compiled)
     }
-    const query = bound(compiled, (slot) => row[columns[slot] ?? ''])
-    if (runInWriteGroup(db, query) === undefined) await db.executeQuery(query)
+    return bound(compiled, (slot) => row[columns[slot] ?? ''])
   }
 }
 
@@ -158,22 +163,49 @@ export interface BoundQuery<Row> {
 
 type RowsOf<Queries extends readonly BoundQuery<unknown>[]> = { [K in keyof Queries]: Queries[K] extends BoundQuery<infer Row> ? Row[] : never }
 
+/** What one statement of `pipelinedOutcomes` answered: its rows, or why it failed. */
+export type Outcome<Row> = { ok: true; rows: Row[] } | { ok: false; error: unknown }
+
+type OutcomesOf<Queries extends readonly BoundQuery<unknown>[]> = { [K in keyof Queries]: Queries[K] extends BoundQuery<infer Row> ? Outcome<Row> : never }
+
 /**
  * Statements whose values do not depend on one another's rows, run in order in `db` (a
- * transaction, usually), each answering its rows. On PostgreSQL they are written at once, behind
- * the transaction's waiting BEGIN if it has not run yet: one round trip for them all. On SQLite
- * they run one after the other. The first failure is thrown: on PostgreSQL once every statement
- * has answered (in a transaction the ones after it fail with it, the transaction being aborted),
- * on SQLite before the next one runs.
+ * transaction, usually), each answering its rows or its failure, for a caller that decides which
+ * failure counts (a lookup's answer before an insert's conflict). On PostgreSQL they are written
+ * at once, behind the transaction's waiting BEGIN if it has not run yet: one round trip for them
+ * all; in a transaction, the ones after a failure fail too (PostgreSQL aborts the transaction).
+ * On SQLite they run one after the other, and none runs after a failure.
+ */
+export async function pipelinedOutcomes<Queries extends readonly BoundQuery<unknown>[]>(db: Db, ...queries: Queries): Promise<OutcomesOf<Queries>> {
+  if (backendOf(db) === 'postgres') {
+    const { rows } = await db.executeQuery<Outcome<unknown>>(CompiledQuery.raw(PIPELINE, queries.map(({ sql, parameters }) => ({ sql, parameters }))))
+    return rows as OutcomesOf<Queries>
+  }
+  const outcomes: Outcome<unknown>[] = []
+  for (const query of queries) {
+    if (outcomes.some((outcome) => !outcome.ok)) {
+      outcomes.push({ ok: false, error: new Error('not run: a statement before it in the pipeline failed') })
+      continue
+    }
+    try {
+      outcomes.push({ ok: true, rows: runInWriteGroup<unknown>(db, query) ?? (await db.executeQuery<unknown>(CompiledQuery.raw(query.sql, [...query.parameters]))).rows })
+    } catch (error) {
+      outcomes.push({ ok: false, error })
+    }
+  }
+  return outcomes as OutcomesOf<Queries>
+}
+
+/**
+ * `pipelinedOutcomes`, when any failure is the caller's failure: each statement's rows, or the
+ * first failure thrown.
  */
 export async function pipelined<Queries extends readonly BoundQuery<unknown>[]>(db: Db, ...queries: Queries): Promise<RowsOf<Queries>> {
-  if (backendOf(db) === 'postgres') {
-    const { rows } = await db.executeQuery<PipelinedOutcome>(CompiledQuery.raw(PIPELINE, queries.map(({ sql, parameters }) => ({ sql, parameters }))))
-    const failed = rows.find((outcome) => outcome.error !== undefined)
-    if (failed !== undefined) throw failed.error
-    return rows.map((outcome) => outcome.rows ?? []) as RowsOf<Queries>
+  const outcomes: readonly Outcome<unknown>[] = await pipelinedOutcomes(db, ...queries)
+  const rows: unknown[][] = []
+  for (const outcome of outcomes) {
+    if (!outcome.ok) throw outcome.error
+    rows.push(outcome.rows)
   }
-  const answers: unknown[][] = []
-  for (const query of queries) answers.push(runInWriteGroup<unknown>(db, query) ?? (await db.executeQuery<unknown>(CompiledQuery.raw(query.sql, [...query.parameters]))).rows)
-  return answers as RowsOf<Queries>
+  return rows as RowsOf<Queries>
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely'
 import { chunks } from '../db/chunks.js'
 import { backendOf, type Db } from '../db/database.js'
-import { PreparedInsert, PreparedQuery } from '../db/prepared.js'
+import { type BoundQuery, PreparedInsert, PreparedQuery } from '../db/prepared.js'
 import type { UnitOfWork } from '../db/unit-of-work.js'
 import { newId, nowIso } from '../db/time.js'
 import { eventEnvironmentOf } from './environment.js'
@@ -112,7 +112,14 @@ function lockedActiveWebhooksOf(db: Db, appId: string) {
  * each with whether an event of the application waits for a dispatcher's fan-out: one statement,
  * built once (PreparedQuery), as it runs on every write that emits an event.
  */
-const INLINE_CANDIDATES = new PreparedQuery<FanOutWebhook & { pending: number }>(1, (db, appId) =>
+type OutboxCandidate = FanOutWebhook & { pending: number }
+
+/** `outboxRead`'s rows, as `emit` takes them. */
+export interface OutboxRead {
+  rows: readonly OutboxCandidate[]
+}
+
+const INLINE_CANDIDATES = new PreparedQuery<OutboxCandidate>(1, (db, appId) =>
   lockedActiveWebhooksOf(db, appId)
     .select(sql<number>`case when exists (select 1 from events where app_id = ${appId} and fanout_pending = 1) then 1 else 0 end`.as('pending'))
     .limit(INLINE_FANOUT_MAX + 1),
@@ -197,9 +204,9 @@ export class EventsRepository {
    * writes of one application share it, and the outcome writer's updates of the row do not wait
    * for it (the event count is kept in rows of its own, webhook_event_counts).
    */
-  async emit(appId: string, type: EventType, data: unknown): Promise<string> {
+  async emit(appId: string, type: EventType, data: unknown, read?: OutboxRead): Promise<string> {
     const event = this.eventRow(appId, type, data)
-    const candidates = await INLINE_CANDIDATES.execute(this.db, appId)
+    const candidates = read?.rows ?? (await INLINE_CANDIDATES.execute(this.db, appId))
     const inline = candidates.length <= INLINE_FANOUT_MAX && !candidates.some((webhook) => webhook.pending === 1)
     const [only] = candidates
     if (
@@ -225,6 +232,15 @@ export class EventsRepository {
     // a write never waits behind it).
     if ((await this.writeDeliveries(appId, [event], candidates)).length > 0) this.unit.deliveriesWritten()
     return event.id
+  }
+
+  /**
+   * `emit`'s first statement (the application's webhooks, locked), to send with the caller's own
+   * statements (`pipelined`) and hand to `emit` as an OutboxRead: the same read, one round trip
+   * fewer. Send it in the transaction that then emits, after the statements the event reports on.
+   */
+  outboxRead(appId: string): BoundQuery<OutboxCandidate> {
+    return INLINE_CANDIDATES.bind(this.db, appId)
   }
 
   /**

@@ -15,8 +15,8 @@ export interface PipelinedQuery {
   parameters: readonly unknown[]
 }
 
-/** What one statement of a pipeline answered: its rows, or its error. */
-export type PipelinedOutcome = { rows: unknown[]; error?: undefined } | { error: unknown; rows?: undefined }
+/** What one statement of a pipeline answered: its rows, or its error (`Outcome` in src/db/prepared.ts). */
+type PipelinedOutcome = { ok: true; rows: unknown[] } | { ok: false; error: unknown }
 
 function isPipelinedQuery(value: unknown): value is PipelinedQuery {
   return typeof value === 'object' && value !== null && 'sql' in value && typeof value.sql === 'string' && 'parameters' in value && Array.isArray(value.parameters)
@@ -161,9 +161,9 @@ function namedStatementClient(client: pg.PoolClient, statements: StatementNames,
     for (const query of queries) answers.push(runStatement(query.sql, query.parameters))
     const settled = await Promise.allSettled(answers)
     const outcomes = settled.slice(begin === undefined ? 0 : 1).map((outcome): PipelinedOutcome => {
-      if (outcome.status === 'fulfilled') return { rows: outcome.value.rows }
+      if (outcome.status === 'fulfilled') return { ok: true, rows: outcome.value.rows }
       if (isReadOnlyRefusal(outcome.reason)) refusedWrite = true
-      return { error: outcome.reason }
+      return { ok: false, error: outcome.reason }
     })
     const [began] = settled
     if (begin !== undefined && began?.status === 'rejected') throw began.reason

@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import { containsIgnoringCase } from '../../db/like.js'
 import { newestFirstPage } from '../../db/newest-first-page.js'
-import { PreparedQuery } from '../../db/prepared.js'
+import { type BoundQuery, PreparedQuery } from '../../db/prepared.js'
 import type { CustomersTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
 import { Conflict } from '../../errors.js'
@@ -98,6 +98,11 @@ export class CustomersRepository {
 
   async find(appId: string, id: string): Promise<CustomerRow | undefined> {
     return FIND_CUSTOMER.executeTakeFirst(this.db, appId, id.toLowerCase())
+  }
+
+  /** `find` as a statement, to send with others (`pipelined`). */
+  lookup(appId: string, id: string): BoundQuery<CustomerRow> {
+    return FIND_CUSTOMER.bind(this.db, appId, id.toLowerCase())
   }
 
   async update(appId: string, id: string, patch: CustomerChanges): Promise<CustomerRow | undefined> {

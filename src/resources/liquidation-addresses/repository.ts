@@ -5,7 +5,7 @@ import { Conflict } from '../../errors.js'
 import { isUniqueViolation } from '../../db/errors.js'
 import type { LiquidationAddressesTable } from './tables.js'
 import { newId, nowIso } from '../../db/time.js'
-import { PreparedInsert } from '../../db/prepared.js'
+import { type BoundQuery, type Outcome, pipelinedOutcomes, PreparedInsert } from '../../db/prepared.js'
 
 export type LiquidationAddressRow = Selectable<LiquidationAddressesTable>
 
@@ -44,8 +44,12 @@ export class LiquidationAddressesRepository {
       .where('customer_id', '=', customerId.toLowerCase())
   }
 
-  /** Creates it for a customer the caller has already checked; 409 when (chain, address) is taken anywhere. */
-  async create(appId: string, customerId: string, input: NewLiquidationAddress): Promise<LiquidationAddressRow> {
+  /**
+   * A new liquidation address of a customer, and its insert, to send with the customer's lookup
+   * (`pipelined`): the caller answers 404 when the lookup found no customer of the application,
+   * whatever the insert did, and hands the insert's outcome to `inserted`.
+   */
+  creation(appId: string, customerId: string, input: NewLiquidationAddress): { row: LiquidationAddressRow; insert: BoundQuery<never> } {
     const now = nowIso()
     const row: LiquidationAddressRow = {
       id: newId(),
@@ -71,13 +75,22 @@ export class LiquidationAddressesRepository {
       created_at: now,
       updated_at: now,
     }
-    try {
-      await INSERT_ADDRESS.execute(this.db, row)
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new Conflict('Liquidation address already exists')
-      throw error
-    }
+    return { row, insert: INSERT_ADDRESS.bind(this.db, row) }
+  }
+
+  /** Creates it for a customer the caller has already checked; 409 when (chain, address) is taken anywhere. */
+  async create(appId: string, customerId: string, input: NewLiquidationAddress): Promise<LiquidationAddressRow> {
+    const { row, insert } = this.creation(appId, customerId, input)
+    const [outcome] = await pipelinedOutcomes(this.db, insert)
+    LiquidationAddressesRepository.inserted(outcome)
     return row
+  }
+
+  /** The insert's outcome: 409 when (chain, address) is taken anywhere; any other failure as it is. */
+  static inserted(outcome: Outcome<never>): void {
+    if (outcome.ok) return
+    if (isUniqueViolation(outcome.error)) throw new Conflict('Liquidation address already exists')
+    throw outcome.error
   }
 
   async list(appId: string, customerId: string): Promise<LiquidationAddressRow[]> {

@@ -4,8 +4,9 @@ import { callerOf } from '../../auth/authenticate.js'
 import type { Receiving } from '../../chains/receiving.js'
 import { ledgerEnvironmentOf } from '../../ledger/environment.js'
 import { liveFiatRefusal } from '../../ledger/simulated-rails.js'
-import { RECEIVING_ADDRESSES_HOW, takeReceivingAddress } from '../receiving-addresses/public.js'
-import { findCustomer } from '../customers/public.js'
+import { RECEIVING_ADDRESSES_HOW, receivingAddressTaken, takeReceivingAddress } from '../receiving-addresses/public.js'
+import { customerLookup, findCustomer } from '../customers/public.js'
+import { pipelinedOutcomes } from '../../db/prepared.js'
 import { toLiquidationAddress } from './objects.js'
 import { LiquidationAddressesRepository } from './repository.js'
 import { InvalidRequest, NotFound } from '../../errors.js'
@@ -47,20 +48,33 @@ export const liquidationAddressRoutes: FastifyPluginAsyncTypebox<LiquidationAddr
       const environment = ledgerEnvironmentOf(keyEnvironment)
       const { chain, currency } = request.body
       const address = await app.transact(async (tx) => {
-        if ((await findCustomer(tx.db, appId, request.params.customerId)) === undefined) throw new NotFound(CUSTOMER_NOT_FOUND)
-        const fiat = environment === 'live' ? liveFiatRefusal('destination_payment_rail', request.body.destination_payment_rail ?? 'ach') : undefined
-        if (fiat !== undefined) throw new InvalidRequest(fiat)
+        const { customerId } = request.params
         // Live, funds sent to the address must reach the platform: only an address it receives on (docs/chains.md).
-        const off = environment === 'live' ? receiving.offReason(chain, currency) : undefined
-        if (off !== undefined) throw new InvalidRequest(off)
-        const created = toLiquidationAddress(await new LiquidationAddressesRepository(tx.db).create(appId, request.params.customerId, request.body))
-        const taken = await takeReceivingAddress(tx.db, { environment, appId, chain, currency, address: request.body.address, liquidationAddressId: created.id })
-        if (!taken && environment === 'live') {
+        const refusal =
+          environment === 'live' ? (liveFiatRefusal('destination_payment_rail', request.body.destination_payment_rail ?? 'ach') ?? receiving.offReason(chain, currency)) : undefined
+        if (refusal !== undefined) {
+          if ((await findCustomer(tx.db, appId, customerId)) === undefined) throw new NotFound(CUSTOMER_NOT_FOUND)
+          throw new InvalidRequest(refusal)
+        }
+        const addresses = new LiquidationAddressesRepository(tx.db)
+        const { row, insert } = addresses.creation(appId, customerId, request.body)
+        const claim = { environment, appId, chain, currency, address: request.body.address, liquidationAddressId: row.id }
+        // One round trip on PostgreSQL: the customer's lookup, the insert, the receiving address's
+        // take and the outbox's read go together. The lookup decides first, so another
+        // application's customer answers 404 whatever the insert met (a taken address: 409).
+        const [customer, inserted, take, outbox] = await pipelinedOutcomes(tx.db, customerLookup(tx.db, appId, customerId), insert, takeReceivingAddress(tx.db, claim), tx.events.outboxRead(appId))
+        if (!customer.ok) throw customer.error
+        if (customer.rows.length === 0) throw new NotFound(CUSTOMER_NOT_FOUND)
+        LiquidationAddressesRepository.inserted(inserted)
+        if (!take.ok) throw take.error
+        if (!outbox.ok) throw outbox.error
+        if (!(await receivingAddressTaken(tx.db, claim, take.rows)) && environment === 'live') {
           throw new InvalidRequest(
             `A live liquidation address must be a receiving address of this application for ${chain} ${currency} that no liquidation address has taken yet: get one with ${RECEIVING_ADDRESSES_HOW}`,
           )
         }
-        await tx.events.emit(appId, 'liquidation_address.created', created)
+        const created = toLiquidationAddress(row)
+        await tx.events.emit(appId, 'liquidation_address.created', created, outbox)
         return created
       })
       return reply.code(201).send(address)

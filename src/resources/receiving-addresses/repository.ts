@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import type { Selectable } from 'kysely'
 import type { Db } from '../../db/database.js'
 import { newestFirstPage, type Page } from '../../db/newest-first-page.js'
+import { type BoundQuery, PreparedQuery } from '../../db/prepared.js'
 import { newId } from '../../db/time.js'
 import type { LedgerEnvironment } from '../../ledger/ledger.js'
 import type { ReceivingAddressesTable } from './tables.js'
@@ -12,6 +13,30 @@ export type ReceivingAddressRow = Selectable<ReceivingAddressesTable>
 export function madeUpEvmAddress(): string {
   return `0x${randomBytes(20).toString('hex')}`
 }
+
+/** A liquidation address taking a receiving address (`take`). */
+export interface ReceivingAddressClaim {
+  environment: LedgerEnvironment
+  appId: string
+  chain: string
+  currency: string
+  address: string
+  liquidationAddressId: string
+}
+
+/** `take`'s update, built once (PreparedQuery): every POST liquidation address runs it. */
+const TAKE = new PreparedQuery<{ id: string }>(6, (db, liquidationAddressId, appId, environment, chain, currency, address) =>
+  db
+    .updateTable('receiving_addresses')
+    .set({ liquidation_address_id: liquidationAddressId })
+    .where('app_id', '=', appId)
+    .where('environment', '=', environment)
+    .where('chain', '=', chain)
+    .where('currency', '=', currency)
+    .where('address', '=', address)
+    .where('liquidation_address_id', 'is', null)
+    .returning('id'),
+)
 
 /** Receiving addresses of one application in one environment; every read starts from `owned`. */
 export class ReceivingAddressesRepository {
@@ -44,18 +69,11 @@ export class ReceivingAddressesRepository {
     return newestFirstPage(this.db, (tx) => this.owned(tx, environment, appId), page)
   }
 
-  /** Gives the application's free receiving address to a liquidation address; false when it is not one. */
-  async take(environment: LedgerEnvironment, appId: string, chain: string, currency: string, address: string, liquidationAddressId: string): Promise<boolean> {
-    const updated = await this.db
-      .updateTable('receiving_addresses')
-      .set({ liquidation_address_id: liquidationAddressId })
-      .where('app_id', '=', appId)
-      .where('environment', '=', environment)
-      .where('chain', '=', chain)
-      .where('currency', '=', currency)
-      .where('address', '=', address.toLowerCase())
-      .where('liquidation_address_id', 'is', null)
-      .executeTakeFirst()
-    return updated.numUpdatedRows === 1n
+  /**
+   * Gives the application's free receiving address to a liquidation address, as a statement to
+   * send with others (`pipelined`): one row when it was one, none otherwise.
+   */
+  take(claim: ReceivingAddressClaim): BoundQuery<{ id: string }> {
+    return TAKE.bind(this.db, claim.liquidationAddressId, claim.appId, claim.environment, claim.chain, claim.currency, claim.address.toLowerCase())
   }
 }
