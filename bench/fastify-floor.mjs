@@ -3,7 +3,9 @@
 // so what the server spends above it is its own:
 //
 //   GET /webhooks/{id}: one statement reads the key by its client key and the webhook beside it
-//     (its total_events summed as the server's statement sums them).
+//     (its total_events summed as the server's statement sums them). The stricter floor,
+//     /stored-counters/api/v0/webhooks/{id}: the same read with the statistics as counters stored
+//     on the row (no sum), answered through a plain response schema.
 //   DELETE /webhooks/{id}: the key read, then the webhook marked deleted and returned, in one
 //     statement (its own transaction), durable before the answer.
 //   POST /customers/{id}/liquidation_addresses: the key read, then the address (only if the
@@ -45,6 +47,14 @@ import { createValidatorCompiler } from '../dist/validation/validator.js'
 
 const totalEvents = (webhooks) => `(select cast(coalesce(sum(c.events), 0) as integer) from webhook_event_counts c where c.webhook_id = ${webhooks}.id) as total_events`
 const KEY_AND_WEBHOOK = `select k.id as key_id, k.environment, k.rate_limit_per_hour, k.active, k.secret_digest, w.*, ${totalEvents('w')}
+   from api_keys k left join webhooks w on w.app_id = k.app_id and w.id = $1 and w.deleted_at is null
+   where k.client_key = $2`
+/**
+ * The stricter GET floor (`/stored-counters/…`): the same read, but as if the delivery statistics
+ * were counters stored on the webhook's row, read with it: no sum over its event-count rows (the
+ * stand-in for a stored total is two columns of the row itself).
+ */
+const KEY_AND_WEBHOOK_STORED_COUNTERS = `select k.id as key_id, k.environment, k.rate_limit_per_hour, k.active, k.secret_digest, w.*, w.successful_deliveries + w.failed_deliveries as total_events
    from api_keys k left join webhooks w on w.app_id = k.app_id and w.id = $1 and w.deleted_at is null
    where k.client_key = $2`
 const KEY = 'select id as key_id, app_id, environment, rate_limit_per_hour, active, secret_digest from api_keys where client_key = $1'
@@ -130,8 +140,10 @@ function postgresFloor(url) {
     return row
   }
   return {
-    async getWebhook(id, headers) {
-      const [row] = await query('key_and_webhook', KEY_AND_WEBHOOK, [id, headers['x-client-key']])
+    async getWebhook(id, headers, storedCounters) {
+      const [row] = storedCounters
+        ? await query('key_and_webhook_stored', KEY_AND_WEBHOOK_STORED_COUNTERS, [id, headers['x-client-key']])
+        : await query('key_and_webhook', KEY_AND_WEBHOOK, [id, headers['x-client-key']])
       checkSecret(row, headers['x-client-secret'])
       await countRequest(row)
       return row.id === null ? undefined : row
@@ -193,6 +205,7 @@ function sqliteFloor(filename) {
     return { get: (...values) => statement.get(bound(values)), run: (...values) => statement.run(bound(values)) }
   }
   const keyAndWebhook = prepare(KEY_AND_WEBHOOK)
+  const keyAndWebhookStored = prepare(KEY_AND_WEBHOOK_STORED_COUNTERS)
   const key = prepare(KEY)
   const deleteWebhook = prepare(DELETE_WEBHOOK)
   const insertAddress = prepare(INSERT_ADDRESS)
@@ -221,8 +234,8 @@ function sqliteFloor(filename) {
     return row
   }
   return {
-    async getWebhook(id, headers) {
-      const row = keyAndWebhook.get(id, headers['x-client-key'])
+    async getWebhook(id, headers, storedCounters) {
+      const row = (storedCounters ? keyAndWebhookStored : keyAndWebhook).get(id, headers['x-client-key'])
       checkSecret(row, headers['x-client-secret'])
       return row.id === null ? undefined : row
     },
@@ -253,6 +266,28 @@ app.setErrorHandler((error, _request, reply) => {
 // The same answers as the server's: its mappings and its response schemas (from the build).
 app.get('/api/v0/webhooks/:id', { schema: { response: { 200: WebhookSchema } } }, async (request, reply) => {
   const row = await floor.getWebhook(request.params.id, request.headers)
+  return row === undefined ? reply.code(404).send({ error: 'no' }) : toWebhook(row)
+})
+/** The stricter floor's answer: the webhook's fields as plain types (no formats, no examples). */
+const PLAIN_WEBHOOK = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    url: { type: 'string' },
+    isActive: { type: 'boolean' },
+    encrypted: { type: 'boolean' },
+    event_types: { type: ['array', 'null'], items: { type: 'string' } },
+    created_at: { type: 'string' },
+    updated_at: { type: 'string' },
+    delivery_stats: {
+      type: 'object',
+      properties: { total_events: { type: 'integer' }, successful_deliveries: { type: 'integer' }, failed_deliveries: { type: 'integer' }, last_delivery: { type: ['string', 'null'] } },
+    },
+  },
+}
+app.get('/stored-counters/api/v0/webhooks/:id', { schema: { response: { 200: PLAIN_WEBHOOK } } }, async (request, reply) => {
+  const row = await floor.getWebhook(request.params.id, request.headers, true)
   return row === undefined ? reply.code(404).send({ error: 'no' }) : toWebhook(row)
 })
 app.delete('/api/v0/webhooks/:id', { schema: { response: { 200: WebhookSchema } } }, async (request, reply) => {
