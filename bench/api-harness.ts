@@ -88,13 +88,15 @@ function cpuMsOf(stat: string): number {
   return (Number(fields[11]) + Number(fields[12])) * 10
 }
 
-/**
- * CPU time (ms) of this machine's PostgreSQL and Redis processes (`postgres`, `redis-server`), in
- * one pass over /proc: the share of a load that a server on PostgreSQL + Redis hands to other
- * processes. A process that exits between two readings takes its share with it.
- */
-export function servicesCpuMs(): { postgres: number; redis: number } {
-  const total = { postgres: 0, redis: 0 }
+/** CPU time (ms) of each of this machine's PostgreSQL and Redis processes, by pid, at one moment (`servicesCpuSince`). */
+export interface ServicesCpu {
+  postgres: Map<number, number>
+  redis: Map<number, number>
+}
+
+/** This machine's PostgreSQL (`postgres`) and Redis (`redis-server`) processes' CPU time, in one pass over /proc. */
+export function servicesCpuMs(): ServicesCpu {
+  const reading: ServicesCpu = { postgres: new Map(), redis: new Map() }
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue
     let stat: string
@@ -104,10 +106,22 @@ export function servicesCpuMs(): { postgres: number; redis: number } {
       continue // exited meanwhile
     }
     const command = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-    if (command === 'postgres') total.postgres += cpuMsOf(stat)
-    else if (command === 'redis-server') total.redis += cpuMsOf(stat)
+    if (command === 'postgres') reading.postgres.set(Number(entry), cpuMsOf(stat))
+    else if (command === 'redis-server') reading.redis.set(Number(entry), cpuMsOf(stat))
   }
-  return total
+  return reading
+}
+
+/**
+ * The CPU time (ms) PostgreSQL and Redis spent since `before`: the share of a load that a server
+ * on PostgreSQL + Redis hands to other processes. Counted per process alive now (one started
+ * since, from zero), so the backends of an earlier server that exit meanwhile take away nothing;
+ * a process that exits takes its own share with it.
+ */
+export function servicesCpuSince(before: ServicesCpu): { postgres: number; redis: number } {
+  const now = servicesCpuMs()
+  const since = (after: Map<number, number>, start: Map<number, number>) => [...after].reduce((sum, [pid, ms]) => sum + ms - (start.get(pid) ?? 0), 0)
+  return { postgres: since(now.postgres, before.postgres), redis: since(now.redis, before.redis) }
 }
 
 export async function startServer(database: BenchDatabase, options: StartOptions = {}): Promise<Server> {

@@ -20,7 +20,7 @@ import { EventsRepository } from '../src/events/events-repository.js'
 import { newId } from '../src/db/time.js'
 import { runUnitOfWork } from '../src/db/unit-of-work.js'
 import { DeliveryNotifier } from '../src/delivery/notifier.js'
-import { barePost, createOneWebhookApps, forkChild, log, onFreshDatabase, servicesCpuMs, sleep, startServer, TAX_EVENT_DATA } from './api-harness.js'
+import { barePost, createOneWebhookApps, forkChild, log, onFreshDatabase, servicesCpuMs, servicesCpuSince, sleep, startServer, TAX_EVENT_DATA } from './api-harness.js'
 
 const { values } = parseArgs({
   options: {
@@ -89,7 +89,7 @@ const result = await onFreshDatabase(async (database) => {
     }
     const elapsed = performance.now() - started
     const cpuMs = server.cpuMs() - cpuStart
-    const postgresMs = servicesCpuMs().postgres - servicesStart.postgres
+    const postgresMs = servicesCpuSince(servicesStart).postgres
     await server.stop()
     const postgresUs = database.location.kind === 'postgres' ? (postgresMs * 1000) / delivered : undefined
     return { bare, rate: (delivered * 1000) / elapsed, cpuUs: (cpuMs * 1000) / delivered, postgresUs, delivered, label: database.label }

@@ -29,6 +29,7 @@ import {
   processCpuMs,
   type Server,
   servicesCpuMs,
+  servicesCpuSince,
   startFloor,
   startServer,
 } from './api-harness.js'
@@ -69,8 +70,8 @@ interface Figures {
 /** PostgreSQL's and Redis's CPU per request since `before` (nothing when they were not measured). */
 function servicesShares(before: ReturnType<typeof servicesCpuMs> | undefined, usPerRequest: (ms: number) => number): Pick<Figures, 'postgresUsPerRequest' | 'redisUsPerRequest'> {
   if (before === undefined) return {}
-  const after = servicesCpuMs()
-  return { postgresUsPerRequest: usPerRequest(after.postgres - before.postgres), redisUsPerRequest: usPerRequest(after.redis - before.redis) }
+  const spent = servicesCpuSince(before)
+  return { postgresUsPerRequest: usPerRequest(spent.postgres), redisUsPerRequest: usPerRequest(spent.redis) }
 }
 
 /** Runs autocannon and reads the target's CPU time around it (and PostgreSQL's and Redis's, when the target uses them). */
