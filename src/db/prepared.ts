@@ -182,14 +182,16 @@ export async function pipelinedOutcomes<Queries extends readonly BoundQuery<unkn
     return rows as OutcomesOf<Queries>
   }
   const outcomes: Outcome<unknown>[] = []
+  let failed = false
   for (const query of queries) {
-    if (outcomes.some((outcome) => !outcome.ok)) {
+    if (failed) {
       outcomes.push({ ok: false, error: new Error('not run: a statement before it in the pipeline failed') })
       continue
     }
     try {
       outcomes.push({ ok: true, rows: runInWriteGroup<unknown>(db, query) ?? (await db.executeQuery<unknown>(CompiledQuery.raw(query.sql, [...query.parameters]))).rows })
     } catch (error) {
+      failed = true
       outcomes.push({ ok: false, error })
     }
   }

@@ -136,6 +136,21 @@ function pendingOf(db: QueryCreator<Database>, webhookId: string) {
 }
 
 /**
+ * SQLite's cancel of a webhook's pending deliveries (of one application's, given `appId`).
+ * INDEXED BY: with ANALYZE's statistics SQLite read the webhook's every delivery, ended ones too,
+ * through deliveries_webhook_id_created_at (bench/query-plans.ts, 1,000,000 rows).
+ */
+function sqliteCancelPending(db: Db, webhookId: string, now: string, appId?: string) {
+  const owned = appId === undefined ? sql`` : sql` and "app_id" = ${appId}`
+  return {
+    compile: () =>
+      sql<{ id: string }>`update "deliveries" set "status" = 'canceled', "updated_at" = ${now} where "id" in (select "id" from "deliveries" indexed by deliveries_queue where "webhook_id" = ${webhookId} and "status" = 'pending'${owned})`.compile(
+        db,
+      ),
+  }
+}
+
+/**
  * `cancelPendingOf`'s UPDATE, by how it treats rows another transaction holds, built once
  * (PreparedQuery: a deletion's statements built by kysely on every request were about a fifth of
  * its server CPU). PostgreSQL, while holding the webhook's row: rows another transaction holds
@@ -151,16 +166,7 @@ export const CANCEL_PENDING = {
 
 function cancelPending(lockOnPostgres: (pending: ReturnType<typeof pendingOf>) => ReturnType<typeof pendingOf>) {
   return new PreparedQuery(2, (db, webhookId, now) => {
-    if (backendOf(db) !== 'postgres') {
-      // INDEXED BY: with ANALYZE's statistics SQLite read the webhook's every delivery, ended ones
-      // too, through deliveries_webhook_id_created_at (bench/query-plans.ts, 1,000,000 rows).
-      return {
-        compile: () =>
-          sql`update "deliveries" set "status" = 'canceled', "updated_at" = ${now} where "id" in (select "id" from "deliveries" indexed by deliveries_queue where "webhook_id" = ${webhookId} and "status" = 'pending')`.compile(
-            db,
-          ),
-      }
-    }
+    if (backendOf(db) !== 'postgres') return sqliteCancelPending(db, webhookId, now)
     const pending = pendingOf(db, webhookId)
     return db
       .updateTable('deliveries')
@@ -200,14 +206,13 @@ function cancelPendingLeaving(db: Db, webhookId: string, now: string, appId?: st
  * that says what it left, as CANCEL_PENDING_LEAVING; SQLite's, as CANCEL_PENDING.skip.
  */
 const CANCEL_OWNED_PENDING = new PreparedQuery<{ id: string }>(3, (db, webhookId, appId, now) => {
-  if (backendOf(db) === 'postgres') return cancelPendingLeaving(db, webhookId, now, appId)
-  return {
-    compile: () =>
-      sql<{ id: string }>`update "deliveries" set "status" = 'canceled', "updated_at" = ${now} where "id" in (select "id" from "deliveries" indexed by deliveries_queue where "webhook_id" = ${webhookId} and "status" = 'pending' and "app_id" = ${appId})`.compile(
-        db,
-      ),
-  }
+  return backendOf(db) === 'postgres' ? cancelPendingLeaving(db, webhookId, now, appId) : sqliteCancelPending(db, webhookId, now, appId)
 })
+
+/** What a stop's cancel left pending (rows another transaction held): canceled again once committed, waiting for them this time. */
+function cancelAgainOnceCommitted(unit: UnitOfWork, webhookId: string): void {
+  unit.afterCommit((db) => writeTransaction(db, (tx) => new DeliveriesRepository(tx).cancelPendingOf(webhookId, 'wait'), { retries: 3 }))
+}
 
 /** `lockToStop`'s lock (PostgreSQL), with and without the owner's check: built once, as every DELETE takes it. */
 const LOCK_TO_STOP = new PreparedQuery(1, (db, webhookId) => liveWebhook(db, webhookId).forUpdate())
@@ -371,7 +376,7 @@ export class DeliveriesRepository {
     // without any, the waiting follow-up (a transaction of its own) has nothing to do.
     const left = await CANCEL_PENDING_LEAVING.executeTakeFirst(this.db, webhookId, nowIso())
     if (left !== undefined) {
-      unit.afterCommit((db) => writeTransaction(db, (tx) => new DeliveriesRepository(tx).cancelPendingOf(webhookId, 'wait'), { retries: 3 }))
+      cancelAgainOnceCommitted(unit, webhookId)
     }
   }
 
@@ -569,7 +574,7 @@ export class DeliveriesRepository {
   deleted(webhookId: string, left: readonly { id: string }[]): void {
     const unit = this.unit
     if (unit === undefined) throw new Error('deleted: a unit of work is needed')
-    if (left.length > 0) unit.afterCommit((db) => writeTransaction(db, (tx) => new DeliveriesRepository(tx).cancelPendingOf(webhookId, 'wait'), { retries: 3 }))
+    if (left.length > 0) cancelAgainOnceCommitted(unit, webhookId)
     unit.webhookStopped(webhookId)
   }
 
